@@ -1,0 +1,43 @@
+# Declarations of the incremental Gram/Cholesky state, so other extension modules
+# (the sampler loops) can `cimport` it and call its nogil methods directly.
+
+cdef double phi_r2(double r2, int kind, double w2) noexcept nogil
+cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
+                         int kind, double w2, double* out) noexcept nogil
+
+cdef class GramFactor:
+    cdef readonly Py_ssize_t N, c, q, m_max, m
+    cdef Py_ssize_t M1                 # row stride of the square buffers (m_max + 1)
+    cdef Py_ssize_t W                  # workspace half-length max(M1, c)
+    cdef double* Dt                    # (M1, N): row j is design column j; row m is the scratch column
+    cdef double* Yt                    # (c, N): targets, one contiguous row per output
+    cdef double* G                     # (M1, M1): Gram matrix D'D (row m holds a proposal's new row)
+    cdef double* B                     # (M1, c): D'Y
+    cdef double* L                     # (q, M1, M1): lower Cholesky factors of G + ridge_f I
+    cdef double* Lp                    # proposal factors (delete / replace)
+    cdef double* Z                     # (c, M1): z_o = L_f^{-1} B[:, o] for the current state
+    cdef double* Zp                    # proposal z
+    cdef double* yy                    # (c,): y_o'y_o
+    cdef double* ridge                 # (q,)
+    cdef Py_ssize_t* ofac              # (c,): factor used by each output
+    cdef double* e                     # (c,): explained sum of squares ||z_o||^2, current
+    cdef double* ep                    # (c,): proposal
+    cdef double* ld                    # (q,): log det(G + ridge_f I), current
+    cdef double* ldp                   # (q,): proposal
+    cdef double* work                  # (2 W,): two workspaces
+    cdef int pending                   # 0 none, 1 append, 2 delete, 3 replace
+    cdef Py_ssize_t pj                 # column index of a pending delete / replace
+    cdef public double tol             # relative pivot tolerance below which a column is singular
+
+    cdef int _prop_append(self) noexcept nogil
+    cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil
+    cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil
+    cdef void _commit(self) noexcept nogil
+    cdef void _reject(self) noexcept nogil
+    cdef int _refactor(self, Py_ssize_t f) noexcept nogil
+    cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
+                             double w2) noexcept nogil
+    cdef int _new_row(self, Py_ssize_t f, double* Lf, Py_ssize_t n, const double* g, double gnn) noexcept nogil
+    cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil
+    cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil
+    cdef void _drop(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil

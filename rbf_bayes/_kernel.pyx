@@ -1,0 +1,586 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The posterior-ratio hot loop: an incremental Gram / Cholesky state for basis-function regression.
+
+Documented, derived and checked against the NumPy reference in `nbs/04_kernel.ipynb`.
+Hand-written (nbdev cannot export Cython); the reference implementation in
+`rbf_bayes.kernel` is the specification.
+
+The state keeps, for the design matrix D = [d_0 ... d_{m-1}] (N x m) and targets Y (N x c):
+the columns, the Gram matrix G = D'D, D'Y, y_o'y_o, and for each of q ridge values r_f the
+lower Cholesky factor L_f of G + r_f I together with z_o = L_f^{-1} D'y_o for every output o
+that uses factor f.  From these, the two quantities every posterior ratio needs are O(m):
+
+    e_o  = ||z_o||^2 = y_o' D (G + r_f I)^{-1} D' y_o      (explained sum of squares)
+    ld_f = 2 sum_i log L_f[i, i] = log det(G + r_f I)
+
+Append / delete / replace a column cost O(N m) (the new column's inner products, one BLAS
+gemv) plus O(q m^2) (factor row / rank-one update of the trailing block), never O(m^3).
+Every change is a proposal first (`_prop_*`), then `_commit()` or `_reject()`; a proposal
+whose new pivot is numerically zero returns 1 and leaves the state untouched.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.math cimport sqrt, log, exp, isfinite
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memmove, memset
+from scipy.linalg.cython_blas cimport dgemv
+
+cnp.import_array()
+
+BASIS_CODES = {"linear": 0, "cubic": 1, "thin_plate": 2, "multiquadric": 3, "gaussian": 4}
+
+
+cdef double phi_r2(double r2, int kind, double w2) noexcept nogil:
+    """phi as a function of the squared distance r2 = rho^2 (w2 = width^2)."""
+    if kind == 0:
+        return sqrt(r2)
+    elif kind == 1:
+        return r2 * sqrt(r2)
+    elif kind == 2:
+        if r2 <= 0.0:
+            return 0.0          # lim_{rho->0} rho^2 ln rho = 0
+        return 0.5 * r2 * log(r2)   # rho^2 ln rho = (rho^2 / 2) ln rho^2
+    elif kind == 3:
+        return sqrt(r2 + w2)
+    else:
+        return exp(-r2 / w2)
+
+
+cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
+                         int kind, double w2, double* out) noexcept nogil:
+    """out[n] = phi(||x_n - mu||) for a C-contiguous (N, d) x."""
+    cdef Py_ssize_t n, i
+    cdef double r2, t
+    for n in range(N):
+        r2 = 0.0
+        for i in range(d):
+            t = x[n * d + i] - mu[i]
+            r2 += t * t
+        out[n] = phi_r2(r2, kind, w2)
+
+
+def basis_column(double[:, ::1] x, double[::1] mu, str basis, double width=1.0):
+    """phi(||x_n - mu||) for every row of x, computed in C (the kernel's column generator)."""
+    if basis not in BASIS_CODES:
+        raise ValueError(f"basis must be one of {sorted(BASIS_CODES)}, got {basis!r}")
+    if mu.shape[0] != x.shape[1]:
+        raise ValueError(f"mu has {mu.shape[0]} coordinates but x has d={x.shape[1]} columns")
+    out = np.empty(x.shape[0])
+    cdef double[::1] o = out
+    cdef int kind = BASIS_CODES[basis]
+    with nogil:
+        basis_column_c(&x[0, 0], x.shape[0], x.shape[1], &mu[0], kind, width * width, &o[0])
+    return out
+
+
+cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double s = 0.0
+    for i in range(n):
+        s += a[i] * b[i]
+    return s
+
+
+cdef void _gemv_t(const double* A, Py_ssize_t N, Py_ssize_t m, const double* v, double* out) noexcept nogil:
+    """out[i] = A_i . v for the m contiguous rows A_i (length N) of A, via BLAS."""
+    cdef int n_ = <int> N, m_ = <int> m, one = 1
+    cdef double a = 1.0, b = 0.0
+    cdef char tr = b'T'
+    if m == 0:
+        return
+    dgemv(&tr, &n_, &m_, &a, <double*> A, &n_, <double*> v, &one, &b, out, &one)
+
+
+cdef class GramFactor:
+    """Incremental Cholesky state of G + r_f I, G = D'D, with D'Y and y'y (see module docstring)."""
+
+    def __cinit__(self, Py_ssize_t N, Py_ssize_t c, Py_ssize_t m_max, ridge=(0.0,), out_factor=None):
+        cdef Py_ssize_t o, f
+        if N < 1:
+            raise ValueError(f"N must be >= 1, got {N}")
+        if c < 1:
+            raise ValueError(f"c must be >= 1, got {c}")
+        if m_max < 1:
+            raise ValueError(f"m_max must be >= 1, got {m_max}")
+        r = np.atleast_1d(np.asarray(ridge, dtype=float))
+        if r.ndim != 1 or r.shape[0] < 1:
+            raise ValueError("ridge must be a non-empty 1-d sequence of non-negative floats")
+        if not np.all(np.isfinite(r)) or np.any(r < 0):
+            raise ValueError(f"ridge values must be finite and >= 0, got {r}")
+        q = r.shape[0]
+        if out_factor is None:
+            if q == 1:
+                of = np.zeros(c, dtype=np.intp)
+            elif q == c:
+                of = np.arange(c, dtype=np.intp)
+            else:
+                raise ValueError(f"out_factor is required when q={q} ridge values serve c={c} outputs")
+        else:
+            of = np.asarray(out_factor, dtype=np.intp)
+            if of.shape != (c,) or np.any(of < 0) or np.any(of >= q):
+                raise ValueError(f"out_factor must have shape ({c},) with entries in [0, {q})")
+        self.N, self.c, self.q, self.m_max, self.m = N, c, q, m_max, 0
+        self.M1 = m_max + 1
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1
+        self.Dt = <double*> malloc(M1 * N * sizeof(double))
+        self.Yt = <double*> malloc(c * N * sizeof(double))
+        self.G = <double*> malloc(S * sizeof(double))
+        self.B = <double*> malloc(M1 * c * sizeof(double))
+        self.L = <double*> malloc(q * S * sizeof(double))
+        self.Lp = <double*> malloc(q * S * sizeof(double))
+        self.Z = <double*> malloc(c * M1 * sizeof(double))
+        self.Zp = <double*> malloc(c * M1 * sizeof(double))
+        self.yy = <double*> malloc(c * sizeof(double))
+        self.ridge = <double*> malloc(q * sizeof(double))
+        self.ofac = <Py_ssize_t*> malloc(c * sizeof(Py_ssize_t))
+        self.e = <double*> malloc(c * sizeof(double))
+        self.ep = <double*> malloc(c * sizeof(double))
+        self.ld = <double*> malloc(q * sizeof(double))
+        self.ldp = <double*> malloc(q * sizeof(double))
+        self.W = M1 if M1 > c else c
+        self.work = <double*> malloc(2 * self.W * sizeof(double))
+        if (self.Dt == NULL or self.Yt == NULL or self.G == NULL or self.B == NULL or self.L == NULL
+                or self.Lp == NULL or self.Z == NULL or self.Zp == NULL or self.yy == NULL
+                or self.ridge == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
+                or self.ld == NULL or self.ldp == NULL or self.work == NULL):
+            raise MemoryError("GramFactor: cannot allocate buffers")
+        memset(self.Dt, 0, M1 * N * sizeof(double))
+        memset(self.Yt, 0, c * N * sizeof(double))
+        memset(self.G, 0, S * sizeof(double))
+        memset(self.B, 0, M1 * c * sizeof(double))
+        memset(self.L, 0, q * S * sizeof(double))
+        memset(self.Lp, 0, q * S * sizeof(double))
+        memset(self.Z, 0, c * M1 * sizeof(double))
+        memset(self.Zp, 0, c * M1 * sizeof(double))
+        for o in range(c):
+            self.yy[o] = 0.0
+            self.e[o] = 0.0
+            self.ep[o] = 0.0
+            self.ofac[o] = of[o]
+        for f in range(q):
+            self.ridge[f] = r[f]
+            self.ld[f] = 0.0
+            self.ldp[f] = 0.0
+        self.pending = 0
+        self.pj = -1
+        self.tol = 1e-10
+
+    def __dealloc__(self):
+        free(self.Dt); free(self.Yt); free(self.G); free(self.B); free(self.L); free(self.Lp)
+        free(self.Z); free(self.Zp); free(self.yy); free(self.ridge); free(self.ofac)
+        free(self.e); free(self.ep); free(self.ld); free(self.ldp); free(self.work)
+
+    # ------------------------------------------------------------------ nogil core
+    cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
+                             double w2) noexcept nogil:
+        """Write phi(||x_n - mu||) into the scratch column (slot m)."""
+        basis_column_c(x, self.N, d, mu, kind, w2, self.Dt + self.m * self.N)
+
+    cdef int _new_row(self, Py_ssize_t f, double* Lf, Py_ssize_t n, const double* g, double gnn) noexcept nogil:
+        """Forward-solve row n of factor Lf against g (length n); returns 1 if the pivot vanishes."""
+        cdef Py_ssize_t M1 = self.M1, i, k
+        cdef double s, piv
+        cdef double* row = Lf + n * M1
+        for i in range(n):
+            s = g[i]
+            for k in range(i):
+                s -= Lf[i * M1 + k] * row[k]
+            row[i] = s / Lf[i * M1 + i]
+        piv = gnn + self.ridge[f] - _dot(row, row, n)
+        if not (piv > self.tol * (gnn + self.ridge[f])):
+            return 1
+        row[n] = sqrt(piv)
+        return 0
+
+    cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef double s = 0.0
+        for i in range(n):
+            s += log(Lf[i * self.M1 + i])
+        return 2.0 * s
+
+    cdef int _prop_append(self) noexcept nogil:
+        """Propose appending the scratch column (slot m) as column m."""
+        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, f, o, k
+        cdef double* v = self.Dt + m * N
+        cdef double gnn, s
+        cdef double* Lf
+        cdef double* zo
+        if m >= self.m_max:
+            return 2
+        # inner products with the existing columns (row m of G, stored also as column m)
+        _gemv_t(self.Dt, N, m, v, self.G + m * M1)
+        gnn = _dot(v, v, N)
+        if not isfinite(gnn):
+            return 1
+        for k in range(m):
+            self.G[k * M1 + m] = self.G[m * M1 + k]
+        self.G[m * M1 + m] = gnn
+        _gemv_t(self.Yt, N, self.c, v, self.work)
+        for o in range(self.c):
+            self.B[m * self.c + o] = self.work[o]
+        for f in range(self.q):
+            Lf = self.L + f * S
+            if self._new_row(f, Lf, m, self.G + m * M1, gnn):
+                return 1
+            self.ldp[f] = self._logdet(Lf, m + 1)
+        for o in range(self.c):
+            Lf = self.L + self.ofac[o] * S
+            zo = self.Z + o * M1
+            s = self.B[m * self.c + o] - _dot(Lf + m * M1, zo, m)
+            zo[m] = s / Lf[m * M1 + m]
+            self.ep[o] = _dot(zo, zo, m + 1)
+        self.pending = 1
+        self.pj = m
+        return 0
+
+    cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil:
+        """Lp_f <- factor of G with row/col j removed (size m - 1), for every f; Zp likewise."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, f, i, k, o, ix
+        cdef double* src
+        cdef double* dst
+        cdef double* x = self.work
+        cdef double a, xk, r, cth, sn, s, bi
+        cdef double* zo
+        cdef double* zp
+        for f in range(self.q):
+            src = self.L + f * S
+            dst = self.Lp + f * S
+            for i in range(j):
+                memcpy(dst + i * M1, src + i * M1, (i + 1) * sizeof(double))
+            for i in range(j + 1, m):
+                memcpy(dst + (i - 1) * M1, src + i * M1, j * sizeof(double))
+                memcpy(dst + (i - 1) * M1 + j, src + i * M1 + j + 1, (i - j) * sizeof(double))
+                x[i - j - 1] = src[i * M1 + j]
+            # rank-one update of the trailing block: L33~ L33~' = L33 L33' + x x'
+            for k in range(j, n):
+                a = dst[k * M1 + k]
+                xk = x[k - j]
+                r = sqrt(a * a + xk * xk)
+                cth = r / a
+                sn = xk / a
+                dst[k * M1 + k] = r
+                for i in range(k + 1, n):
+                    ix = i * M1 + k
+                    dst[ix] = (dst[ix] + sn * x[i - j]) / cth
+                    x[i - j] = cth * x[i - j] - sn * dst[ix]
+            self.ldp[f] = self._logdet(dst, n)
+        for o in range(self.c):
+            dst = self.Lp + self.ofac[o] * S
+            zo = self.Z + o * M1
+            zp = self.Zp + o * M1
+            memcpy(zp, zo, j * sizeof(double))
+            for i in range(j, n):
+                bi = self.B[(i + 1) * self.c + o]
+                s = bi - _dot(dst + i * M1, zp, i)
+                zp[i] = s / dst[i * M1 + i]
+
+    cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil:
+        """Propose deleting column j (columns after j shift left by one)."""
+        cdef Py_ssize_t o, M1 = self.M1
+        if j < 0 or j >= self.m:
+            return 2
+        self._downdate_copy(j, self.m)
+        for o in range(self.c):
+            self.ep[o] = _dot(self.Zp + o * M1, self.Zp + o * M1, self.m - 1)
+        self.pending = 2
+        self.pj = j
+        return 0
+
+    cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil:
+        """Propose replacing column j by the scratch column; the new column becomes the last one."""
+        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, n = m - 1, f, o, k, t
+        cdef double* v = self.Dt + m * N
+        cdef double gnn, s
+        cdef double* Lf
+        cdef double* zp
+        cdef double* g = self.G + m * M1
+        cdef double* gr = self.work + self.W
+        if j < 0 or j >= m:
+            return 2
+        _gemv_t(self.Dt, N, m, v, g)
+        gnn = _dot(v, v, N)
+        if not isfinite(gnn):
+            return 1
+        for k in range(m):
+            self.G[k * M1 + m] = g[k]
+        self.G[m * M1 + m] = gnn
+        _gemv_t(self.Yt, N, self.c, v, self.work)
+        for o in range(self.c):
+            self.B[m * self.c + o] = self.work[o]
+        self._downdate_copy(j, m)
+        # the inner products with the surviving columns, in their post-delete order
+        memcpy(gr, g, j * sizeof(double))
+        memcpy(gr + j, g + j + 1, (n - j) * sizeof(double))
+        for f in range(self.q):
+            Lf = self.Lp + f * S
+            if self._new_row(f, Lf, n, gr, gnn):
+                return 1
+            self.ldp[f] = self._logdet(Lf, m)
+        for o in range(self.c):
+            Lf = self.Lp + self.ofac[o] * S
+            zp = self.Zp + o * M1
+            s = self.B[m * self.c + o] - _dot(Lf + n * M1, zp, n)
+            zp[n] = s / Lf[n * M1 + n]
+            self.ep[o] = _dot(zp, zp, m)
+        self.pending = 3
+        self.pj = j
+        return 0
+
+    cdef void _drop(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil:
+        """Remove index j from the first s columns of Dt, G, B (in place)."""
+        cdef Py_ssize_t M1 = self.M1, N = self.N, c = self.c, i, k, ii, kk
+        for i in range(s):
+            if i == j:
+                continue
+            ii = i if i < j else i - 1
+            for k in range(s):
+                if k == j:
+                    continue
+                kk = k if k < j else k - 1
+                self.G[ii * M1 + kk] = self.G[i * M1 + k]
+        for i in range(j, s - 1):
+            for k in range(c):
+                self.B[i * c + k] = self.B[(i + 1) * c + k]
+        if s - 1 - j > 0:
+            memmove(self.Dt + j * N, self.Dt + (j + 1) * N, (s - 1 - j) * N * sizeof(double))
+
+    cdef void _commit(self) noexcept nogil:
+        cdef double* tmp
+        cdef Py_ssize_t o, f
+        if self.pending == 1:
+            self.m += 1
+        elif self.pending == 2 or self.pending == 3:
+            tmp = self.L; self.L = self.Lp; self.Lp = tmp
+            tmp = self.Z; self.Z = self.Zp; self.Zp = tmp
+            if self.pending == 2:
+                self._drop(self.pj, self.m)
+                self.m -= 1
+            else:
+                self._drop(self.pj, self.m + 1)
+        else:
+            return
+        for o in range(self.c):
+            self.e[o] = self.ep[o]
+        for f in range(self.q):
+            self.ld[f] = self.ldp[f]
+        self.pending = 0
+        self.pj = -1
+
+    cdef void _reject(self) noexcept nogil:
+        self.pending = 0
+        self.pj = -1
+
+    cdef int _refactor(self, Py_ssize_t f) noexcept nogil:
+        """Cholesky of G + ridge_f I from scratch into factor f (transactional); 1 if not PD."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, m = self.m, i, k, t, o
+        cdef double* W = self.Lp + f * S
+        cdef double* zo
+        cdef double s, r = self.ridge[f]
+        for i in range(m):
+            for k in range(i + 1):
+                s = self.G[i * M1 + k] + (r if i == k else 0.0)
+                for t in range(k):
+                    s -= W[i * M1 + t] * W[k * M1 + t]
+                if i == k:
+                    if not (s > self.tol * (self.G[i * M1 + i] + r)):
+                        return 1
+                    W[i * M1 + i] = sqrt(s)
+                else:
+                    W[i * M1 + k] = s / W[k * M1 + k]
+        for i in range(m):
+            memcpy(self.L + f * S + i * M1, W + i * M1, (i + 1) * sizeof(double))
+        W = self.L + f * S
+        self.ld[f] = self._logdet(W, m)
+        for o in range(self.c):
+            if self.ofac[o] != f:
+                continue
+            zo = self.Z + o * M1
+            for i in range(m):
+                s = self.B[i * self.c + o] - _dot(W + i * M1, zo, i)
+                zo[i] = s / W[i * M1 + i]
+            self.e[o] = _dot(zo, zo, m)
+        return 0
+
+    # ------------------------------------------------------------------ Python API
+    def _check_idle(self):
+        if self.pending:
+            raise RuntimeError("a proposal is pending: call commit() or reject() first")
+
+    def _load(self, col):
+        a = np.ascontiguousarray(col, dtype=float)
+        if a.shape != (self.N,):
+            raise ValueError(f"col must have shape ({self.N},), got {a.shape}")
+        cdef double[::1] v = a
+        memcpy(self.Dt + self.m * self.N, &v[0], self.N * sizeof(double))
+
+    def set_targets(self, Y):
+        """Set the (N, c) targets; recomputes D'Y, y'y and the explained sums of squares."""
+        self._check_idle()
+        Ya = np.asarray(Y, dtype=float)
+        if Ya.ndim == 1:
+            Ya = Ya[:, None]
+        if Ya.shape != (self.N, self.c):
+            raise ValueError(f"Y must have shape ({self.N}, {self.c}), got {Ya.shape}")
+        if not np.all(np.isfinite(Ya)):
+            raise ValueError("Y contains NaN or inf")
+        cdef double[:, ::1] yt = np.ascontiguousarray(Ya.T)
+        cdef Py_ssize_t o, i
+        memcpy(self.Yt, &yt[0, 0], self.c * self.N * sizeof(double))
+        for o in range(self.c):
+            self.yy[o] = _dot(self.Yt + o * self.N, self.Yt + o * self.N, self.N)
+        for i in range(self.m):
+            _gemv_t(self.Yt, self.N, self.c, self.Dt + i * self.N, self.work)
+            for o in range(self.c):
+                self.B[i * self.c + o] = self.work[o]
+        for o in range(self.q):
+            if self._refactor(o):
+                raise np.linalg.LinAlgError("Gram matrix is not positive definite")
+
+    def propose_append(self, col):
+        """Propose appending `col`; False (state unchanged) if it makes the factor singular."""
+        self._check_idle()
+        if self.m >= self.m_max:
+            raise ValueError(f"cannot append: m = m_max = {self.m_max}")
+        self._load(col)
+        return self._prop_append() == 0
+
+    def propose_delete(self, Py_ssize_t j):
+        """Propose deleting column j."""
+        self._check_idle()
+        if j < 0 or j >= self.m:
+            raise IndexError(f"j must be in [0, {self.m}), got {j}")
+        return self._prop_delete(j) == 0
+
+    def propose_replace(self, Py_ssize_t j, col):
+        """Propose replacing column j by `col` (the new column is moved to the end)."""
+        self._check_idle()
+        if j < 0 or j >= self.m:
+            raise IndexError(f"j must be in [0, {self.m}), got {j}")
+        self._load(col)
+        return self._prop_replace(j) == 0
+
+    def commit(self):
+        """Accept the pending proposal."""
+        if not self.pending:
+            raise RuntimeError("no pending proposal")
+        self._commit()
+
+    def reject(self):
+        """Discard the pending proposal."""
+        self._reject()
+
+    def append(self, col):
+        """Append a column now; returns False if it was singular (state unchanged)."""
+        ok = self.propose_append(col)
+        if ok:
+            self._commit()
+        return ok
+
+    def delete(self, Py_ssize_t j):
+        """Delete column j now."""
+        ok = self.propose_delete(j)
+        if ok:
+            self._commit()
+        return ok
+
+    def replace(self, Py_ssize_t j, col):
+        """Replace column j by `col` now (moved to the end); False if singular."""
+        ok = self.propose_replace(j, col)
+        if ok:
+            self._commit()
+        return ok
+
+    def set_ridge(self, Py_ssize_t f, double r):
+        """Set ridge value r_f and refactorise factor f from G (O(m^3)); False if not PD."""
+        self._check_idle()
+        if f < 0 or f >= self.q:
+            raise IndexError(f"f must be in [0, {self.q}), got {f}")
+        if not (r >= 0.0 and np.isfinite(r)):
+            raise ValueError(f"r must be finite and >= 0, got {r}")
+        old = self.ridge[f]
+        self.ridge[f] = r
+        if self._refactor(f):
+            self.ridge[f] = old
+            return False
+        return True
+
+    def refactor(self):
+        """Recompute every factor from G (to shed accumulated rounding)."""
+        self._check_idle()
+        cdef Py_ssize_t f
+        for f in range(self.q):
+            if self._refactor(f):
+                return False
+        return True
+
+    @property
+    def explained(self):
+        """e_o = y_o' D (G + r I)^{-1} D' y_o for each output, current state."""
+        return np.array([self.e[o] for o in range(self.c)])
+
+    @property
+    def logdet(self):
+        """log det(G + r_f I) for each factor, current state."""
+        return np.array([self.ld[f] for f in range(self.q)])
+
+    @property
+    def proposed_explained(self):
+        if not self.pending:
+            raise RuntimeError("no pending proposal")
+        return np.array([self.ep[o] for o in range(self.c)])
+
+    @property
+    def proposed_logdet(self):
+        if not self.pending:
+            raise RuntimeError("no pending proposal")
+        return np.array([self.ldp[f] for f in range(self.q)])
+
+    @property
+    def yty(self):
+        return np.array([self.yy[o] for o in range(self.c)])
+
+    @property
+    def ridges(self):
+        return np.array([self.ridge[f] for f in range(self.q)])
+
+    @property
+    def out_factor(self):
+        return np.array([self.ofac[o] for o in range(self.c)], dtype=np.intp)
+
+    def columns(self):
+        """Copy of the current design matrix D, shape (N, m)."""
+        out = np.empty((self.m, self.N))
+        cdef double[:, ::1] o = out
+        if self.m:
+            memcpy(&o[0, 0], self.Dt, self.m * self.N * sizeof(double))
+        return out.T.copy()
+
+    def gram(self):
+        """Copy of G = D'D, shape (m, m)."""
+        out = np.zeros((self.m, self.m))
+        cdef Py_ssize_t i, k
+        for i in range(self.m):
+            for k in range(self.m):
+                out[i, k] = self.G[i * self.M1 + k]
+        return out
+
+    def factor(self, Py_ssize_t f=0):
+        """Copy of the lower Cholesky factor of G + r_f I, shape (m, m)."""
+        if f < 0 or f >= self.q:
+            raise IndexError(f"f must be in [0, {self.q}), got {f}")
+        out = np.zeros((self.m, self.m))
+        cdef Py_ssize_t i, k, S = self.M1 * self.M1
+        for i in range(self.m):
+            for k in range(i + 1):
+                out[i, k] = self.L[f * S + i * self.M1 + k]
+        return out
+
+    def dty(self):
+        """Copy of D'Y, shape (m, c)."""
+        out = np.zeros((self.m, self.c))
+        cdef Py_ssize_t i, o
+        for i in range(self.m):
+            for o in range(self.c):
+                out[i, o] = self.B[i * self.c + o]
+        return out
