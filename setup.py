@@ -41,7 +41,8 @@ def extensions():
         library_dirs=[np_random_lib],
         libraries=["npyrandom", "m"],
     )
-    exts = [setuptools.Extension("rbf_bayes._kernel", ["rbf_bayes/_kernel.pyx"], **common)]
+    exts = [setuptools.Extension("rbf_bayes._kernel", ["rbf_bayes/_kernel.pyx"], **common),
+            setuptools.Extension("rbf_bayes._rjmcmc", ["rbf_bayes/_rjmcmc.pyx"], **common)]
     return cythonize(exts, language_level=3,
                      compiler_directives=dict(boundscheck=False, wraparound=False, cdivision=True,
                                               initializedcheck=False))

@@ -1,0 +1,554 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The reversible-jump MCMC iteration loop (Andrieu, de Freitas & Doucet 1999, §4) in C.
+
+Documented and checked in `nbs/05_rjmcmc.ipynb` against the pure-NumPy reference sampler in
+`rbf_bayes.rjmcmc`.  Every acceptance ratio is the one derived in `nbs/03_moves.ipynb`; every
+marginal likelihood comes from the incremental `GramFactor` state of `_kernel.pyx`.  Random numbers
+come from the caller's `numpy.random.Generator` bit generator (numpy's C distributions), so a seed
+reproduces a run bit for bit; the loop runs with the GIL released.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.math cimport sqrt, log, exp, lgamma, log1p, INFINITY, pow
+from libc.string cimport memcpy, memmove
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
+                                           random_standard_gamma, random_interval)
+from rbf_bayes._kernel cimport GramFactor, basis_column_c
+from rbf_bayes._kernel import BASIS_CODES
+
+cnp.import_array()
+
+MOVES = ("birth", "death", "split", "merge", "update")
+cdef double LOG2PI = 1.8378770664093453
+
+
+cdef class RJCore:
+    """State and loop of the reversible-jump sampler; driven in chunks from `rbf_bayes.rjmcmc`."""
+    cdef GramFactor st
+    cdef object _x, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock
+    cdef double* x
+    cdef double* lo
+    cdef double* hi
+    cdef double* C            # (kmax + 2, d) centres in column order
+    cdef double* W            # (kmax + 2, d) workspace for proposed configurations
+    cdef double* tmp          # (4, d): mu1, mu2, u, mu
+    cdef double* alpha        # (M1, c): last coefficient draw, column-major by output
+    cdef bitgen_t* rng
+    cdef readonly Py_ssize_t N, d, c, k, kmax, p0
+    cdef int kind, gprior, jeffreys
+    cdef double w2, logvol, logvd
+    cdef double a_d, b_d, v0, g0, eps1, eps2
+    cdef double c_star, varpi, srw, vs
+    cdef int en_bd, en_sm, en_u, prior_only, fix_Lambda, fix_delta2
+    cdef readonly double Lambda, lml, logpost
+    cdef double[8] delta2_buf
+    cdef double[8] sigma2_buf
+    cdef public object n_prop, n_acc
+    cdef long[5] np_, na_
+    cdef int last_move, last_acc
+
+    def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,
+                  prior, config, bitgen):
+        cdef Py_ssize_t i
+        self.st = st
+        self._x = np.ascontiguousarray(x, dtype=float)
+        self.N, self.d = self._x.shape
+        self.c = st.c
+        if self.c > 8:
+            raise ValueError("at most 8 outputs are supported by the Cython loop")
+        self._lo = np.ascontiguousarray(lo, dtype=float)
+        self._hi = np.ascontiguousarray(hi, dtype=float)
+        self._C = np.zeros((kmax + 2, self.d))
+        self._W = np.zeros((kmax + 2, self.d))
+        self._tmp = np.zeros((4, self.d))
+        self._alpha = np.zeros((self.c, st.m_max + 1))
+        cdef double[:, ::1] xv = self._x
+        cdef double[::1] lov = self._lo
+        cdef double[::1] hiv = self._hi
+        cdef double[:, ::1] Cv = self._C
+        cdef double[:, ::1] Wv = self._W
+        cdef double[:, ::1] tv = self._tmp
+        cdef double[:, ::1] av = self._alpha
+        self.x, self.lo, self.hi = &xv[0, 0], &lov[0], &hiv[0]
+        self.C, self.W, self.tmp, self.alpha = &Cv[0, 0], &Wv[0, 0], &tv[0, 0], &av[0, 0]
+        self.kind = BASIS_CODES[basis]
+        self.w2 = width * width
+        self.kmax = kmax
+        self.p0 = 1 + self.d
+        self.logvol = float(np.sum(np.log(self._hi - self._lo)))
+        self.logvd = 0.5 * self.d * log(np.pi) - lgamma(0.5 * self.d + 1)
+        self.a_d, self.b_d = prior.alpha_delta2, prior.beta_delta2
+        self.v0, self.g0 = prior.v0, prior.gamma0
+        self.eps1, self.eps2 = prior.eps1, prior.eps2
+        self.gprior = prior.coef_prior == "g"
+        self.jeffreys = prior.v0 == 0
+        self.c_star, self.varpi = config.c_star, config.varpi
+        self.srw, self.vs = sqrt(config.rw_var), config.split_scale
+        mv = set(config.moves)
+        self.en_bd = "birth" in mv
+        self.en_sm = "split" in mv
+        self.en_u = "update" in mv
+        self.prior_only = config.prior_only
+        self.fix_Lambda = config.fix_Lambda is not None
+        self.fix_delta2 = config.fix_delta2 is not None
+        self._bitgen = bitgen
+        self._lock = bitgen.lock
+        self.rng = <bitgen_t*> PyCapsule_GetPointer(bitgen.capsule, "BitGenerator")
+        for i in range(5):
+            self.np_[i] = 0
+            self.na_[i] = 0
+        self.k = 0
+
+    def set_state(self, centres, double Lambda, delta2):
+        """Initial (k, centres, Lambda, delta^2): the GramFactor must already hold [1, x, phi(centres)]."""
+        cdef Py_ssize_t i, j, o
+        centres = np.asarray(centres, dtype=float).reshape(-1, self.d)
+        self.k = centres.shape[0]
+        if self.k > self.kmax:
+            raise ValueError(f"initial k = {self.k} exceeds k_max = {self.kmax}")
+        for i in range(self.k):
+            for j in range(self.d):
+                self.C[i * self.d + j] = centres[i, j]
+        self.Lambda = Lambda
+        d2 = np.broadcast_to(np.asarray(delta2, dtype=float), (self.c,))
+        for o in range(self.c):
+            self.delta2_buf[o] = d2[o]
+            self.sigma2_buf[o] = np.nan
+        if not self.prior_only:
+            if self.st.m != self.p0 + self.k:
+                raise ValueError("the GramFactor does not hold 1 + d + k columns")
+            if not self.gprior:
+                for o in range(self.c):
+                    self.st.ridge[o] = 1.0 / self.delta2_buf[o]
+                    if self.st._refactor(o):
+                        raise np.linalg.LinAlgError("initial design is not positive definite")
+            self.lml = self._lml(self.st.e, self.st.ld, self.st.m)
+            if not (self.lml > -INFINITY):
+                raise np.linalg.LinAlgError("the initial state has zero likelihood (y in the column space of D?)")
+        else:
+            self.lml = 0.0
+        self.logpost = self.lml + self._log_prior()
+
+    # ---------------------------------------------------------------- maths
+    cdef double _lml(self, double* e, double* ld, Py_ssize_t m) noexcept nogil:
+        """sum_o log p(y_o | k, mu, delta_o^2) (02_posterior), from a state's e and log det."""
+        cdef Py_ssize_t o
+        cdef double a = 0.5 * (self.v0 + self.N), tot = 0.0, yPy, hl, s, q, norm = 0.0
+        if not self.jeffreys:
+            norm = 0.5 * self.v0 * log(0.5 * self.g0) - lgamma(0.5 * self.v0)
+        for o in range(self.c):
+            if self.gprior:
+                s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o])
+                yPy = self.st.yy[o] - s * e[o]
+                hl = -0.5 * m * log1p(self.delta2_buf[o])
+            else:
+                yPy = self.st.yy[o] - e[o]
+                hl = -0.5 * m * log(self.delta2_buf[o]) - 0.5 * ld[self.st.ofac[o]]
+            q = self.g0 + yPy
+            if not (q > 1e-300):
+                return -INFINITY
+            tot += -0.5 * self.N * LOG2PI + norm + lgamma(a) + hl - a * (log(q) - log(2.0))
+        return tot
+
+    cdef double _log_S(self, double L) noexcept nogil:
+        """log sum_{j <= kmax} L^j / j!."""
+        cdef Py_ssize_t j
+        cdef double mx = -INFINITY, t, s = 0.0
+        if L <= 0.0:
+            return 0.0
+        for j in range(self.kmax + 1):
+            t = j * log(L) - lgamma(j + 1.0)
+            if t > mx:
+                mx = t
+        for j in range(self.kmax + 1):
+            s += exp(j * log(L) - lgamma(j + 1.0) - mx)
+        return mx + log(s)
+
+    cdef double _log_prior(self) noexcept nogil:
+        """log p(k | Lambda) + log p(mu | k) + sum log p(delta^2) + log p(Lambda)."""
+        cdef Py_ssize_t o
+        cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1
+        lp = (self.k * log(L) if self.k > 0 else 0.0) - lgamma(self.k + 1.0) - self._log_S(L) - self.k * self.logvol
+        for o in range(self.c):
+            lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
+                   - self.b_d / self.delta2_buf[o])
+        lp += a1 * log(self.eps2) - lgamma(a1) + (a1 - 1) * log(L) - self.eps2 * L
+        return lp
+
+    cdef void _probs(self, Py_ssize_t k, double* b, double* dd, double* s, double* m) noexcept nogil:
+        """Move probabilities of eq. 22 with the boundary cases; disabled moves get 0."""
+        cdef double pb = self.c_star * (1.0 if self.Lambda >= k + 1 else self.Lambda / (k + 1)) if k < self.kmax else 0.0
+        cdef double pd = (self.c_star * (1.0 if k >= self.Lambda else k / self.Lambda)) if k >= 1 else 0.0
+        b[0] = pb if self.en_bd else 0.0
+        dd[0] = pd if self.en_bd else 0.0
+        s[0] = pb if (self.en_sm and k >= 1) else 0.0
+        m[0] = pd if (self.en_sm and k >= 2) else 0.0
+
+    cdef inline double _u(self) noexcept nogil:
+        return random_standard_uniform(self.rng)
+
+    cdef inline double _logu(self) noexcept nogil:
+        return log(random_standard_uniform(self.rng))
+
+    cdef void _uniform_centre(self, double* mu) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.d):
+            mu[i] = self.lo[i] + (self.hi[i] - self.lo[i]) * random_standard_uniform(self.rng)
+
+    cdef bint _inside(self, const double* mu) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.d):
+            if mu[i] < self.lo[i] or mu[i] > self.hi[i]:
+                return False
+        return True
+
+    cdef Py_ssize_t _nn(self, const double* S, Py_ssize_t n, Py_ssize_t j) noexcept nogil:
+        """Euclidean nearest neighbour of S[j] among the other n - 1 rows."""
+        cdef Py_ssize_t i, t, best = -1
+        cdef double dist, bd = INFINITY, z
+        for i in range(n):
+            if i == j:
+                continue
+            dist = 0.0
+            for t in range(self.d):
+                z = S[i * self.d + t] - S[j * self.d + t]
+                dist += z * z
+            if dist < bd:
+                bd = dist
+                best = i
+        return best
+
+    cdef int _n_mutual(self, const double* S, Py_ssize_t n, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        return (self._nn(S, n, a) == b) + (self._nn(S, n, b) == a)
+
+    cdef void _move_to_end(self, Py_ssize_t j) noexcept nogil:
+        """Centre j goes to the end of the list (mirrors a kernel replace)."""
+        cdef Py_ssize_t d = self.d
+        memcpy(self.tmp + 3 * d, self.C + j * d, d * sizeof(double))
+        memmove(self.C + j * d, self.C + (j + 1) * d, (self.k - 1 - j) * d * sizeof(double))
+        memcpy(self.C + (self.k - 1) * d, self.tmp + 3 * d, d * sizeof(double))
+
+    cdef int _replace_commit(self, Py_ssize_t col, const double* mu) noexcept nogil:
+        """Replace design column `col` by phi(||x - mu||) and commit; 1 if singular (state unchanged)."""
+        self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
+        if self.st._prop_replace(col):
+            return 1
+        self.st._commit()
+        return 0
+
+    # ---------------------------------------------------------------- moves
+    cdef int _birth(self) noexcept nogil:
+        cdef Py_ssize_t k = self.k
+        cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, dll = 0.0
+        cdef double* mu = self.C + k * self.d
+        self._probs(k, &b, &dd, &s, &m)
+        self._probs(k + 1, &b1, &d1, &s1, &m1)
+        self._uniform_centre(mu)
+        if not self.prior_only:
+            self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
+            if self.st._prop_append():
+                return 0
+            new = self._lml(self.st.ep, self.st.ldp, self.st.m + 1)
+            dll = new - self.lml
+        if self._logu() < dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b):
+            if not self.prior_only:
+                self.st._commit()
+                self.lml = new
+            self.k += 1
+            return 1
+        if not self.prior_only:
+            self.st._reject()
+        return 0
+
+    cdef int _death(self) noexcept nogil:
+        cdef Py_ssize_t k = self.k, j = <Py_ssize_t> random_interval(self.rng, k - 1)
+        cdef double b, dd, s, m, b0, d0, s0, m0, new = 0.0, dll = 0.0
+        self._probs(k, &b, &dd, &s, &m)
+        self._probs(k - 1, &b0, &d0, &s0, &m0)
+        if not self.prior_only:
+            self.st._prop_delete(self.p0 + j)
+            new = self._lml(self.st.ep, self.st.ldp, self.st.m - 1)
+            dll = new - self.lml
+        if self._logu() < dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)):
+            if not self.prior_only:
+                self.st._commit()
+                self.lml = new
+            memmove(self.C + j * self.d, self.C + (j + 1) * self.d, (k - 1 - j) * self.d * sizeof(double))
+            self.k -= 1
+            return 1
+        if not self.prior_only:
+            self.st._reject()
+        return 0
+
+    cdef double _split_terms(self, Py_ssize_t k, int n_nn) noexcept nogil:
+        """log r_split - dll for a split from k centres (03_moves)."""
+        cdef double b, dd, s, m, b1, d1, s1, m1
+        self._probs(k, &b, &dd, &s, &m)
+        self._probs(k + 1, &b1, &d1, &s1, &m1)
+        return (log(self.Lambda) - self.logvol + log(m1) - log(s) + log(<double> k * n_nn) - log(2.0 * (k + 1))
+                + self.logvd + self.d * log(2.0 * self.vs))
+
+    cdef int _split(self) noexcept nogil:
+        cdef Py_ssize_t k = self.k, d = self.d, j = <Py_ssize_t> random_interval(self.rng, k - 1), i
+        cdef double* mu1 = self.tmp
+        cdef double* mu2 = self.tmp + d
+        cdef double* u = self.tmp + 2 * d
+        cdef double nrm = 0.0, r, new = 0.0, dll = 0.0
+        cdef int n_nn
+        for i in range(d):
+            u[i] = random_standard_normal(self.rng)
+            nrm += u[i] * u[i]
+        r = pow(random_standard_uniform(self.rng), 1.0 / d) / sqrt(nrm)
+        for i in range(d):
+            mu1[i] = self.C[j * d + i] - self.vs * r * u[i]
+            mu2[i] = self.C[j * d + i] + self.vs * r * u[i]
+        if not (self._inside(mu1) and self._inside(mu2)):
+            return 0
+        # proposed configuration: the others in order, then mu1, mu2 (the kernel's column order)
+        memcpy(self.W, self.C, j * d * sizeof(double))
+        memcpy(self.W + j * d, self.C + (j + 1) * d, (k - 1 - j) * d * sizeof(double))
+        memcpy(self.W + (k - 1) * d, mu1, d * sizeof(double))
+        memcpy(self.W + k * d, mu2, d * sizeof(double))
+        n_nn = self._n_mutual(self.W, k + 1, k - 1, k)
+        if n_nn == 0:
+            return 0
+        if not self.prior_only:
+            if self._replace_commit(self.p0 + j, mu1):
+                return 0
+            self.st._scratch_basis(self.x, d, mu2, self.kind, self.w2)
+            if self.st._prop_append():
+                self._undo_replace(j)
+                return 0
+            new = self._lml(self.st.ep, self.st.ldp, self.st.m + 1)
+            dll = new - self.lml
+        if self._logu() < dll + self._split_terms(k, n_nn):
+            if not self.prior_only:
+                self.st._commit()
+                self.lml = new
+            memcpy(self.C, self.W, (k + 1) * d * sizeof(double))
+            self.k += 1
+            return 1
+        if not self.prior_only:
+            self.st._reject()
+            self._undo_replace(j)
+        return 0
+
+    cdef void _undo_replace(self, Py_ssize_t j) noexcept nogil:
+        """After a committed replace of centre j, put its old centre back (as the last column)."""
+        self._replace_commit(self.st.m - 1, self.C + j * self.d)   # cannot be singular: it was there before
+        self._move_to_end(j)
+
+    cdef int _merge(self) noexcept nogil:
+        cdef Py_ssize_t k = self.k, d = self.d, j = <Py_ssize_t> random_interval(self.rng, k - 1), nn, i, t, col
+        cdef double* mu = self.tmp
+        cdef double uu = 0.0, z, new = 0.0, dll = 0.0
+        cdef int n_nn
+        nn = self._nn(self.C, k, j)
+        for i in range(d):
+            z = (self.C[nn * d + i] - self.C[j * d + i]) / (2.0 * self.vs)
+            uu += z * z
+            mu[i] = 0.5 * (self.C[nn * d + i] + self.C[j * d + i])
+        if uu >= 1.0:
+            return 0
+        n_nn = self._n_mutual(self.C, k, j, nn)
+        # proposed configuration: the others in order, then mu
+        t = 0
+        for i in range(k):
+            if i != j and i != nn:
+                memcpy(self.W + t * d, self.C + i * d, d * sizeof(double))
+                t += 1
+        memcpy(self.W + (k - 2) * d, mu, d * sizeof(double))
+        if not self.prior_only:
+            if self._replace_commit(self.p0 + j, mu):
+                return 0
+            col = self.p0 + (nn if nn < j else nn - 1)
+            self.st._prop_delete(col)
+            new = self._lml(self.st.ep, self.st.ldp, self.st.m - 1)
+            dll = new - self.lml
+        if self._logu() < dll - self._split_terms(k - 1, n_nn):
+            if not self.prior_only:
+                self.st._commit()
+                self.lml = new
+            memcpy(self.C, self.W, (k - 1) * d * sizeof(double))
+            self.k -= 1
+            return 1
+        if not self.prior_only:
+            self.st._reject()
+            self._undo_replace(j)
+        return 0
+
+    cdef int _update(self) noexcept nogil:
+        """One sweep of single-centre MH updates (uniform-on-Omega w.p. varpi, else random walk)."""
+        cdef Py_ssize_t k = self.k, d = self.d, pos = 0, t, i
+        cdef double* mu = self.tmp
+        cdef double new
+        cdef int acc = 0
+        for t in range(k):
+            if random_standard_uniform(self.rng) < self.varpi:
+                self._uniform_centre(mu)
+            else:
+                for i in range(d):
+                    mu[i] = self.C[pos * d + i] + self.srw * random_standard_normal(self.rng)
+            self.np_[4] += 1
+            if not self._inside(mu):
+                pos += 1
+                continue
+            if self.prior_only:
+                memcpy(self.C + pos * d, mu, d * sizeof(double))
+                pos += 1
+                acc += 1
+                self.na_[4] += 1
+                continue
+            self.st._scratch_basis(self.x, d, mu, self.kind, self.w2)
+            if self.st._prop_replace(self.p0 + pos):
+                pos += 1
+                continue
+            new = self._lml(self.st.ep, self.st.ldp, self.st.m)
+            if self._logu() < new - self.lml:
+                self.st._commit()
+                self.lml = new
+                self._move_to_end(pos)
+                memcpy(self.C + (k - 1) * d, mu, d * sizeof(double))
+                acc += 1
+                self.na_[4] += 1
+            else:
+                self.st._reject()
+                pos += 1
+        return acc > 0
+
+    # ---------------------------------------------------------------- hyperparameters
+    cdef void _hypers(self) noexcept nogil:
+        cdef Py_ssize_t o, i, t, m = self.st.m, M1 = self.st.M1, S = M1 * M1
+        cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad, v
+        cdef double* L
+        cdef double* z
+        cdef double* al
+        cdef double Ls
+        cdef double old
+        if self.prior_only:
+            if not self.fix_delta2:
+                for o in range(self.c):
+                    self.delta2_buf[o] = self.b_d / random_standard_gamma(self.rng, self.a_d)
+        else:
+            for o in range(self.c):
+                L = self.st.L + self.st.ofac[o] * S
+                z = self.st.Z + o * M1
+                al = self.alpha + o * M1
+                s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
+                yPy = self.st.yy[o] - s * self.st.e[o]
+                s2 = 0.5 * (self.g0 + yPy) / random_standard_gamma(self.rng, a_s)
+                self.sigma2_buf[o] = s2
+                # w = L' alpha ~ N(s z, s2 s I); quad = alpha' S alpha
+                quad = 0.0
+                for i in range(m):
+                    al[i] = s * z[i] + sqrt(s2 * s) * random_standard_normal(self.rng)
+                    if self.gprior:
+                        quad += al[i] * al[i]
+                for i in range(m - 1, -1, -1):       # alpha = L'^{-1} w
+                    v = al[i]
+                    for t in range(i + 1, m):
+                        v -= L[t * M1 + i] * al[t]
+                    al[i] = v / L[i * M1 + i]
+                if not self.gprior:
+                    for i in range(m):
+                        quad += al[i] * al[i]
+                if not self.fix_delta2:
+                    self.delta2_buf[o] = (self.b_d + 0.5 * quad / s2) / random_standard_gamma(self.rng, self.a_d + 0.5 * m)
+            if not self.gprior and not self.fix_delta2:
+                for o in range(self.c):
+                    old = self.st.ridge[o]
+                    self.st.ridge[o] = 1.0 / self.delta2_buf[o]
+                    if self.st._refactor(o):
+                        self.st.ridge[o] = old
+                        self.delta2_buf[o] = 1.0 / old
+                        self.st._refactor(o)
+            self.lml = self._lml(self.st.e, self.st.ld, m)
+        if not self.fix_Lambda:
+            Ls = random_standard_gamma(self.rng, self.k + 0.5 + self.eps1) / (1.0 + self.eps2)
+            if self._logu() < (self._log_S(self.Lambda) - self.Lambda) - (self._log_S(Ls) - Ls):
+                self.Lambda = Ls
+
+    cdef void _iterate(self) noexcept nogil:
+        cdef double b, dd, s, m, u
+        cdef Py_ssize_t k = self.k
+        self._probs(k, &b, &dd, &s, &m)
+        u = random_standard_uniform(self.rng)
+        if u < b:
+            self.last_move = 0
+            self.last_acc = self._birth()
+        elif u < b + dd:
+            self.last_move = 1
+            self.last_acc = self._death()
+        elif u < b + dd + s:
+            self.last_move = 2
+            self.last_acc = self._split()
+        elif u < b + dd + s + m:
+            self.last_move = 3
+            self.last_acc = self._merge()
+        elif self.en_u and k > 0:
+            self.last_move = 4
+            self.last_acc = self._update()
+        else:
+            self.last_move = 5
+            self.last_acc = 0
+        if self.last_move < 4:
+            self.np_[self.last_move] += 1
+            self.na_[self.last_move] += self.last_acc
+        self._hypers()
+        self.logpost = self.lml + self._log_prior()
+
+    # ---------------------------------------------------------------- driver API
+    def run(self, Py_ssize_t n, long[::1] k_out, double[::1] lp_out, double[::1] lam_out,
+            double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out,
+            Py_ssize_t offset=0):
+        """Run n iterations, writing per-iteration scalars from position `offset` of the outputs."""
+        cdef Py_ssize_t i, o
+        if offset < 0 or offset + n > k_out.shape[0]:
+            raise ValueError("output arrays are too short")
+        with self._lock:
+            with nogil:
+                for i in range(offset, offset + n):
+                    self._iterate()
+                    k_out[i] = self.k
+                    lp_out[i] = self.logpost
+                    lam_out[i] = self.Lambda
+                    for o in range(self.c):
+                        d2_out[i, o] = self.delta2_buf[o]
+                        s2_out[i, o] = self.sigma2_buf[o]
+                    mv_out[i] = self.last_move
+                    acc_out[i] = self.last_acc
+
+    def snapshot(self):
+        """(centres (k, d), posterior-mean coefficients h (m, c), last coefficient draw (m, c))."""
+        cdef Py_ssize_t o, i, t, m = self.st.m, M1 = self.st.M1, S = M1 * M1
+        cdef double v, s
+        centres = self._C[:self.k].copy()
+        if self.prior_only:
+            return centres, np.zeros((0, self.c)), np.zeros((0, self.c))
+        h = np.empty((m, self.c))
+        for o in range(self.c):
+            L = self.st.factor(self.st.ofac[o])
+            z = np.array([self.st.Z[o * M1 + i] for i in range(m)])
+            s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
+            h[:, o] = s * np.linalg.solve(L.T, z) if m else z
+        alpha = self._alpha[:, :m].T.copy()
+        return centres, h, alpha
+
+    @property
+    def centres(self):
+        return self._C[:self.k].copy()
+
+    @property
+    def delta2(self):
+        return np.array([self.delta2_buf[o] for o in range(self.c)])
+
+    @property
+    def sigma2(self):
+        return np.array([self.sigma2_buf[o] for o in range(self.c)])
+
+    @property
+    def counts(self):
+        """(proposed, accepted) per move: birth, death, split, merge, update (per centre)."""
+        return (np.array([self.np_[i] for i in range(5)]), np.array([self.na_[i] for i in range(5)]))
