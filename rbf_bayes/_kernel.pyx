@@ -59,7 +59,7 @@ cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const doub
         out[n] = phi_r2(r2, kind, w2)
 
 
-def basis_column(double[:, ::1] x, double[::1] mu, str basis, double width=1.0):
+def basis_column(const double[:, ::1] x, const double[::1] mu, str basis, double width=1.0):
     """phi(||x_n - mu||) for every row of x, computed in C (the kernel's column generator)."""
     if basis not in BASIS_CODES:
         raise ValueError(f"basis must be one of {sorted(BASIS_CODES)}, got {basis!r}")
@@ -411,7 +411,7 @@ cdef class GramFactor:
         a = np.ascontiguousarray(col, dtype=float)
         if a.shape != (self.N,):
             raise ValueError(f"col must have shape ({self.N},), got {a.shape}")
-        cdef double[::1] v = a
+        cdef const double[::1] v = a
         memcpy(self.Dt + self.m * self.N, &v[0], self.N * sizeof(double))
 
     def set_targets(self, Y):
@@ -424,7 +424,7 @@ cdef class GramFactor:
             raise ValueError(f"Y must have shape ({self.N}, {self.c}), got {Ya.shape}")
         if not np.all(np.isfinite(Ya)):
             raise ValueError("Y contains NaN or inf")
-        cdef double[:, ::1] yt = np.ascontiguousarray(Ya.T)
+        cdef const double[:, ::1] yt = np.ascontiguousarray(Ya.T)
         cdef Py_ssize_t o, i
         memcpy(self.Yt, &yt[0, 0], self.c * self.N * sizeof(double))
         for o in range(self.c):

@@ -27,7 +27,9 @@ cdef double LOG2PI = 1.8378770664093453
 cdef class RJCore:
     """State and loop of the reversible-jump sampler; driven in chunks from `rbf_bayes.rjmcmc`."""
     cdef GramFactor st
-    cdef object _x, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock
+    cdef object _x, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam
+    cdef double* lgam          # lgamma(j + 1), j = 0..kmax
+    cdef double lml_const, logS_cur
     cdef double* x
     cdef double* lo
     cdef double* hi
@@ -64,14 +66,18 @@ cdef class RJCore:
         self._W = np.zeros((kmax + 2, self.d))
         self._tmp = np.zeros((4, self.d))
         self._alpha = np.zeros((self.c, st.m_max + 1))
-        cdef double[:, ::1] xv = self._x
-        cdef double[::1] lov = self._lo
-        cdef double[::1] hiv = self._hi
+        from scipy.special import gammaln
+        self._lgam = np.ascontiguousarray(gammaln(np.arange(kmax + 1) + 1.0))
+        cdef double[::1] lgv = self._lgam
+        self.lgam = &lgv[0]
+        cdef const double[:, ::1] xv = self._x
+        cdef const double[::1] lov = self._lo
+        cdef const double[::1] hiv = self._hi
         cdef double[:, ::1] Cv = self._C
         cdef double[:, ::1] Wv = self._W
         cdef double[:, ::1] tv = self._tmp
         cdef double[:, ::1] av = self._alpha
-        self.x, self.lo, self.hi = &xv[0, 0], &lov[0], &hiv[0]
+        self.x, self.lo, self.hi = <double*> &xv[0, 0], <double*> &lov[0], <double*> &hiv[0]
         self.C, self.W, self.tmp, self.alpha = &Cv[0, 0], &Wv[0, 0], &tv[0, 0], &av[0, 0]
         self.kind = BASIS_CODES[basis]
         self.w2 = width * width
@@ -84,6 +90,10 @@ cdef class RJCore:
         self.eps1, self.eps2 = prior.eps1, prior.eps2
         self.gprior = prior.coef_prior == "g"
         self.jeffreys = prior.v0 == 0
+        a_ = 0.5 * (self.v0 + self.N)
+        self.lml_const = -0.5 * self.N * LOG2PI + lgamma(a_) + a_ * log(2.0)
+        if not self.jeffreys:
+            self.lml_const += 0.5 * self.v0 * log(0.5 * self.g0) - lgamma(0.5 * self.v0)
         self.c_star, self.varpi = config.c_star, config.varpi
         self.srw, self.vs = sqrt(config.rw_var), config.split_scale
         mv = set(config.moves)
@@ -112,6 +122,7 @@ cdef class RJCore:
             for j in range(self.d):
                 self.C[i * self.d + j] = centres[i, j]
         self.Lambda = Lambda
+        self.logS_cur = self._log_S(Lambda)
         d2 = np.broadcast_to(np.asarray(delta2, dtype=float), (self.c,))
         for o in range(self.c):
             self.delta2_buf[o] = d2[o]
@@ -135,13 +146,10 @@ cdef class RJCore:
     cdef double _lml(self, double* e, double* ld, Py_ssize_t m) noexcept nogil:
         """sum_o log p(y_o | k, mu, delta_o^2) (02_posterior), from a state's e and log det."""
         cdef Py_ssize_t o
-        cdef double a = 0.5 * (self.v0 + self.N), tot = 0.0, yPy, hl, s, q, norm = 0.0
-        if not self.jeffreys:
-            norm = 0.5 * self.v0 * log(0.5 * self.g0) - lgamma(0.5 * self.v0)
+        cdef double a = 0.5 * (self.v0 + self.N), tot = 0.0, yPy, hl, q
         for o in range(self.c):
             if self.gprior:
-                s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o])
-                yPy = self.st.yy[o] - s * e[o]
+                yPy = self.st.yy[o] - self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) * e[o]
                 hl = -0.5 * m * log1p(self.delta2_buf[o])
             else:
                 yPy = self.st.yy[o] - e[o]
@@ -149,28 +157,29 @@ cdef class RJCore:
             q = self.g0 + yPy
             if not (q > 1e-300):
                 return -INFINITY
-            tot += -0.5 * self.N * LOG2PI + norm + lgamma(a) + hl - a * (log(q) - log(2.0))
+            tot += self.lml_const + hl - a * log(q)
         return tot
 
     cdef double _log_S(self, double L) noexcept nogil:
-        """log sum_{j <= kmax} L^j / j!."""
-        cdef Py_ssize_t j
-        cdef double mx = -INFINITY, t, s = 0.0
+        """log sum_{j <= kmax} L^j / j! (one exp per term; the largest term is at j = min(floor(L), kmax))."""
+        cdef Py_ssize_t j, jm
+        cdef double lL, mx, s = 0.0
         if L <= 0.0:
             return 0.0
+        lL = log(L)
+        jm = <Py_ssize_t> L
+        if jm > self.kmax:
+            jm = self.kmax
+        mx = jm * lL - self.lgam[jm]
         for j in range(self.kmax + 1):
-            t = j * log(L) - lgamma(j + 1.0)
-            if t > mx:
-                mx = t
-        for j in range(self.kmax + 1):
-            s += exp(j * log(L) - lgamma(j + 1.0) - mx)
+            s += exp(j * lL - self.lgam[j] - mx)
         return mx + log(s)
 
     cdef double _log_prior(self) noexcept nogil:
         """log p(k | Lambda) + log p(mu | k) + sum log p(delta^2) + log p(Lambda)."""
         cdef Py_ssize_t o
         cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1
-        lp = (self.k * log(L) if self.k > 0 else 0.0) - lgamma(self.k + 1.0) - self._log_S(L) - self.k * self.logvol
+        lp = (self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k] - self.logS_cur - self.k * self.logvol
         for o in range(self.c):
             lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
                    - self.b_d / self.delta2_buf[o])
@@ -467,8 +476,10 @@ cdef class RJCore:
             self.lml = self._lml(self.st.e, self.st.ld, m)
         if not self.fix_Lambda:
             Ls = random_standard_gamma(self.rng, self.k + 0.5 + self.eps1) / (1.0 + self.eps2)
-            if self._logu() < (self._log_S(self.Lambda) - self.Lambda) - (self._log_S(Ls) - Ls):
+            lSs = self._log_S(Ls)
+            if self._logu() < (self.logS_cur - self.Lambda) - (lSs - Ls):
                 self.Lambda = Ls
+                self.logS_cur = lSs
 
     cdef void _iterate(self) noexcept nogil:
         cdef double b, dd, s, m, u

@@ -1,0 +1,73 @@
+"""Speed of the reversible-jump sampler: the C loop vs the pure-NumPy reference, and the cost in N.
+
+    python bench/bench_rjmcmc.py            # full (about a minute)
+    python bench/bench_rjmcmc.py --quick    # smoke test
+
+1. Robot arm (N = 200, d = 2, c = 2, cubic, ridge prior with the papers' hyperparameters, all moves):
+   iterations per second of `sample_rjmcmc` over a 50,000-iteration run (k_max = 20, Experiment 1's value,
+   and k_max = N - (d + 1), the default), and of `sample_rjmcmc_reference` over a short run started from the
+   C chain's final state (so both work at the same k), and their ratio. One run, one machine.
+2. Time per iteration at N = 1e3, 1e4, 1e5 (robot-arm inputs, k_max = 20, after a burn-in that brings k to
+   k_max); per-iteration cost divided by N should be about constant (linear in N).
+"""
+import argparse
+import time
+
+import numpy as np
+
+from rbf_bayes.datasets import robot_arm
+from rbf_bayes.priors import RBFPrior
+from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc, sample_rjmcmc_reference
+
+
+def robot(n_iter, k_max, seed=1, n_train=200):
+    d = robot_arm(np.random.default_rng(0), n_train=n_train, n_test=10)
+    cfg = RJConfig(n_iter=n_iter, burn_in=n_iter - 1, chunk_size=min(n_iter, 10_000))
+    t0 = time.perf_counter()
+    tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=k_max), config=cfg, rng=np.random.default_rng(seed), basis="cubic")
+    return tr, time.perf_counter() - t0, d
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    n_c = 5_000 if args.quick else 50_000
+    n_r = 20 if args.quick else 200
+    print(f"robot arm, N = 200, d = 2, c = 2, cubic, ridge prior; C loop {n_c} iterations, reference {n_r}")
+    print(f"{'k_max':>6} {'E[k] (2nd half)':>16} {'C it/s':>10} {'C seconds':>10} {'ref it/s':>9} {'ratio':>7}")
+    for k_max in (20, None):
+        tr, secs, d = robot(n_c, k_max)
+        k_mean = tr.k[n_c // 2:].mean()
+        cen = tr.sample_centres(tr.n_samples - 1)
+        cfg = RJConfig(n_iter=n_r, burn_in=n_r - 1)
+        t0 = time.perf_counter()
+        sample_rjmcmc_reference(d.x, d.y, prior=RBFPrior(k_max=k_max), config=cfg, rng=np.random.default_rng(2),
+                                basis="cubic", init={"centres": cen, "Lambda": float(tr.Lambda[-1]),
+                                                     "delta2": tr.delta2[-1]})
+        r_secs = time.perf_counter() - t0
+        c_rate, r_rate = n_c / secs, n_r / r_secs
+        print(f"{str(k_max if k_max else 'N-d-1'):>6} {k_mean:>16.1f} {c_rate:>10.0f} {secs:>10.2f} {r_rate:>9.1f} {c_rate / r_rate:>7.0f}")
+    print("\ncost in N (k_max = 20, after burn-in):")
+    print(f"{'N':>8} {'k':>4} {'ms/iteration':>13} {'ns/(iteration*N)':>17}")
+    for N in ((1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)):
+        burn = 3_000 if N <= 10_000 else 1_500
+        meas = 2_000 if N <= 10_000 else 300
+        d = robot_arm(np.random.default_rng(0), n_train=N, n_test=10)
+        cfg = RJConfig(n_iter=burn + meas, burn_in=burn + meas - 1, chunk_size=100)
+        times = []
+        tr = None
+        t_start = time.perf_counter()
+        # time only the measured iterations: run burn-in and measurement as one chain, timing the tail
+        cfg_b = RJConfig(n_iter=burn, burn_in=burn - 1)
+        trb = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20), config=cfg_b, rng=np.random.default_rng(3), basis="cubic")
+        init = {"centres": trb.sample_centres(trb.n_samples - 1), "Lambda": float(trb.Lambda[-1]), "delta2": trb.delta2[-1]}
+        cfg_m = RJConfig(n_iter=meas, burn_in=meas - 1)
+        t0 = time.perf_counter()
+        trm = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20), config=cfg_m, rng=np.random.default_rng(4), basis="cubic", init=init)
+        dt = (time.perf_counter() - t0) / meas
+        print(f"{N:>8} {trm.k.mean():>4.0f} {dt * 1e3:>13.3f} {dt / N * 1e9:>17.2f}")
+
+
+if __name__ == "__main__":
+    main()
