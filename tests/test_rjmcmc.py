@@ -191,3 +191,20 @@ def test_trace_log_posterior_matches_dense(tmp_path):
         np.testing.assert_array_equal(tr2.centres, tr.centres)
         np.testing.assert_allclose(tr2.predict(x), tr.predict(x))
         assert tr2.meta["prior"]["coef_prior"] == cp
+
+
+def test_snapshot_coefficients_are_the_dense_posterior_mean():
+    """The Rao-Blackwellised prediction uses h = E[alpha | k, mu, delta^2, y]: equal to 02_posterior's dense h."""
+    from rbf_bayes.posterior import coef_posterior
+    x, y = _small_problem()
+    y2 = np.column_stack([y, np.cos(3 * x[:, 0])])
+    for cp in ("ridge", "g"):
+        prior = RBFPrior(k_max=6, coef_prior=cp)
+        tr = sample_rjmcmc(x, y2, prior=prior, config=RJConfig(n_iter=800, burn_in=500, thin=50),
+                           rng=np.random.default_rng(5), basis="gaussian", width=0.2)
+        for s, it in enumerate(tr.kept):
+            D = design_matrix(x, tr.sample_centres(s), "gaussian", 0.2)
+            a, b = tr.coef_offsets[s], tr.coef_offsets[s + 1]
+            for o in range(2):
+                h, _ = coef_posterior(D, y2[:, o], tr.delta2[it, o], prior)
+                np.testing.assert_allclose(tr.coef_mean[a:b, o], h, rtol=1e-8, atol=1e-10)
