@@ -43,7 +43,12 @@ cdef class RJCore:
     cdef double w2, logvol, logvd
     cdef double a_d, b_d, v0, g0, eps1, eps2
     cdef double c_star, varpi, srw, vs
-    cdef int en_bd, en_sm, en_u, prior_only, fix_Lambda, fix_delta2
+    cdef int en_bd, en_sm, en_u, prior_only, fix_Lambda, fix_delta2, use_fp, nuis
+    cdef double fp_b, fp_d, fp_s, fp_m, inv_t1
+    cdef object _best
+    cdef double* best
+    cdef readonly double best_logf
+    cdef readonly Py_ssize_t best_k
     cdef readonly double Lambda, lml, logpost
     cdef double[8] delta2_buf
     cdef double[8] sigma2_buf
@@ -65,6 +70,12 @@ cdef class RJCore:
         self._C = np.zeros((kmax + 2, self.d))
         self._W = np.zeros((kmax + 2, self.d))
         self._tmp = np.zeros((4, self.d))
+        self._best = np.zeros((kmax + 2, self.d))
+        cdef double[:, ::1] bv = self._best
+        self.best = &bv[0, 0]
+        self.best_logf = -INFINITY
+        self.best_k = 0
+        self.inv_t1 = 0.0
         self._alpha = np.zeros((self.c, st.m_max + 1))
         from scipy.special import gammaln
         self._lgam = np.ascontiguousarray(gammaln(np.arange(kmax + 1) + 1.0))
@@ -103,6 +114,11 @@ cdef class RJCore:
         self.prior_only = config.prior_only
         self.fix_Lambda = config.fix_Lambda is not None
         self.fix_delta2 = config.fix_delta2 is not None
+        fp = getattr(config, 'fixed_probs', None)
+        self.use_fp = fp is not None
+        if self.use_fp:
+            self.fp_b, self.fp_d, self.fp_s, self.fp_m = fp
+        self.nuis = getattr(config, 'sample_nuisance', True)
         self._bitgen = bitgen
         self._lock = bitgen.lock
         self.rng = <bitgen_t*> PyCapsule_GetPointer(bitgen.capsule, "BitGenerator")
@@ -141,6 +157,8 @@ cdef class RJCore:
         else:
             self.lml = 0.0
         self.logpost = self.lml + self._log_prior()
+        self.best_logf = -INFINITY
+        self._track_best()
 
     # ---------------------------------------------------------------- maths
     cdef double _lml(self, double* e, double* ld, Py_ssize_t m) noexcept nogil:
@@ -187,7 +205,13 @@ cdef class RJCore:
         return lp
 
     cdef void _probs(self, Py_ssize_t k, double* b, double* dd, double* s, double* m) noexcept nogil:
-        """Move probabilities of eq. 22 with the boundary cases; disabled moves get 0."""
+        """Move probabilities of eq. 22 with the boundary cases (or fixed ones); disabled moves get 0."""
+        if self.use_fp:     # fixed probabilities (RJSA: 0.2 each); impossible moves are null moves
+            b[0] = self.fp_b if self.en_bd else 0.0
+            dd[0] = self.fp_d if self.en_bd else 0.0
+            s[0] = self.fp_s if self.en_sm else 0.0
+            m[0] = self.fp_m if self.en_sm else 0.0
+            return
         cdef double pb = self.c_star * (1.0 if self.Lambda >= k + 1 else self.Lambda / (k + 1)) if k < self.kmax else 0.0
         cdef double pd = (self.c_star * (1.0 if k >= self.Lambda else k / self.Lambda)) if k >= 1 else 0.0
         b[0] = pb if self.en_bd else 0.0
@@ -200,6 +224,22 @@ cdef class RJCore:
 
     cdef inline double _logu(self) noexcept nogil:
         return log(random_standard_uniform(self.rng))
+
+    cdef bint _accept(self, double logr, double dlogf) noexcept nogil:
+        """MH test of the RJ ratio r, times the annealing factor min(1, (f*/f)^(1/T - 1)) (eq. 38)."""
+        cdef double la = logr if logr < 0.0 else 0.0
+        cdef double lt = self.inv_t1 * dlogf
+        if lt < 0.0:
+            la += lt
+        return log(random_standard_uniform(self.rng)) < la
+
+    cdef void _track_best(self) noexcept nogil:
+        """Keep the configuration with the largest log f_S = log posterior + log k! seen so far."""
+        cdef double f = self.logpost + self.lgam[self.k]
+        if f > self.best_logf:
+            self.best_logf = f
+            self.best_k = self.k
+            memcpy(self.best, self.C, self.k * self.d * sizeof(double))
 
     cdef void _uniform_centre(self, double* mu) noexcept nogil:
         cdef Py_ssize_t i
@@ -252,6 +292,8 @@ cdef class RJCore:
         cdef Py_ssize_t k = self.k
         cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, dll = 0.0
         cdef double* mu = self.C + k * self.d
+        if k >= self.kmax:
+            return 0
         self._probs(k, &b, &dd, &s, &m)
         self._probs(k + 1, &b1, &d1, &s1, &m1)
         self._uniform_centre(mu)
@@ -261,7 +303,7 @@ cdef class RJCore:
                 return 0
             new = self._lml(self.st.ep, self.st.ldp, self.st.m + 1)
             dll = new - self.lml
-        if self._logu() < dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b):
+        if self._accept(dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b), dll + log(self.Lambda) - self.logvol):
             if not self.prior_only:
                 self.st._commit()
                 self.lml = new
@@ -272,15 +314,18 @@ cdef class RJCore:
         return 0
 
     cdef int _death(self) noexcept nogil:
-        cdef Py_ssize_t k = self.k, j = <Py_ssize_t> random_interval(self.rng, k - 1)
+        cdef Py_ssize_t k = self.k, j
         cdef double b, dd, s, m, b0, d0, s0, m0, new = 0.0, dll = 0.0
+        if k == 0:
+            return 0
+        j = <Py_ssize_t> random_interval(self.rng, k - 1)
         self._probs(k, &b, &dd, &s, &m)
         self._probs(k - 1, &b0, &d0, &s0, &m0)
         if not self.prior_only:
             self.st._prop_delete(self.p0 + j)
             new = self._lml(self.st.ep, self.st.ldp, self.st.m - 1)
             dll = new - self.lml
-        if self._logu() < dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)):
+        if self._accept(dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)), dll - log(self.Lambda) + self.logvol):
             if not self.prior_only:
                 self.st._commit()
                 self.lml = new
@@ -300,12 +345,15 @@ cdef class RJCore:
                 + self.logvd + self.d * log(2.0 * self.vs))
 
     cdef int _split(self) noexcept nogil:
-        cdef Py_ssize_t k = self.k, d = self.d, j = <Py_ssize_t> random_interval(self.rng, k - 1), i
+        cdef Py_ssize_t k = self.k, d = self.d, j, i
         cdef double* mu1 = self.tmp
         cdef double* mu2 = self.tmp + d
         cdef double* u = self.tmp + 2 * d
         cdef double nrm = 0.0, r, new = 0.0, dll = 0.0
         cdef int n_nn
+        if k == 0 or k >= self.kmax:
+            return 0
+        j = <Py_ssize_t> random_interval(self.rng, k - 1)
         for i in range(d):
             u[i] = random_standard_normal(self.rng)
             nrm += u[i] * u[i]
@@ -332,7 +380,7 @@ cdef class RJCore:
                 return 0
             new = self._lml(self.st.ep, self.st.ldp, self.st.m + 1)
             dll = new - self.lml
-        if self._logu() < dll + self._split_terms(k, n_nn):
+        if self._accept(dll + self._split_terms(k, n_nn), dll + log(self.Lambda) - self.logvol):
             if not self.prior_only:
                 self.st._commit()
                 self.lml = new
@@ -350,10 +398,13 @@ cdef class RJCore:
         self._move_to_end(j)
 
     cdef int _merge(self) noexcept nogil:
-        cdef Py_ssize_t k = self.k, d = self.d, j = <Py_ssize_t> random_interval(self.rng, k - 1), nn, i, t, col
+        cdef Py_ssize_t k = self.k, d = self.d, j, nn, i, t, col
         cdef double* mu = self.tmp
         cdef double uu = 0.0, z, new = 0.0, dll = 0.0
         cdef int n_nn
+        if k < 2:
+            return 0
+        j = <Py_ssize_t> random_interval(self.rng, k - 1)
         nn = self._nn(self.C, k, j)
         for i in range(d):
             z = (self.C[nn * d + i] - self.C[j * d + i]) / (2.0 * self.vs)
@@ -376,7 +427,7 @@ cdef class RJCore:
             self.st._prop_delete(col)
             new = self._lml(self.st.ep, self.st.ldp, self.st.m - 1)
             dll = new - self.lml
-        if self._logu() < dll - self._split_terms(k - 1, n_nn):
+        if self._accept(dll - self._split_terms(k - 1, n_nn), dll - log(self.Lambda) + self.logvol):
             if not self.prior_only:
                 self.st._commit()
                 self.lml = new
@@ -415,7 +466,7 @@ cdef class RJCore:
                 pos += 1
                 continue
             new = self._lml(self.st.ep, self.st.ldp, self.st.m)
-            if self._logu() < new - self.lml:
+            if self._accept(new - self.lml, new - self.lml):
                 self.st._commit()
                 self.lml = new
                 self._move_to_end(pos)
@@ -440,7 +491,7 @@ cdef class RJCore:
             if not self.fix_delta2:
                 for o in range(self.c):
                     self.delta2_buf[o] = self.b_d / random_standard_gamma(self.rng, self.a_d)
-        else:
+        elif self.nuis:
             for o in range(self.c):
                 L = self.st.L + self.st.ofac[o] * S
                 z = self.st.Z + o * M1
@@ -509,18 +560,25 @@ cdef class RJCore:
             self.na_[self.last_move] += self.last_acc
         self._hypers()
         self.logpost = self.lml + self._log_prior()
+        self._track_best()
 
     # ---------------------------------------------------------------- driver API
     def run(self, Py_ssize_t n, long[::1] k_out, double[::1] lp_out, double[::1] lam_out,
             double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out,
-            Py_ssize_t offset=0):
-        """Run n iterations, writing per-iteration scalars from position `offset` of the outputs."""
+            Py_ssize_t offset=0, const double[::1] temps=None):
+        """Run n iterations, writing per-iteration scalars from position `offset` of the outputs; with `temps`,
+        iteration i runs at temperature temps[i] (annealed acceptance, eq. 38)."""
         cdef Py_ssize_t i, o
+        cdef bint anneal = temps is not None
+        if anneal and temps.shape[0] < offset + n:
+            raise ValueError("temps is too short")
         if offset < 0 or offset + n > k_out.shape[0]:
             raise ValueError("output arrays are too short")
         with self._lock:
             with nogil:
                 for i in range(offset, offset + n):
+                    if anneal:
+                        self.inv_t1 = 1.0 / temps[i] - 1.0
                     self._iterate()
                     k_out[i] = self.k
                     lp_out[i] = self.logpost
@@ -546,6 +604,11 @@ cdef class RJCore:
             h[:, o] = s * np.linalg.solve(L.T, z) if m else z
         alpha = self._alpha[:, :m].T.copy()
         return centres, h, alpha
+
+    @property
+    def best_centres(self):
+        """Centres of the configuration with the largest log f_S seen (log posterior + log k!)."""
+        return self._best[:self.best_k].copy()
 
     @property
     def centres(self):
