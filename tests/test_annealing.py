@@ -1,0 +1,103 @@
+"""Calibration, RJ simulated annealing and the convergence tools (issue: calibration, RJSA, convergence)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import special
+
+from rbf_bayes.annealing import AnnealedRBFRegressor, anneal_rbf, cooling_schedule, exhaustive_search
+from rbf_bayes.basis import CentreSpace
+from rbf_bayes.calibration import CalibratedPrior, aic, bic, criterion_value, mdl
+from rbf_bayes.convergence import ConvergenceWarning, check_conditions, ess, rhat
+from rbf_bayes.datasets import SIGNAL_WIDTH, robot_arm, signal_detection
+from rbf_bayes.posterior import log_posterior
+from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc
+
+
+@pytest.mark.parametrize("crit", ["aic", "bic", "mdl"])
+def test_calibrated_log_posterior_is_minus_criterion_plus_constant(crit):
+    d = robot_arm(np.random.default_rng(4), n_train=80)
+    cp = CalibratedPrior(crit)
+    om = CentreSpace.from_data(d.x, cp.iota)
+    lam = math.exp(cp.log_Lambda_bar(om, 2, 80))
+    rng = np.random.default_rng(0)
+    vals = []
+    for k in (0, 1, 3, 6, 9):
+        mu = om.sample(rng, k)
+        vals.append(log_posterior(d.x, d.y, mu, lam, cp.delta2_bar, cp.rbf_prior(), "cubic", 1.0, om)
+                    + special.gammaln(k + 1) + criterion_value(d.x, d.y, mu, "cubic", 1.0, crit))
+    assert np.ptp(vals) < 1e-6
+
+
+def test_criteria_relations():
+    d = signal_detection(np.random.default_rng(0), 50, 0.1)
+    mu = d.x[:3]
+    assert bic(d.x, d.y, mu, "gaussian", 0.1) == mdl(d.x, d.y, mu, "gaussian", 0.1)
+    # AIC penalty xi vs BIC xi log(N)/2 with xi = 3*2 + 1*2 = 8
+    assert np.isclose(bic(d.x, d.y, mu, "gaussian", 0.1) - aic(d.x, d.y, mu, "gaussian", 0.1), 8 * (math.log(50) / 2 - 1))
+
+
+def test_temperature_one_is_the_homogeneous_sampler():
+    d = signal_detection(np.random.default_rng(2), 50, 0.01)
+    cal = CalibratedPrior("bic", k_max=20)
+    r = anneal_rbf(d.x, d.y, calibration=cal, n_iter=400, schedule=lambda i: 1.0, rng=np.random.default_rng(5),
+                   basis="gaussian", width=SIGNAL_WIDTH)
+    tr = sample_rjmcmc(d.x, d.y, prior=cal, config=RJConfig(n_iter=400, burn_in=399, fixed_probs=(0.2,) * 4),
+                       rng=np.random.default_rng(5), basis="gaussian", width=SIGNAL_WIDTH)
+    np.testing.assert_array_equal(r.k_trace, tr.k)
+
+
+def test_rjsa_reaches_the_exhaustive_optimum():
+    d = signal_detection(np.random.default_rng(2), 50, 0.01)
+    cal = CalibratedPrior("bic", k_max=20)
+    r = anneal_rbf(d.x, d.y, calibration=cal, n_iter=3000, rng=np.random.default_rng(6), basis="gaussian",
+                   width=SIGNAL_WIDTH, record_every=3000)
+    ex = exhaustive_search(d.x, d.y, range(0, 6), calibration=cal, n_iter=1500, rng=np.random.default_rng(7),
+                           basis="gaussian", width=SIGNAL_WIDTH)
+    assert r.criterion <= ex["best_criterion"] + 0.5
+    assert r.criterion == pytest.approx(criterion_value(d.x, d.y, r.centres, "gaussian", SIGNAL_WIDTH, "bic"))
+
+
+def test_schedules_and_errors():
+    assert np.all(np.diff(cooling_schedule("geometric", 50)) < 0)
+    with pytest.raises(ValueError, match="schedule must be"):
+        cooling_schedule("cosine", 10)
+    d = signal_detection(np.random.default_rng(0), 50, 0.1)
+    with pytest.raises(ValueError, match="move_prob must be in"):
+        anneal_rbf(d.x, d.y, rng=np.random.default_rng(0), move_prob=0.3)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        anneal_rbf(d.x, d.y, rng=0)
+
+
+def test_annealed_regressor_protocol():
+    d = signal_detection(np.random.default_rng(3), 50, 0.01)
+    m = AnnealedRBFRegressor("mdl", basis="gaussian", width=SIGNAL_WIDTH, n_iter=1000, k_max=20, random_state=0)
+    m.fit(d.x, d.y)
+    p, s = m.predict(d.x_test, return_std=True)
+    assert p.shape == (50,) and np.all(s > 0)
+    assert m.score(d.x_test, d.y_test) > 0.95
+    assert m.get_params()["criterion"] == "mdl"
+
+
+def test_check_conditions():
+    x = np.random.default_rng(0).uniform(size=(30, 2))
+    y = np.sin(x.sum(1)) + 0.1 * np.random.default_rng(1).normal(size=30)
+    assert check_conditions(x, y, k_max=10)["ok"]
+    with pytest.warns(ConvergenceWarning, match="Corollary 2"):
+        check_conditions(x, y)
+    with pytest.raises(ValueError, match="exact linear function of x"):
+        check_conditions(x, 2 + x[:, 0], k_max=5)
+    with pytest.raises(ValueError, match="exact linear function of x"):
+        sample_rjmcmc(x, 2 + x[:, 0], prior=__import__("rbf_bayes.priors").priors.RBFPrior(k_max=5),
+                      rng=np.random.default_rng(0))
+
+
+def test_rhat_and_ess_on_known_processes():
+    rng = np.random.default_rng(8)
+    iid = rng.standard_normal((4, 5000))
+    assert rhat(iid) < 1.01 and abs(ess(iid) / 20000 - 1) < 0.1
+    shifted = iid + np.array([0, 0, 0, 1.0])[:, None]
+    assert rhat(shifted) > 1.05
+    with pytest.raises(ValueError, match="n_draws >= 4"):
+        rhat(np.zeros((2, 3)))
