@@ -42,7 +42,8 @@ def extensions():
         libraries=["npyrandom", "m"],
     )
     exts = [setuptools.Extension("rbf_bayes._kernel", ["rbf_bayes/_kernel.pyx"], **common),
-            setuptools.Extension("rbf_bayes._rjmcmc", ["rbf_bayes/_rjmcmc.pyx"], **common)]
+            setuptools.Extension("rbf_bayes._rjmcmc", ["rbf_bayes/_rjmcmc.pyx"], **common),
+            setuptools.Extension("rbf_bayes._bmars", ["rbf_bayes/_bmars.pyx"], **common)]
     return cythonize(exts, language_level=3,
                      compiler_directives=dict(boundscheck=False, wraparound=False, cdivision=True,
                                               initializedcheck=False))
