@@ -402,6 +402,47 @@ cdef class GramFactor:
             self.e[o] = _dot(zo, zo, m)
         return 0
 
+    cdef void _add_row(self, Py_ssize_t t, const double* dv, const double* yv) noexcept nogil:
+        """Data row t arrives (it was all zeros): D[t, :] = dv (m values), Y[t, :] = yv. G += d d' is a rank-one
+        update of every factor (O(m^2)), D'Y += d y', y'y += y^2, then z, e and log det are refreshed (O(m^2))."""
+        cdef Py_ssize_t m = self.m, M1 = self.M1, S = M1 * M1, N = self.N, f, i, k, o, ix
+        cdef double* L
+        cdef double* x = self.work
+        cdef double a, xk, r, cth, sn, s
+        cdef double* zo
+        for k in range(m):
+            self.Dt[k * N + t] = dv[k]
+            for i in range(m):
+                self.G[k * M1 + i] += dv[k] * dv[i]
+            for o in range(self.c):
+                self.B[k * self.c + o] += dv[k] * yv[o]
+        for o in range(self.c):
+            self.Yt[o * N + t] = yv[o]
+            self.yy[o] += yv[o] * yv[o]
+        for f in range(self.q):
+            L = self.L + f * S
+            for k in range(m):
+                x[k] = dv[k]
+            for k in range(m):
+                a = L[k * M1 + k]
+                xk = x[k]
+                r = sqrt(a * a + xk * xk)
+                cth = r / a
+                sn = xk / a
+                L[k * M1 + k] = r
+                for i in range(k + 1, m):
+                    ix = i * M1 + k
+                    L[ix] = (L[ix] + sn * x[i]) / cth
+                    x[i] = cth * x[i] - sn * L[ix]
+            self.ld[f] = self._logdet(L, m)
+        for o in range(self.c):
+            L = self.L + self.ofac[o] * S
+            zo = self.Z + o * M1
+            for i in range(m):
+                s = self.B[i * self.c + o] - _dot(L + i * M1, zo, i)
+                zo[i] = s / L[i * M1 + i]
+            self.e[o] = _dot(zo, zo, m)
+
     # ------------------------------------------------------------------ Python API
     def _check_idle(self):
         if self.pending:
@@ -490,6 +531,32 @@ cdef class GramFactor:
         if ok:
             self._commit()
         return ok
+
+    def add_row(self, Py_ssize_t t, d, y):
+        """Data row t arrives: its m design values d (current column order) and its c targets y. Row t must still
+        be empty (all zeros in the design and the targets): the row-by-row growth of TD-SMC."""
+        self._check_idle()
+        if t < 0 or t >= self.N:
+            raise IndexError(f"t must be in [0, {self.N}), got {t}")
+        da = np.ascontiguousarray(d, dtype=float).reshape(-1)
+        ya = np.ascontiguousarray(y, dtype=float).reshape(-1)
+        if da.shape[0] != self.m:
+            raise ValueError(f"d must have the m = {self.m} values of row t, got {da.shape[0]}")
+        if ya.shape[0] != self.c:
+            raise ValueError(f"y must have c = {self.c} values, got {ya.shape[0]}")
+        if not (np.all(np.isfinite(da)) and np.all(np.isfinite(ya))):
+            raise ValueError("d and y must be finite")
+        cdef Py_ssize_t k, o
+        for k in range(self.m):
+            if self.Dt[k * self.N + t] != 0.0:
+                raise ValueError(f"row {t} is not empty: add_row only adds new rows")
+        for o in range(self.c):
+            if self.Yt[o * self.N + t] != 0.0:
+                raise ValueError(f"row {t} of the targets is not empty")
+        cdef const double[::1] dvv = da
+        cdef const double[::1] yvv = ya
+        cdef double dummy = 0.0
+        self._add_row(t, &dvv[0] if self.m else &dummy, &yvv[0])
 
     def set_ridge(self, Py_ssize_t f, double r):
         """Set ridge value r_f and refactorise factor f from G (O(m^3)); False if not PD."""
