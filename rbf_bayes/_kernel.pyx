@@ -558,6 +558,24 @@ cdef class GramFactor:
         cdef double dummy = 0.0
         self._add_row(t, &dvv[0] if self.m else &dummy, &yvv[0])
 
+    def copy(self):
+        """An independent copy of the state (memcpy of every buffer): how a resampled particle is duplicated."""
+        self._check_idle()
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, c = self.c, N = self.N
+        cdef GramFactor g = GramFactor(N, c, self.m_max, ridge=self.ridges, out_factor=self.out_factor)
+        memcpy(g.Dt, self.Dt, M1 * N * sizeof(double))
+        memcpy(g.Yt, self.Yt, c * N * sizeof(double))
+        memcpy(g.G, self.G, S * sizeof(double))
+        memcpy(g.B, self.B, M1 * c * sizeof(double))
+        memcpy(g.L, self.L, q * S * sizeof(double))
+        memcpy(g.Z, self.Z, c * M1 * sizeof(double))
+        memcpy(g.yy, self.yy, c * sizeof(double))
+        memcpy(g.e, self.e, c * sizeof(double))
+        memcpy(g.ld, self.ld, q * sizeof(double))
+        g.m = self.m
+        g.tol = self.tol
+        return g
+
     def set_ridge(self, Py_ssize_t f, double r):
         """Set ridge value r_f and refactorise factor f from G (O(m^3)); False if not PD."""
         self._check_idle()

@@ -170,3 +170,19 @@ def test_rows_arriving_interleaved_with_column_ops(ridge, c, seed):
         assert _close(a.logdet, b.logdet, 1.0)
     with pytest.raises(ValueError, match="not empty"):
         a.add_row(5, X[5, cols], Y[5])
+
+
+def test_copy_is_independent_and_equal():
+    r = np.random.default_rng(4)
+    g = GramFactor(20, 2, 6, ridge=(0.3, 1.1))
+    g.set_targets(r.normal(size=(20, 2)))
+    for _ in range(4):
+        g.append(r.normal(size=20))
+    h = g.copy()
+    np.testing.assert_array_equal(h.explained, g.explained)
+    np.testing.assert_array_equal(h.logdet, g.logdet)
+    np.testing.assert_array_equal(h.columns(), g.columns())
+    h.delete(1)
+    h.append(r.normal(size=20))
+    assert g.m == 4 and not np.array_equal(h.columns(), g.columns())
+    np.testing.assert_array_equal(g.columns().shape, (20, 4))
