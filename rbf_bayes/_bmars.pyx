@@ -13,7 +13,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_gamma, random_interval,
                                            random_standard_normal)
-from rbf_bayes._kernel cimport GramFactor
+from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm
 
 cnp.import_array()
 cdef double LOG2PI = 1.8378770664093453
@@ -105,18 +105,8 @@ cdef class BMARSCore:
         return tot
 
     cdef double _log_S(self, double L) noexcept nogil:
-        cdef Py_ssize_t j, jm
-        cdef double lL, mx, s = 0.0
-        if L <= 0.0:
-            return 0.0
-        lL = log(L)
-        jm = <Py_ssize_t> L
-        if jm > self.kmax:
-            jm = self.kmax
-        mx = jm * lL - self.lgam[jm]
-        for j in range(self.kmax + 1):
-            s += exp(j * lL - self.lgam[j] - mx)
-        return mx + log(s)
+        """log sum_{j <= kmax} L^j / j! (shared with the other loops: _kernel.log_trunc_poisson_norm)."""
+        return log_trunc_poisson_norm(L, self.kmax, self.lgam)
 
     cdef void _probs(self, Py_ssize_t k, double* b, double* d) noexcept nogil:
         b[0] = self.c_move * (1.0 if self.lam >= k + 1 else self.lam / (k + 1)) if k < self.kmax else 0.0

@@ -59,6 +59,22 @@ cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const doub
         out[n] = phi_r2(r2, kind, w2)
 
 
+cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil:
+    """log sum_{j <= kmax} L^j / j! with lgam[j] = lgamma(j + 1); one exp per term, the largest term at j = min(floor(L), kmax)."""
+    cdef Py_ssize_t j, jm
+    cdef double lL, mx, s = 0.0
+    if L <= 0.0:
+        return 0.0
+    lL = log(L)
+    jm = <Py_ssize_t> L
+    if jm > kmax:
+        jm = kmax
+    mx = jm * lL - lgam[jm]
+    for j in range(kmax + 1):
+        s += exp(j * lL - lgam[j] - mx)
+    return mx + log(s)
+
+
 def basis_column(const double[:, ::1] x, const double[::1] mu, str basis, double width=1.0):
     """phi(||x_n - mu||) for every row of x, computed in C (the kernel's column generator)."""
     if basis not in BASIS_CODES:

@@ -15,7 +15,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
                                            random_standard_gamma, random_interval)
-from rbf_bayes._kernel cimport GramFactor, basis_column_c
+from rbf_bayes._kernel cimport GramFactor, basis_column_c, log_trunc_poisson_norm
 from rbf_bayes._kernel import BASIS_CODES
 
 cnp.import_array()
@@ -179,19 +179,8 @@ cdef class RJCore:
         return tot
 
     cdef double _log_S(self, double L) noexcept nogil:
-        """log sum_{j <= kmax} L^j / j! (one exp per term; the largest term is at j = min(floor(L), kmax))."""
-        cdef Py_ssize_t j, jm
-        cdef double lL, mx, s = 0.0
-        if L <= 0.0:
-            return 0.0
-        lL = log(L)
-        jm = <Py_ssize_t> L
-        if jm > self.kmax:
-            jm = self.kmax
-        mx = jm * lL - self.lgam[jm]
-        for j in range(self.kmax + 1):
-            s += exp(j * lL - self.lgam[j] - mx)
-        return mx + log(s)
+        """log sum_{j <= kmax} L^j / j! (shared with the other loops: _kernel.log_trunc_poisson_norm)."""
+        return log_trunc_poisson_norm(L, self.kmax, self.lgam)
 
     cdef double _log_prior(self) noexcept nogil:
         """log p(k | Lambda) + log p(mu | k) + sum log p(delta^2) + log p(Lambda)."""
