@@ -281,32 +281,17 @@ cdef class BMARSCore:
     def snapshot(self):
         """(predictors, signs, knot indices, factors per basis) of the k bases, the posterior-mean coefficients
         h = L'^{-1} z (m, c), a draw alpha = L'^{-1}(z + sigma eps) and sigma^2 (c,) — O(m^2) from the factor."""
-        cdef Py_ssize_t o, i, t, m = self.st.m, M1 = self.st.M1
-        cdef double* L = self.st.L
-        cdef double* z
-        cdef double vv, s2
+        cdef Py_ssize_t o, i, m = self.st.m
+        cdef double s2
         h = np.zeros((m, self.c)); dr = np.zeros((m, self.c)); s2s = np.zeros(self.c)
-        cdef double[:, ::1] hv = h
-        cdef double[:, ::1] dv = dr
-        w = np.zeros(m)
-        cdef double[::1] wv = w
+        eps = np.empty(m)
         with self._lock:
             for o in range(self.c):
-                z = self.st.Z + o * M1
                 s2 = 0.5 * (self.gam0 + self.st.yy[o] - self.st.e[o]) / random_standard_gamma(self.rng, self.a_post)
                 s2s[o] = s2
-                for i in range(m - 1, -1, -1):          # h = L'^{-1} z
-                    vv = z[i]
-                    for t in range(i + 1, m):
-                        vv -= L[t * M1 + i] * hv[t, o]
-                    hv[i, o] = vv / L[i * M1 + i]
                 for i in range(m):
-                    wv[i] = z[i] + s2 ** 0.5 * random_standard_normal(self.rng)
-                for i in range(m - 1, -1, -1):          # alpha = L'^{-1} w
-                    vv = wv[i]
-                    for t in range(i + 1, m):
-                        vv -= L[t * M1 + i] * dv[t, o]
-                    dv[i, o] = vv / L[i * M1 + i]
+                    eps[i] = random_standard_normal(self.rng)
+                _, h[:, o], dr[:, o] = self.st.posterior_coef(o, s2 ** 0.5, eps)
         k = self.k
         return (self._bv[:k].copy(), self._bs[:k].copy(), self._bk[:k].copy(), self._bJ[:k].copy(), h, dr, s2s)
 

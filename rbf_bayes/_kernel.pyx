@@ -459,6 +459,18 @@ cdef class GramFactor:
                 zo[i] = s / L[i * M1 + i]
             self.e[o] = _dot(zo, zo, m)
 
+    cdef void _back_solve(self, Py_ssize_t f, const double* w, double* out) noexcept nogil:
+        """out = L_f'^{-1} w (length m); out may alias w. With w = z_o this is the ridge posterior mean
+        (G + r I)^{-1} D'y_o; with w = z_o + s eps, a draw with covariance s^2 (G + r I)^{-1}."""
+        cdef Py_ssize_t M1 = self.M1, m = self.m, i, t
+        cdef double* L = self.L + f * M1 * M1
+        cdef double v
+        for i in range(m - 1, -1, -1):
+            v = w[i]
+            for t in range(i + 1, m):
+                v -= L[t * M1 + i] * out[t]
+            out[i] = v / L[i * M1 + i]
+
     # ------------------------------------------------------------------ Python API
     def _check_idle(self):
         if self.pending:
@@ -573,6 +585,29 @@ cdef class GramFactor:
         cdef const double[::1] yvv = ya
         cdef double dummy = 0.0
         self._add_row(t, &dvv[0] if self.m else &dummy, &yvv[0])
+
+    def posterior_coef(self, Py_ssize_t o, double scale=0.0, eps=None):
+        """For output o: z = L^{-1} D'y_o, the mean h = (G + r I)^{-1} D'y_o = L'^{-1} z and, if eps (m standard normals)
+        is given, the draw L'^{-1}(z + scale eps) ~ N(h, scale^2 (G + r I)^{-1}). O(m^2), from the factor."""
+        self._check_idle()
+        if o < 0 or o >= self.c:
+            raise IndexError(f"o must be in [0, {self.c}), got {o}")
+        cdef Py_ssize_t m = self.m, i, f = self.ofac[o]
+        z = np.array([self.Z[o * self.M1 + i] for i in range(m)])
+        h = np.empty(m)
+        cdef double[::1] zv = z
+        cdef double[::1] hv = h
+        if m:
+            self._back_solve(f, &zv[0], &hv[0])
+        if eps is None:
+            return z, h, None
+        w = z + scale * np.ascontiguousarray(eps, dtype=float).reshape(m)
+        d = np.empty(m)
+        cdef double[::1] wv = w
+        cdef double[::1] dv = d
+        if m:
+            self._back_solve(f, &wv[0], &dv[0])
+        return z, h, d
 
     def copy(self):
         """An independent copy of the state (memcpy of every buffer): how a resampled particle is duplicated."""

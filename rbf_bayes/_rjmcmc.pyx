@@ -495,11 +495,7 @@ cdef class RJCore:
                     al[i] = s * z[i] + sqrt(s2 * s) * random_standard_normal(self.rng)
                     if self.gprior:
                         quad += al[i] * al[i]
-                for i in range(m - 1, -1, -1):       # alpha = L'^{-1} w
-                    v = al[i]
-                    for t in range(i + 1, m):
-                        v -= L[t * M1 + i] * al[t]
-                    al[i] = v / L[i * M1 + i]
+                self.st._back_solve(self.st.ofac[o], al, al)   # alpha = L'^{-1} w
                 if not self.gprior:
                     for i in range(m):
                         quad += al[i] * al[i]
@@ -580,19 +576,16 @@ cdef class RJCore:
 
     def snapshot(self):
         """(centres (k, d), posterior-mean coefficients h (m, c), last coefficient draw (m, c))."""
-        cdef Py_ssize_t o, i, t, m = self.st.m, M1 = self.st.M1, S = M1 * M1
-        cdef double v, s
+        cdef Py_ssize_t o, m = self.st.m
+        cdef double s
         centres = self._C[:self.k].copy()
         if self.prior_only:
             return centres, np.zeros((0, self.c)), np.zeros((0, self.c))
         h = np.empty((m, self.c))
         for o in range(self.c):
-            L = self.st.factor(self.st.ofac[o])
-            z = np.array([self.st.Z[o * M1 + i] for i in range(m)])
             s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
-            h[:, o] = s * np.linalg.solve(L.T, z) if m else z
-        alpha = self._alpha[:, :m].T.copy()
-        return centres, h, alpha
+            h[:, o] = s * self.st.posterior_coef(o)[1]
+        return centres, h, self._alpha[:, :m].T.copy()
 
     @property
     def best_centres(self):
