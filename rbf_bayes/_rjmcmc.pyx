@@ -469,9 +469,8 @@ cdef class RJCore:
 
     # ---------------------------------------------------------------- hyperparameters
     cdef void _hypers(self) noexcept nogil:
-        cdef Py_ssize_t o, i, t, m = self.st.m, M1 = self.st.M1, S = M1 * M1
-        cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad, v
-        cdef double* L
+        cdef Py_ssize_t o, i, m = self.st.m, M1 = self.st.M1
+        cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad
         cdef double* z
         cdef double* al
         cdef double Ls
@@ -482,7 +481,6 @@ cdef class RJCore:
                     self.delta2_buf[o] = self.b_d / random_standard_gamma(self.rng, self.a_d)
         elif self.nuis:
             for o in range(self.c):
-                L = self.st.L + self.st.ofac[o] * S
                 z = self.st.Z + o * M1
                 al = self.alpha + o * M1
                 s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
