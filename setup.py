@@ -43,7 +43,8 @@ def extensions():
     )
     exts = [setuptools.Extension("rbf_bayes._kernel", ["rbf_bayes/_kernel.pyx"], **common),
             setuptools.Extension("rbf_bayes._rjmcmc", ["rbf_bayes/_rjmcmc.pyx"], **common),
-            setuptools.Extension("rbf_bayes._bmars", ["rbf_bayes/_bmars.pyx"], **common)]
+            setuptools.Extension("rbf_bayes._bmars", ["rbf_bayes/_bmars.pyx"], **common),
+            setuptools.Extension("rbf_bayes._smc", ["rbf_bayes/_smc.pyx"], **common)]
     return cythonize(exts, language_level=3,
                      compiler_directives=dict(boundscheck=False, wraparound=False, cdivision=True,
                                               initializedcheck=False))

@@ -471,6 +471,25 @@ cdef class GramFactor:
                 v -= L[t * M1 + i] * out[t]
             out[i] = v / L[i * M1 + i]
 
+    cdef void _copy_from(self, GramFactor s, Py_ssize_t n) noexcept nogil:
+        """Become a copy of s (same N, c, q, m_max; both idle), copying only the first n data rows of the
+        design and targets: the TD-SMC resampling copy, where rows >= n are all zeros in every particle."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, m = s.m, i, f
+        for i in range(m):
+            memcpy(self.Dt + i * N, s.Dt + i * N, n * sizeof(double))
+            memcpy(self.G + i * M1, s.G + i * M1, m * sizeof(double))
+            for f in range(self.q):
+                memcpy(self.L + f * S + i * M1, s.L + f * S + i * M1, (i + 1) * sizeof(double))
+        for i in range(self.c):
+            memcpy(self.Yt + i * N, s.Yt + i * N, n * sizeof(double))
+        memcpy(self.B, s.B, M1 * self.c * sizeof(double))
+        memcpy(self.Z, s.Z, self.c * M1 * sizeof(double))
+        memcpy(self.yy, s.yy, self.c * sizeof(double))
+        memcpy(self.e, s.e, self.c * sizeof(double))
+        memcpy(self.ld, s.ld, self.q * sizeof(double))
+        memcpy(self.ridge, s.ridge, self.q * sizeof(double))
+        self.m = m
+
     # ------------------------------------------------------------------ Python API
     def _check_idle(self):
         if self.pending:
@@ -626,6 +645,22 @@ cdef class GramFactor:
         g.m = self.m
         g.tol = self.tol
         return g
+
+    def copy_from(self, GramFactor src, n_rows=None):
+        """Overwrite this state with src's (same N, c, q, m_max and out_factor) without allocating. With n_rows, only
+        the first n_rows data rows are copied: valid when rows >= n_rows are all zeros in both states (rows that have
+        not arrived yet in TD-SMC)."""
+        self._check_idle()
+        src._check_idle()
+        if (src.N, src.c, src.q, src.m_max) != (self.N, self.c, self.q, self.m_max):
+            raise ValueError("src must have the same N, c, q and m_max")
+        if not np.array_equal(src.out_factor, self.out_factor):
+            raise ValueError("src must have the same out_factor")
+        cdef Py_ssize_t n = self.N if n_rows is None else n_rows
+        if n < 0 or n > self.N:
+            raise ValueError(f"n_rows must be in [0, {self.N}], got {n_rows}")
+        self._copy_from(src, n)
+        self.tol = src.tol
 
     def set_ridge(self, Py_ssize_t f, double r):
         """Set ridge value r_f and refactorise factor f from G (O(m^3)); False if not PD."""

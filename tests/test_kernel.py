@@ -186,3 +186,43 @@ def test_copy_is_independent_and_equal():
     h.append(r.normal(size=20))
     assert g.m == 4 and not np.array_equal(h.columns(), g.columns())
     np.testing.assert_array_equal(g.columns().shape, (20, 4))
+
+
+def test_copy_from_overwrites_a_used_state_without_allocating():
+    """copy_from(src, n_rows=t) between states grown row by row (rows >= t still zero) leaves an exact copy: same
+    columns, Gram, factors and derived quantities, and the two evolve identically afterwards."""
+    r = np.random.default_rng(5)
+    N, t = 30, 17
+    X, Y = r.normal(size=(N, 20)), r.normal(size=(N, 2))
+    states = []
+    for s in range(2):
+        g = GramFactor(N, 2, 7, ridge=(0.4,))
+        g.set_targets(np.zeros((N, 2)))
+        cols = []
+        for i in range(t):
+            if len(cols) < 5 and (s + i) % 3 == 0:
+                j = int(r.integers(20))
+                g.append(np.where(np.arange(N) < i, X[:, j], 0.0))
+                cols.append(j)
+            if s == 1 and i == 9:
+                g.delete(0)
+                cols.pop(0)
+            g.add_row(i, X[i, cols], Y[i])
+        states.append((g, cols))
+    (a, ca), (b, cb) = states
+    assert a.m != b.m
+    b.copy_from(a, n_rows=t)
+    for f in ("explained", "logdet", "yty", "ridges"):
+        np.testing.assert_array_equal(getattr(b, f), getattr(a, f))
+    np.testing.assert_array_equal(b.columns(), a.columns())
+    np.testing.assert_array_equal(b.gram(), a.gram())
+    np.testing.assert_array_equal(b.factor(), a.factor())
+    v = np.where(np.arange(N) < t + 1, X[:, 3], 0.0)
+    for g in (a, b):                                # both evolve the same way
+        g.add_row(t, X[t, ca], Y[t])
+        g.append(v)
+    np.testing.assert_array_equal(b.explained, a.explained)
+    with pytest.raises(ValueError, match="same N"):
+        GramFactor(N + 1, 2, 7, ridge=(0.4,)).copy_from(a)
+    with pytest.raises(ValueError, match="n_rows must be in"):
+        b.copy_from(a, n_rows=N + 1)

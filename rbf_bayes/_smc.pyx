@@ -1,0 +1,442 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The TD-SMC particle loop (Vermaak, Godsill & Doucet) in C.
+
+Derived and checked in `nbs/09_smc.ipynb`, where the pure-Python `TDSMCReference` spells out every step; this
+loop makes the same random draws in the same order, so the two give the same particle system for the same seed
+(tested).  Each particle is a `GramFactor` (`_kernel.pyx`) grown one data row at a time (`_add_row`), with its
+centres as indices of observed inputs in column order, and its variances (sigma_y^2, sigma_beta^2).  Per
+observation: new row, zero / birth / death move and its importance weight (eq. 8 with the normalised backward
+kernel of the notebook), then (separately) the Gibbs refresh of the variances, resampling into dead slots
+(in-place copies, no allocation) and the optional resample-move reversible-jump steps.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.math cimport sqrt, log, exp, lgamma, INFINITY, floor
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
+                                           random_standard_gamma)
+from rbf_bayes._kernel cimport GramFactor, phi_r2, basis_column_c
+from rbf_bayes._kernel import BASIS_CODES
+
+cnp.import_array()
+
+cdef double LOG2PI = 1.8378770664093453
+DEF ZERO = 0
+DEF BIRTH = 1
+DEF DEATH = 2
+
+
+cdef inline double _lbinom(double n, double r) noexcept nogil:
+    return lgamma(n + 1.0) - lgamma(r + 1.0) - lgamma(n - r + 1.0)
+
+
+cdef class SMCCore:
+    """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`."""
+    cdef list fac
+    cdef object _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free, _bitgen, _lock, _nsing
+    cdef double* X             # (cap, d) observed inputs
+    cdef double* Y             # (cap, c) observed targets
+    cdef Py_ssize_t* cent      # (Np, kmax) centre indices, column order
+    cdef Py_ssize_t* kk        # (Np,) number of kernels
+    cdef double* s2y
+    cdef double* s2b
+    cdef double* lml           # log p(Y_t | S, s2y, s2b) of each particle
+    cdef double* inc           # (Np,) log incremental weights of the last step
+    cdef double* pre           # (Np, c) one-step predictive mean k_t'h before y_t
+    cdef double* post          # (Np, c) filtered estimate k_t'h after the move
+    cdef double* dv            # (kmax + 1,) new design row
+    cdef double* wv            # (kmax + 1,) refresh workspace
+    cdef double* beta          # (kmax + 1,)
+    cdef Py_ssize_t* freebuf   # (cap,) free inputs when enumerated
+    cdef long* nsing           # (3,) singular proposals: birth step, refresh, resample-move
+    cdef bitgen_t* rng
+    cdef readonly Py_ssize_t Np, cap, d, c, kmax, t
+    cdef int kind, fixed
+    cdef double w2, lam, cc, a_y, b_y, a_b, b_b
+
+    def __cinit__(self, list factors, Py_ssize_t cap, Py_ssize_t d, Py_ssize_t kmax, str basis, double width,
+                  double lam, double c, double a_y, double b_y, double a_b, double b_b, bint fixed,
+                  s2y, s2b, bitgen):
+        cdef GramFactor g
+        self.fac = factors
+        self.Np = len(factors)
+        if self.Np < 1:
+            raise ValueError("at least one particle is needed")
+        g = <GramFactor> factors[0]
+        self.cap, self.d, self.c, self.kmax, self.t = cap, d, g.c, kmax, 0
+        for f in factors:
+            g = <GramFactor> f
+            if g.N != cap or g.c != self.c or g.q != 1 or g.m != 1 or g.m_max < kmax + 1:
+                raise ValueError("factors must be empty GramFactors (constant column only) with N = cap, one ridge"
+                                 " and m_max >= kmax + 1")
+        self.kind = BASIS_CODES[basis]
+        self.w2 = width * width
+        self.lam, self.cc = lam, c
+        self.a_y, self.b_y, self.a_b, self.b_b, self.fixed = a_y, b_y, a_b, b_b, fixed
+        self._X = np.zeros((cap, d)); self._Y = np.zeros((cap, self.c))
+        self._cent = np.zeros((self.Np, max(kmax, 1)), dtype=np.intp); self._k = np.zeros(self.Np, dtype=np.intp)
+        self._s2y = np.array(s2y, dtype=float).reshape(self.Np).copy()
+        self._s2b = np.array(s2b, dtype=float).reshape(self.Np).copy()
+        self._lml = np.zeros(self.Np); self._inc = np.zeros(self.Np)
+        self._pre = np.zeros((self.Np, self.c)); self._post = np.zeros((self.Np, self.c))
+        self._dv = np.zeros(kmax + 1); self._w = np.zeros(kmax + 1); self._beta = np.zeros(kmax + 1)
+        self._free = np.zeros(cap, dtype=np.intp); self._nsing = np.zeros(3, dtype=np.int_)
+        cdef double[:, ::1] xv = self._X
+        cdef double[:, ::1] yv = self._Y
+        cdef Py_ssize_t[:, ::1] cv = self._cent
+        cdef Py_ssize_t[::1] kv = self._k
+        cdef double[::1] a1 = self._s2y
+        cdef double[::1] a2 = self._s2b
+        cdef double[::1] a3 = self._lml
+        cdef double[::1] a4 = self._inc
+        cdef double[:, ::1] a8 = self._pre
+        cdef double[:, ::1] a9 = self._post
+        cdef double[::1] a5 = self._dv
+        cdef double[::1] a6 = self._w
+        cdef double[::1] a7 = self._beta
+        cdef Py_ssize_t[::1] fb = self._free
+        cdef long[::1] ns = self._nsing
+        self.X, self.Y, self.cent, self.kk = &xv[0, 0], &yv[0, 0], &cv[0, 0], &kv[0]
+        self.s2y, self.s2b, self.lml, self.inc = &a1[0], &a2[0], &a3[0], &a4[0]
+        self.pre, self.post = &a8[0, 0], &a9[0, 0]
+        self.dv, self.wv, self.beta, self.freebuf, self.nsing = &a5[0], &a6[0], &a7[0], &fb[0], &ns[0]
+        self._bitgen = bitgen
+        self._lock = bitgen.lock
+        self.rng = <bitgen_t*> PyCapsule_GetPointer(bitgen.capsule, "BitGenerator")
+        for i in range(self.Np):
+            g = <GramFactor> factors[i]
+            g.ridge[0] = self.s2y[i] / self.s2b[i]
+
+    # ------------------------------------------------------------------ pieces (as in the notebook)
+    cdef inline Py_ssize_t _index(self, Py_ssize_t n) noexcept nogil:
+        "floor(u n), u uniform on [0, 1): a uniform index in 0..n-1 (the reference does the same)."
+        cdef Py_ssize_t j = <Py_ssize_t> floor(random_standard_uniform(self.rng) * n)
+        return n - 1 if j >= n else j
+
+    cdef Py_ssize_t _draw_free(self, Py_ssize_t i, Py_ssize_t t) noexcept nogil:
+        "A uniform draw among the observed inputs 0..t-1 that are not centres of particle i."
+        cdef Py_ssize_t k = self.kk[i], j, a, n
+        cdef Py_ssize_t* ce = self.cent + i * self.kmax
+        cdef bint taken
+        if 2 * k < t:                       # rejection: expected t / (t - k) < 2 draws
+            while True:
+                j = self._index(t)
+                taken = False
+                for a in range(k):
+                    if ce[a] == j:
+                        taken = True
+                        break
+                if not taken:
+                    return j
+        n = 0
+        for j in range(t):
+            taken = False
+            for a in range(k):
+                if ce[a] == j:
+                    taken = True
+                    break
+            if not taken:
+                self.freebuf[n] = j
+                n += 1
+        return self.freebuf[self._index(n)]
+
+    cdef void _probs(self, Py_ssize_t k, Py_ssize_t t, double* b, double* dd) noexcept nogil:
+        "alpha_birth, alpha_death of a particle with k kernels at time t (smc_move_probs)."
+        cdef Py_ssize_t top = self.kmax if self.kmax < t else t
+        b[0] = self.cc * (1.0 if self.lam / (k + 1) > 1.0 else self.lam / (k + 1)) if k < top else 0.0
+        dd[0] = self.cc * (1.0 if k / self.lam > 1.0 else k / self.lam) if k >= 1 else 0.0
+
+    cdef double _lml_of(self, GramFactor g, Py_ssize_t t, Py_ssize_t m, double s2y, double s2b,
+                        bint proposed) noexcept nogil:
+        "sum over outputs of smc_log_ml for the current (or the pending proposed) state."
+        cdef double r = s2y / s2b, out = 0.0, e, ld
+        cdef Py_ssize_t o
+        ld = g.ldp[0] if proposed else g.ld[0]
+        for o in range(self.c):
+            e = g.ep[o] if proposed else g.e[o]
+            out += (-0.5 * t * (LOG2PI + log(s2y)) - 0.5 * ld + 0.5 * m * log(r)
+                    - 0.5 * (g.yy[o] - e) / s2y)
+        return out
+
+    cdef double _log_Z(self, Py_ssize_t t) noexcept nogil:
+        "log of sum_{j <= min(kmax, t)} lam^j / j! (log_Z)."
+        cdef Py_ssize_t top = self.kmax if self.kmax < t else t, j
+        cdef double ll = log(self.lam), mx = -INFINITY, s = 0.0, v
+        for j in range(top + 1):
+            v = j * ll - lgamma(j + 1.0)
+            if v > mx:
+                mx = v
+        for j in range(top + 1):
+            s += exp(j * ll - lgamma(j + 1.0) - mx)
+        return mx + log(s)
+
+    cdef double _log_backward(self, int move, Py_ssize_t k_new, Py_ssize_t t, bint has_xt) noexcept nogil:
+        "log L(old | new), the normalised backward kernel (log_backward)."
+        cdef double b, dd, vz, vb, vd, tot
+        cdef Py_ssize_t top
+        if has_xt:
+            return 0.0
+        self._probs(k_new, t, &b, &dd)
+        top = self.kmax if self.kmax < t - 1 else t - 1
+        vz = 1.0 - b - dd
+        vb = dd if k_new >= 1 else 0.0
+        vd = b if k_new + 1 <= top else 0.0
+        tot = vz + vb + vd
+        if move == ZERO:
+            return log(vz / tot)
+        if move == BIRTH:
+            return log(vb / tot) - log(<double> k_new)
+        return log(vd / tot) - log(<double> (t - 1 - k_new))
+
+    cdef void _mean_at(self, GramFactor g, const double* row, Py_ssize_t stride, double* out) noexcept nogil:
+        "out[o] = sum_a row[a * stride] h_o[a], h_o = (G + rI)^{-1} D'y_o the posterior-mean coefficients."
+        cdef Py_ssize_t o, a, M1 = g.m_max + 1
+        cdef double s
+        for o in range(self.c):
+            g._back_solve(g.ofac[o], g.Z + o * M1, self.beta)
+            s = 0.0
+            for a in range(g.m):
+                s += row[a * stride] * self.beta[a]
+            out[o] = s
+
+    # ------------------------------------------------------------------ one observation
+    def step(self, const double[::1] xt, const double[::1] yt):
+        """Observation t arrives: every particle gets the new row, draws a zero / birth / death move and its log
+        incremental weight; returns copies of (log weights, one-step predictive means, filtered estimates). Variances are not refreshed here (see `refresh`)."""
+        if self.t >= self.cap:
+            raise ValueError(f"capacity of {self.cap} observations reached: set capacity")
+        if xt.shape[0] != self.d or yt.shape[0] != self.c:
+            raise ValueError("xt / yt have the wrong length")
+        cdef Py_ssize_t t0 = self.t, t = t0 + 1, i, a, j, k, pos, knew, dd_
+        cdef double b, dth, u, lq, logZr, new, r2, diff, lpm
+        cdef int move, rc
+        cdef Py_ssize_t n_free
+        cdef bint has_xt
+        cdef GramFactor g
+        cdef Py_ssize_t* ce
+        for a in range(self.d):
+            self.X[t0 * self.d + a] = xt[a]
+        for a in range(self.c):
+            self.Y[t0 * self.c + a] = yt[a]
+        logZr = (self._log_Z(t - 1) if t > 1 else 0.0) - self._log_Z(t)
+        with self._lock:
+            for i in range(self.Np):
+                g = <GramFactor> self.fac[i]
+                k = self.kk[i]
+                ce = self.cent + i * self.kmax
+                self.dv[0] = 1.0
+                for a in range(k):
+                    r2 = 0.0
+                    for dd_ in range(self.d):
+                        diff = self.X[ce[a] * self.d + dd_] - xt[dd_]
+                        r2 += diff * diff
+                    self.dv[1 + a] = phi_r2(r2, self.kind, self.w2)
+                self._mean_at(g, self.dv, 1, self.pre + i * self.c)
+                g._add_row(t0, self.dv, &yt[0])
+                self._probs(k, t, &b, &dth)
+                u = random_standard_uniform(self.rng)
+                has_xt = False
+                knew = k
+                if u < b:
+                    move = BIRTH
+                    n_free = t - k
+                    j = self._draw_free(i, t)
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.Dt + g.m * g.N)
+                    rc = g._prop_append()
+                    if rc != 0:             # numerically singular: this proposal cannot be weighted -> weight 0
+                        self.nsing[0] += 1
+                        self.lml[i] = self._lml_of(g, t, g.m, self.s2y[i], self.s2b[i], False)
+                        self.inc[i] = -INFINITY
+                        self._mean_at(g, g.Dt + t0, g.N, self.post + i * self.c)
+                        continue
+                    g._commit()
+                    ce[k] = j
+                    knew = k + 1
+                    lq = log(b) - log(<double> n_free)
+                    has_xt = j == t0
+                elif u < b + dth:
+                    move = DEATH
+                    pos = self._index(k)
+                    g._prop_delete(1 + pos)
+                    g._commit()
+                    for a in range(pos, k - 1):
+                        ce[a] = ce[a + 1]
+                    knew = k - 1
+                    lq = log(dth) - log(<double> k)
+                else:
+                    move = ZERO
+                    lq = log(1.0 - b - dth)
+                self.kk[i] = knew
+                new = self._lml_of(g, t, g.m, self.s2y[i], self.s2b[i], False)
+                # log p_t(k) p_t(S|k) / p_{t-1}(k') p_{t-1}(S'|k') without the Z ratio (log_prior_move_ratio)
+                lpm = ((knew - k) * log(self.lam) - lgamma(knew + 1.0) + lgamma(k + 1.0)
+                       + _lbinom(t - 1, k) - _lbinom(t, knew))
+                self.inc[i] = (new - self.lml[i] + logZr + lpm + self._log_backward(move, knew, t, has_xt) - lq)
+                self.lml[i] = new
+                self._mean_at(g, g.Dt + t0, g.N, self.post + i * self.c)
+        self.t = t
+        return self._inc.copy(), self._pre.copy(), self._post.copy()
+
+    def refresh(self):
+        """Gibbs refresh of (sigma_y^2, sigma_beta^2) through beta for every particle (eq. 4-5), O(m^2) draw plus
+        the O(m^3) refactorisation at the new ridge; a refactorisation that fails keeps the old variances."""
+        if self.fixed:
+            return
+        cdef Py_ssize_t i, o, a, m, M1, t = self.t
+        cdef double ee, bb, r, sy, wz, ww, bt, ny, nb, old
+        cdef double* z
+        cdef GramFactor g
+        with self._lock:
+            for i in range(self.Np):
+                g = <GramFactor> self.fac[i]
+                m = g.m
+                M1 = g.m_max + 1
+                r = self.s2y[i] / self.s2b[i]
+                sy = sqrt(self.s2y[i])
+                ee = 0.0
+                bb = 0.0
+                for o in range(self.c):
+                    z = g.Z + o * M1
+                    for a in range(m):
+                        self.wv[a] = z[a] + sy * random_standard_normal(self.rng)
+                    g._back_solve(g.ofac[o], self.wv, self.beta)
+                    wz = 0.0
+                    ww = 0.0
+                    bt = 0.0
+                    for a in range(m):
+                        wz += self.wv[a] * z[a]
+                        ww += self.wv[a] * self.wv[a]
+                        bt += self.beta[a] * self.beta[a]
+                    ee += g.yy[o] - 2.0 * wz + ww - r * bt
+                    bb += bt
+                if ee < 1e-300:
+                    ee = 1e-300
+                ny = (self.b_y + 0.5 * ee) / random_standard_gamma(self.rng, self.a_y + 0.5 * t * self.c)
+                nb = (self.b_b + 0.5 * bb) / random_standard_gamma(self.rng, self.a_b + 0.5 * m * self.c)
+                old = g.ridge[0]
+                g.ridge[0] = ny / nb
+                if g._refactor(0):
+                    g.ridge[0] = old
+                    self.nsing[1] += 1
+                else:
+                    self.s2y[i] = ny
+                    self.s2b[i] = nb
+                self.lml[i] = self._lml_of(g, t, m, self.s2y[i], self.s2b[i], False)
+
+    def resample(self, const Py_ssize_t[::1] src):
+        """Slot i becomes a copy of particle src[i] (src[i] == i: kept). Sources must be kept slots."""
+        cdef Py_ssize_t i, s, a
+        if src.shape[0] != self.Np:
+            raise ValueError("src must have one entry per particle")
+        for i in range(self.Np):
+            s = src[i]
+            if s < 0 or s >= self.Np or src[s] != s:
+                raise ValueError("src[i] must be a kept slot")
+        for i in range(self.Np):
+            s = src[i]
+            if s == i:
+                continue
+            (<GramFactor> self.fac[i])._copy_from(<GramFactor> self.fac[s], self.t)
+            for a in range(self.kk[s]):
+                self.cent[i * self.kmax + a] = self.cent[s * self.kmax + a]
+            self.kk[i] = self.kk[s]
+            self.s2y[i] = self.s2y[s]
+            self.s2b[i] = self.s2b[s]
+            self.lml[i] = self.lml[s]
+
+    def rj_sweep(self):
+        """One reversible-jump MCMC step per particle targeting pi_t: birth at a free observed input, death, or a
+        swap of one centre to a free input (TDSMCReference._rj_move)."""
+        cdef Py_ssize_t i, k, t = self.t, j, pos, a
+        cdef double b, dth, b1, d1, u, new, lr
+        cdef GramFactor g
+        cdef Py_ssize_t* ce
+        with self._lock:
+            for i in range(self.Np):
+                g = <GramFactor> self.fac[i]
+                k = self.kk[i]
+                ce = self.cent + i * self.kmax
+                self._probs(k, t, &b, &dth)
+                u = random_standard_uniform(self.rng)
+                if u < b:
+                    j = self._draw_free(i, t)
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.Dt + g.m * g.N)
+                    if g._prop_append():
+                        self.nsing[2] += 1
+                        continue
+                    new = self._lml_of(g, t, k + 2, self.s2y[i], self.s2b[i], True)
+                    self._probs(k + 1, t, &b1, &d1)
+                    lr = new - self.lml[i] + log(self.lam) + log(d1) - log(<double> (k + 1)) - log(b)
+                    if log(random_standard_uniform(self.rng)) < lr:
+                        g._commit()
+                        ce[k] = j
+                        self.kk[i] = k + 1
+                        self.lml[i] = new
+                    else:
+                        g._reject()
+                elif u < b + dth:
+                    pos = self._index(k)
+                    g._prop_delete(1 + pos)
+                    new = self._lml_of(g, t, k, self.s2y[i], self.s2b[i], True)
+                    self._probs(k - 1, t, &b1, &d1)
+                    lr = new - self.lml[i] - (log(self.lam) + log(dth) - log(<double> k) - log(b1))
+                    if log(random_standard_uniform(self.rng)) < lr:
+                        g._commit()
+                        for a in range(pos, k - 1):
+                            ce[a] = ce[a + 1]
+                        self.kk[i] = k - 1
+                        self.lml[i] = new
+                    else:
+                        g._reject()
+                elif k > 0 and k < t:
+                    pos = self._index(k)
+                    j = self._draw_free(i, t)
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.Dt + g.m * g.N)
+                    if g._prop_replace(1 + pos):
+                        self.nsing[2] += 1
+                        continue
+                    new = self._lml_of(g, t, k + 1, self.s2y[i], self.s2b[i], True)
+                    if log(random_standard_uniform(self.rng)) < new - self.lml[i]:
+                        g._commit()
+                        for a in range(pos, k - 1):
+                            ce[a] = ce[a + 1]
+                        ce[k - 1] = j
+                        self.lml[i] = new
+                    else:
+                        g._reject()
+
+    # ------------------------------------------------------------------ views
+    @property
+    def k(self):
+        return self._k.copy()
+
+    @property
+    def sigma2_y(self):
+        return self._s2y.copy()
+
+    @property
+    def sigma2_beta(self):
+        return self._s2b.copy()
+
+    @property
+    def log_ml(self):
+        return self._lml.copy()
+
+    @property
+    def inputs(self):
+        return self._X[:self.t]
+
+    @property
+    def n_singular(self):
+        """Proposals rejected as numerically singular: (birth in a step, variance refresh, resample-move)."""
+        return tuple(int(v) for v in self._nsing)
+
+    def centres(self, Py_ssize_t i):
+        """Centre indices of particle i, in column order."""
+        return [int(v) for v in self._cent[i, :self._k[i]]]
+
+    def factor(self, Py_ssize_t i):
+        return self.fac[i]
+
+
