@@ -21,7 +21,7 @@ whose new pivot is numerically zero returns 1 and leaves the state untouched.
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport sqrt, log, exp, isfinite
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 from scipy.linalg.cython_blas cimport dgemv
 
@@ -661,6 +661,26 @@ cdef class GramFactor:
             raise ValueError(f"n_rows must be in [0, {self.N}], got {n_rows}")
         self._copy_from(src, n)
         self.tol = src.tol
+
+    def resize_rows(self, Py_ssize_t N):
+        """Grow the data capacity to N >= current N rows (new rows are zeros): lets TD-SMC keep taking observations."""
+        self._check_idle()
+        if N < self.N:
+            raise ValueError(f"N must be >= the current {self.N}, got {N}")
+        if N == self.N:
+            return
+        cdef Py_ssize_t i, M1 = self.M1, old = self.N
+        cdef double* Dt = <double*> calloc(M1 * N, sizeof(double))
+        cdef double* Yt = <double*> calloc(self.c * N, sizeof(double))
+        if Dt == NULL or Yt == NULL:
+            free(Dt); free(Yt)
+            raise MemoryError("GramFactor: cannot allocate buffers")
+        for i in range(M1):
+            memcpy(Dt + i * N, self.Dt + i * old, old * sizeof(double))
+        for i in range(self.c):
+            memcpy(Yt + i * N, self.Yt + i * old, old * sizeof(double))
+        free(self.Dt); free(self.Yt)
+        self.Dt, self.Yt, self.N = Dt, Yt, N
 
     def set_ridge(self, Py_ssize_t f, double r):
         """Set ridge value r_f and refactorise factor f from G (O(m^3)); False if not PD."""

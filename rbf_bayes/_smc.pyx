@@ -406,6 +406,22 @@ cdef class SMCCore:
                     else:
                         g._reject()
 
+    def grow(self, Py_ssize_t cap):
+        """Raise the capacity to `cap` observations: every factor gets zero rows appended (`resize_rows`)."""
+        if cap <= self.cap:
+            return
+        X, Y, fb = np.zeros((cap, self.d)), np.zeros((cap, self.c)), np.zeros(cap, dtype=np.intp)
+        X[:self.cap] = self._X
+        Y[:self.cap] = self._Y
+        for f in self.fac:
+            f.resize_rows(cap)
+        self._X, self._Y, self._free = X, Y, fb
+        cdef double[:, ::1] xv = self._X
+        cdef double[:, ::1] yv = self._Y
+        cdef Py_ssize_t[::1] fv = self._free
+        self.X, self.Y, self.freebuf = &xv[0, 0], &yv[0, 0], &fv[0]
+        self.cap = cap
+
     # ------------------------------------------------------------------ views
     @property
     def k(self):

@@ -226,3 +226,21 @@ def test_copy_from_overwrites_a_used_state_without_allocating():
         GramFactor(N + 1, 2, 7, ridge=(0.4,)).copy_from(a)
     with pytest.raises(ValueError, match="n_rows must be in"):
         b.copy_from(a, n_rows=N + 1)
+
+
+def test_resize_rows_keeps_the_state():
+    r = np.random.default_rng(7)
+    g = GramFactor(10, 1, 5, ridge=(0.2,))
+    g.set_targets(np.concatenate([r.normal(size=6), np.zeros(4)]))
+    for _ in range(3):
+        g.append(np.concatenate([r.normal(size=6), np.zeros(4)]))
+    e, ld, D = g.explained.copy(), g.logdet.copy(), g.columns()
+    g.resize_rows(25)
+    assert g.N == 25
+    np.testing.assert_array_equal(g.explained, e)
+    np.testing.assert_array_equal(g.logdet, ld)
+    np.testing.assert_array_equal(g.columns()[:10], D)
+    assert not g.columns()[10:].any()
+    g.add_row(20, r.normal(size=3), r.normal(size=1))          # a row beyond the old capacity
+    with pytest.raises(ValueError, match="N must be >="):
+        g.resize_rows(5)

@@ -63,8 +63,6 @@ def test_errors():
         TDSMC(0, rng=np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         TDSMC(10, rng=3)
-    with pytest.raises(ValueError, match="capacity of 3 observations reached"):
-        TDSMC(5, capacity=3, rng=np.random.default_rng(0)).partial_fit(np.zeros((4, 1)) + np.arange(4)[:, None], np.zeros(4))
     with pytest.raises(ValueError, match="ess_threshold must be in"):
         TDSMC(5, ess_threshold=2.0, rng=np.random.default_rng(0))
 
@@ -108,3 +106,19 @@ def test_one_step_predictions_are_the_predictive_mean_before_the_point():
     np.testing.assert_allclose(s.one_step_predictions[-1][0], expect, rtol=1e-10)
     assert len(s.log_evidence_increments) == 12
     np.testing.assert_allclose(sum(s.log_evidence_increments), s.log_evidence, rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [TDSMC, TDSMCReference])
+def test_capacity_grows_with_the_stream(cls):
+    """More observations than `capacity`: the rows grow (doubling) and the run is the one with room for all of them."""
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-3, 3, (23, 1))
+    y = np.sin(x[:, 0]) + 0.1 * rng.normal(size=23)
+    small = cls(30, width=1.0, lam=2.0, k_max=8, capacity=3, move_steps=1, rng=np.random.default_rng(2))
+    for i in range(0, 23, 4):
+        small.partial_fit(x[i:i + 4], y[i:i + 4])
+    big = cls(30, width=1.0, lam=2.0, k_max=8, capacity=100, move_steps=1, rng=np.random.default_rng(2)).partial_fit(x, y)
+    assert small.capacity >= 23 and small.t == 23
+    assert [p.centres for p in small.particles] == [p.centres for p in big.particles]
+    np.testing.assert_allclose(small.logw, big.logw, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(small.predict(x), big.predict(x), rtol=1e-10, atol=1e-12)
