@@ -122,3 +122,32 @@ def test_capacity_grows_with_the_stream(cls):
     assert [p.centres for p in small.particles] == [p.centres for p in big.particles]
     np.testing.assert_allclose(small.logw, big.logw, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(small.predict(x), big.predict(x), rtol=1e-10, atol=1e-12)
+
+
+def test_ctrl_c_stops_between_observations_and_the_run_can_continue():
+    """SIGINT during an observation: that observation completes, the fit stops with a warning and `interrupted`, and
+    partial_fit on the remaining rows gives exactly the uninterrupted run."""
+    import os
+    import signal
+
+    class Interrupted(TDSMC):
+        calls = 0
+
+        def _move_and_weight(self, xt, yt):
+            Interrupted.calls += 1
+            if Interrupted.calls == 5:
+                os.kill(os.getpid(), signal.SIGINT)
+            return super()._move_and_weight(xt, yt)
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-3, 3, (15, 1))
+    y = np.sin(x[:, 0])
+    a = Interrupted(25, width=1.0, k_max=6, capacity=15, rng=np.random.default_rng(4))
+    with pytest.warns(RuntimeWarning, match="interrupted: 5 of the 15 rows"):
+        a.partial_fit(x, y)
+    assert a.interrupted and a.t == 5
+    a.partial_fit(x[5:], y[5:])
+    b = TDSMC(25, width=1.0, k_max=6, capacity=15, rng=np.random.default_rng(4)).partial_fit(x, y)
+    assert not a.interrupted and a.t == 15
+    np.testing.assert_array_equal(a.logw, b.logw)
+    np.testing.assert_array_equal(a.predict(x), b.predict(x))
