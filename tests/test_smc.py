@@ -151,3 +151,26 @@ def test_ctrl_c_stops_between_observations_and_the_run_can_continue():
     assert not a.interrupted and a.t == 15
     np.testing.assert_array_equal(a.logw, b.logw)
     np.testing.assert_array_equal(a.predict(x), b.predict(x))
+
+
+def test_regressor_protocol_pandas_and_two_outputs():
+    """scikit-learn clone / get_params, pandas input, (n, 2) targets with per-output predictions and sds, bad input."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.base import clone
+    rng = np.random.default_rng(8)
+    x = rng.uniform(-4, 4, (40, 2))
+    Y = np.column_stack([np.sinc(x[:, 0] / np.pi), np.cos(x[:, 1])]) + 0.05 * rng.normal(size=(40, 2))
+    m = SMCRegressor(80, width=2.0, lam=2.0, k_max=15, random_state=1)
+    c = clone(m)
+    assert c.get_params() == m.get_params()
+    c.fit(pd.DataFrame(x, columns=["a", "b"]), pd.DataFrame(Y))
+    mu, sd = c.predict(x, return_std=True)
+    assert mu.shape == (40, 2) and sd.shape == (40, 2) and np.all(sd > 0)
+    assert np.sqrt(np.mean((mu - Y) ** 2)) < 0.5 * Y.std()            # it fits: well below the spread of the targets
+    np.testing.assert_array_equal(mu, m.fit(x, Y).predict(x))           # pandas in = arrays in
+    with pytest.raises(ValueError, match="X has 3 columns"):
+        c.predict(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="y"):
+        SMCRegressor(10).fit(x, Y[:5])
+    with pytest.raises(ValueError, match="X"):
+        SMCRegressor(10).fit(np.full((4, 1), np.nan), np.zeros(4))
