@@ -53,11 +53,11 @@ cdef class SMCCore:
     cdef bitgen_t* rng
     cdef readonly Py_ssize_t Np, cap, d, c, kmax, t
     cdef int kind, fixed
-    cdef double w2, lam, cc, a_y, b_y, a_b, b_b
+    cdef double w2, lam, cc, a_y, b_y, a_b, b_b, rho
 
     def __cinit__(self, list factors, Py_ssize_t cap, Py_ssize_t d, Py_ssize_t kmax, str basis, double width,
                   double lam, double c, double a_y, double b_y, double a_b, double b_b, bint fixed,
-                  s2y, s2b, bitgen):
+                  s2y, s2b, bitgen, double birth_at_new=0.0):
         cdef GramFactor g
         self.fac = factors
         self.Np = len(factors)
@@ -74,6 +74,9 @@ cdef class SMCCore:
         self.w2 = width * width
         self.lam, self.cc = lam, c
         self.a_y, self.b_y, self.a_b, self.b_b, self.fixed = a_y, b_y, a_b, b_b, fixed
+        if not 0.0 <= birth_at_new < 1.0:
+            raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
+        self.rho = birth_at_new
         self._X = np.zeros((cap, d)); self._Y = np.zeros((cap, self.c))
         self._cent = np.zeros((self.Np, max(kmax, 1)), dtype=np.intp); self._k = np.zeros(self.Np, dtype=np.intp)
         self._s2y = np.array(s2y, dtype=float).reshape(self.Np).copy()
@@ -241,7 +244,10 @@ cdef class SMCCore:
                 if u < b:
                     move = BIRTH
                     n_free = t - k
-                    j = self._draw_free(i, t)
+                    if self.rho > 0.0 and random_standard_uniform(self.rng) < self.rho:
+                        j = t0                      # the newest input (always free at time t)
+                    else:
+                        j = self._draw_free(i, t)
                     basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.Dt + g.m * g.N)
                     rc = g._prop_append()
                     if rc != 0:             # numerically singular: this proposal cannot be weighted -> weight 0
@@ -253,8 +259,8 @@ cdef class SMCCore:
                     g._commit()
                     ce[k] = j
                     knew = k + 1
-                    lq = log(b) - log(<double> n_free)
                     has_xt = j == t0
+                    lq = log(b) + log(self.rho * has_xt + (1.0 - self.rho) / n_free)
                 elif u < b + dth:
                     move = DEATH
                     pos = self._index(k)

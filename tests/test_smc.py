@@ -63,6 +63,8 @@ def test_errors():
         TDSMC(0, rng=np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         TDSMC(10, rng=3)
+    with pytest.raises(ValueError, match="birth_at_new must be in"):
+        TDSMC(5, birth_at_new=1.0, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="ess_threshold must be in"):
         TDSMC(5, ess_threshold=2.0, rng=np.random.default_rng(0))
 
@@ -71,6 +73,7 @@ def test_errors():
     dict(resampling="multinomial", ess_threshold=1.0),
     dict(resampling="stratified", ess_threshold=0.3, a_y=1.5, b_y=0.05, a_b=2.0, b_b=0.5, move_steps=2),
     dict(resampling="systematic", ess_threshold=0.7, init_variances=(0.2, 3.0), k_max=4, basis="multiquadric"),
+    dict(resampling="residual", ess_threshold=0.5, birth_at_new=0.6, move_steps=1),
 ])
 def test_c_engine_equals_python_reference(kw):
     """Same seed -> the C particle loop makes the reference's draws: same centres, variances, weights, evidence."""
