@@ -2,6 +2,7 @@
 
     python bench/bench_smc.py            # sinc (50 points) and Boston (300 points), 250 particles
     python bench/bench_smc.py --quick    # 100 particles
+    python bench/bench_smc.py --stream   # C engine only: a 2,000-point stream (Friedman #1, d = 10), time per 500 points
 
 Both engines get the same data, settings and seed and (tested in tests/test_smc.py) make the same random draws, so
 they do the same arithmetic: the ratio is the cost of running the particle loop in Python. Prints seconds per pass
@@ -26,7 +27,10 @@ def run(cls, x, y, n, **kw):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--stream", action="store_true")
     args = ap.parse_args()
+    if args.stream:
+        return stream()
     n = 100 if args.quick else 250
     d = sinc_data(np.random.default_rng(0))
     order = np.random.default_rng(0).permutation(len(d.x))
@@ -42,6 +46,24 @@ def main():
             tp, sp = run(TDSMCReference, x, y, n, move_steps=ms, **kw)
             assert np.allclose(sc.logw, sp.logw)            # the same computation
             print(f"{name:>7} {ms:>10} {tc:8.3f} {tp:10.2f} {tp / tc:6.1f}  {sc.weights @ sc.ks:.1f}", flush=True)
+
+
+def stream():
+    """Per-observation cost as t grows: add_row and the variance refresh are O(m^2) and O(m^3) per particle, a birth and a
+    resampling copy O(t m); resampling every step (ess_threshold=1, the paper) or when the ESS falls below N/2."""
+    from rbf_bayes.datasets import friedman
+    d = friedman(np.random.default_rng(0), 1, n=2000, p=10, noise_sd=1.0, n_test=500)
+    for thr in (1.0, 0.5):
+        s = TDSMC(250, "gaussian", 2.0, lam=5.0, k_max=60, capacity=2000, ess_threshold=thr, rng=np.random.default_rng(0))
+        marks, t0 = [], time.perf_counter()
+        for i in range(0, 2000, 500):
+            s.partial_fit(d.x[i:i + 500], d.y[i:i + 500])
+            marks.append(time.perf_counter() - t0)
+        per = np.diff([0.0] + marks) / 500 * 1e3
+        rmse = np.sqrt(np.mean((s.predict(d.x_test)[:, 0] - d.f_test) ** 2))
+        print(f"ess_threshold={thr}: ms per observation for t in 0-500 / -1000 / -1500 / -2000: "
+              f"{' / '.join(f'{v:.1f}' for v in per)}; total {marks[-1]:.1f} s; E[k] {s.weights @ s.ks:.1f}; "
+              f"test RMSE {rmse:.3f}; resampled at {s.n_resampled} steps")
 
 
 if __name__ == "__main__":
