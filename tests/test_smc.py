@@ -177,3 +177,28 @@ def test_regressor_protocol_pandas_and_two_outputs():
         SMCRegressor(10).fit(x, Y[:5])
     with pytest.raises(ValueError, match="X"):
         SMCRegressor(10).fit(np.full((4, 1), np.nan), np.zeros(4))
+
+
+def test_rejuvenate_same_in_both_engines_and_targets_the_posterior():
+    """rejuvenate(n): RJ-MCMC sweeps + refresh at the current t; same draws in both engines; on the enumerable problem
+    the rejuvenated particles still estimate the exact p(k|y)."""
+    x = np.linspace(-2, 2, 6)[:, None]
+    y = np.array([0.3, -0.2, 0.9, 1.1, 0.1, -0.4])
+    kw = dict(lam=1.5, k_max=3, capacity=6, a_y=2.0, b_y=0.2, a_b=2.0, b_b=1.0)
+    a = TDSMCReference(50, "gaussian", 1.0, rng=np.random.default_rng(3), **kw).partial_fit(x, y).rejuvenate(5)
+    b = TDSMC(50, "gaussian", 1.0, rng=np.random.default_rng(3), **kw).partial_fit(x, y).rejuvenate(5)
+    assert [p.centres for p in a.particles] == [p.centres for p in b.particles]
+    np.testing.assert_allclose([p.s2y for p in a.particles], [p.s2y for p in b.particles], rtol=1e-9)
+    exact = _exact_pk(x, y, 0.1, 1.0, 1.5, 3, 1.0)
+    runs = []
+    for s in range(6):
+        smc = TDSMC(2000, "gaussian", 1.0, lam=1.5, k_max=3, fix_variances=(0.1, 1.0), capacity=6,
+                    rng=np.random.default_rng(40 + s)).partial_fit(x, y).rejuvenate(3)
+        pk = np.zeros(4)
+        pk[:len(smc.p_k())] = smc.p_k()
+        runs.append(pk)
+    runs = np.array(runs)
+    se = runs.std(0, ddof=1) / np.sqrt(len(runs))
+    assert np.all(np.abs(runs.mean(0) - exact) < 4 * se + 0.01), (runs.mean(0), exact)
+    with pytest.raises(ValueError, match="n_sweeps must be"):
+        b.rejuvenate(-1)
