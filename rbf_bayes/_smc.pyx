@@ -16,7 +16,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
                                            random_standard_gamma)
-from rbf_bayes._kernel cimport GramFactor, phi_r2, basis_column_c
+from rbf_bayes._kernel cimport GramFactor, phi_r2, basis_column_c, log_trunc_poisson_norm
 from rbf_bayes._kernel import BASIS_CODES
 
 cnp.import_array()
@@ -31,10 +31,26 @@ cdef inline double _lbinom(double n, double r) noexcept nogil:
     return lgamma(n + 1.0) - lgamma(r + 1.0) - lgamma(n - r + 1.0)
 
 
+cdef inline bint _has(const Py_ssize_t* ce, Py_ssize_t k, Py_ssize_t j) noexcept nogil:
+    "Is input j among the k centres ce?"
+    cdef Py_ssize_t a
+    for a in range(k):
+        if ce[a] == j:
+            return True
+    return False
+
+
+cdef inline void _remove(Py_ssize_t* ce, Py_ssize_t k, Py_ssize_t pos) noexcept nogil:
+    "Drop centre pos of k, keeping column order (as GramFactor delete shifts its columns)."
+    cdef Py_ssize_t a
+    for a in range(pos, k - 1):
+        ce[a] = ce[a + 1]
+
+
 cdef class SMCCore:
     """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`."""
     cdef list fac
-    cdef object _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free, _bitgen, _lock, _nsing
+    cdef object _lgam, _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free, _bitgen, _lock, _nsing
     cdef double* X             # (cap, d) observed inputs
     cdef double* Y             # (cap, c) observed targets
     cdef Py_ssize_t* cent      # (Np, kmax) centre indices, column order
@@ -45,6 +61,7 @@ cdef class SMCCore:
     cdef double* inc           # (Np,) log incremental weights of the last step
     cdef double* pre           # (Np, c) one-step predictive mean k_t'h before y_t
     cdef double* post          # (Np, c) filtered estimate k_t'h after the move
+    cdef double* lgam          # (kmax + 1,) lgamma(j + 1)
     cdef double* dv            # (kmax + 1,) new design row
     cdef double* wv            # (kmax + 1,) refresh workspace
     cdef double* beta          # (kmax + 1,)
@@ -85,6 +102,10 @@ cdef class SMCCore:
         self._pre = np.zeros((self.Np, self.c)); self._post = np.zeros((self.Np, self.c))
         self._dv = np.zeros(kmax + 1); self._w = np.zeros(kmax + 1); self._beta = np.zeros(kmax + 1)
         self._free = np.zeros(cap, dtype=np.intp); self._nsing = np.zeros(3, dtype=np.int_)
+        from scipy.special import gammaln
+        self._lgam = gammaln(np.arange(kmax + 1) + 1.0)
+        cdef double[::1] lg = self._lgam
+        self.lgam = &lg[0]
         cdef double[:, ::1] xv = self._X
         cdef double[:, ::1] yv = self._Y
         cdef Py_ssize_t[:, ::1] cv = self._cent
@@ -119,27 +140,15 @@ cdef class SMCCore:
 
     cdef Py_ssize_t _draw_free(self, Py_ssize_t i, Py_ssize_t t) noexcept nogil:
         "A uniform draw among the observed inputs 0..t-1 that are not centres of particle i."
-        cdef Py_ssize_t k = self.kk[i], j, a, n
+        cdef Py_ssize_t k = self.kk[i], j, n = 0
         cdef Py_ssize_t* ce = self.cent + i * self.kmax
-        cdef bint taken
         if 2 * k < t:                       # rejection: expected t / (t - k) < 2 draws
             while True:
                 j = self._index(t)
-                taken = False
-                for a in range(k):
-                    if ce[a] == j:
-                        taken = True
-                        break
-                if not taken:
+                if not _has(ce, k, j):
                     return j
-        n = 0
         for j in range(t):
-            taken = False
-            for a in range(k):
-                if ce[a] == j:
-                    taken = True
-                    break
-            if not taken:
+            if not _has(ce, k, j):
                 self.freebuf[n] = j
                 n += 1
         return self.freebuf[self._index(n)]
@@ -163,16 +172,8 @@ cdef class SMCCore:
         return out
 
     cdef double _log_Z(self, Py_ssize_t t) noexcept nogil:
-        "log of sum_{j <= min(kmax, t)} lam^j / j! (log_Z)."
-        cdef Py_ssize_t top = self.kmax if self.kmax < t else t, j
-        cdef double ll = log(self.lam), mx = -INFINITY, s = 0.0, v
-        for j in range(top + 1):
-            v = j * ll - lgamma(j + 1.0)
-            if v > mx:
-                mx = v
-        for j in range(top + 1):
-            s += exp(j * ll - lgamma(j + 1.0) - mx)
-        return mx + log(s)
+        "log of sum_{j <= min(kmax, t)} lam^j / j! (log_Z), by the kernel's shared truncated-Poisson normaliser."
+        return log_trunc_poisson_norm(self.lam, self.kmax if self.kmax < t else t, self.lgam)
 
     cdef double _log_backward(self, int move, Py_ssize_t k_new, Py_ssize_t t, bint has_xt) noexcept nogil:
         "log L(old | new), the normalised backward kernel (log_backward)."
@@ -222,7 +223,7 @@ cdef class SMCCore:
             self.X[t0 * self.d + a] = xt[a]
         for a in range(self.c):
             self.Y[t0 * self.c + a] = yt[a]
-        logZr = (self._log_Z(t - 1) if t > 1 else 0.0) - self._log_Z(t)
+        logZr = self._log_Z(t - 1) - self._log_Z(t)
         with self._lock:
             for i in range(self.Np):
                 g = <GramFactor> self.fac[i]
@@ -266,8 +267,7 @@ cdef class SMCCore:
                     pos = self._index(k)
                     g._prop_delete(1 + pos)
                     g._commit()
-                    for a in range(pos, k - 1):
-                        ce[a] = ce[a + 1]
+                    _remove(ce, k, pos)
                     knew = k - 1
                     lq = log(dth) - log(<double> k)
                 else:
@@ -389,8 +389,7 @@ cdef class SMCCore:
                     lr = new - self.lml[i] - (log(self.lam) + log(dth) - log(<double> k) - log(b1))
                     if log(random_standard_uniform(self.rng)) < lr:
                         g._commit()
-                        for a in range(pos, k - 1):
-                            ce[a] = ce[a + 1]
+                        _remove(ce, k, pos)
                         self.kk[i] = k - 1
                         self.lml[i] = new
                     else:
@@ -405,8 +404,7 @@ cdef class SMCCore:
                     new = self._lml_of(g, t, k + 1, self.s2y[i], self.s2b[i], True)
                     if log(random_standard_uniform(self.rng)) < new - self.lml[i]:
                         g._commit()
-                        for a in range(pos, k - 1):
-                            ce[a] = ce[a + 1]
+                        _remove(ce, k, pos)
                         ce[k - 1] = j
                         self.lml[i] = new
                     else:
