@@ -22,20 +22,21 @@ def _exact_pk(x, y, s2y, s2b, lam, kmax, width):
     return np.array([w[np.array(ks) == k].sum() for k in range(kmax + 1)])
 
 
+def _assert_runs_near(exact, systems):
+    """The mean over independent particle systems of p(k|y) (padded to len(exact)) within 4 standard errors + 0.01."""
+    runs = np.zeros((len(systems), len(exact)))
+    for r, smc in zip(runs, systems):
+        r[:len(smc.p_k())] = smc.p_k()
+    se = runs.std(0, ddof=1) / np.sqrt(len(runs))
+    assert np.all(np.abs(runs.mean(0) - exact) < 4 * se + 0.01), (runs.mean(0), exact)
+
+
 def test_particles_converge_to_the_exact_posterior():
     x = np.linspace(-2, 2, 6)[:, None]
     y = np.array([0.3, -0.2, 0.9, 1.1, 0.1, -0.4])
     exact = _exact_pk(x, y, 0.1, 1.0, 1.5, 3, 1.0)
-    runs = []
-    for s in range(6):
-        smc = TDSMC(3000, "gaussian", 1.0, lam=1.5, k_max=3, fix_variances=(0.1, 1.0), capacity=6,
-                    rng=np.random.default_rng(s)).partial_fit(x, y)
-        pk = np.zeros(4)
-        pk[:len(smc.p_k())] = smc.p_k()
-        runs.append(pk)
-    runs = np.array(runs)
-    se = runs.std(0, ddof=1) / np.sqrt(len(runs))
-    assert np.all(np.abs(runs.mean(0) - exact) < 4 * se + 0.01), (runs.mean(0), exact)
+    _assert_runs_near(exact, [TDSMC(3000, "gaussian", 1.0, lam=1.5, k_max=3, fix_variances=(0.1, 1.0), capacity=6,
+                                    rng=np.random.default_rng(s)).partial_fit(x, y) for s in range(6)])
 
 
 @pytest.mark.parametrize("scheme", RESAMPLING)
@@ -190,15 +191,30 @@ def test_rejuvenate_same_in_both_engines_and_targets_the_posterior():
     assert [p.centres for p in a.particles] == [p.centres for p in b.particles]
     np.testing.assert_allclose([p.s2y for p in a.particles], [p.s2y for p in b.particles], rtol=1e-9)
     exact = _exact_pk(x, y, 0.1, 1.0, 1.5, 3, 1.0)
-    runs = []
-    for s in range(6):
-        smc = TDSMC(2000, "gaussian", 1.0, lam=1.5, k_max=3, fix_variances=(0.1, 1.0), capacity=6,
-                    rng=np.random.default_rng(40 + s)).partial_fit(x, y).rejuvenate(3)
-        pk = np.zeros(4)
-        pk[:len(smc.p_k())] = smc.p_k()
-        runs.append(pk)
-    runs = np.array(runs)
-    se = runs.std(0, ddof=1) / np.sqrt(len(runs))
-    assert np.all(np.abs(runs.mean(0) - exact) < 4 * se + 0.01), (runs.mean(0), exact)
+    _assert_runs_near(exact, [TDSMC(2000, "gaussian", 1.0, lam=1.5, k_max=3, fix_variances=(0.1, 1.0), capacity=6,
+                                    rng=np.random.default_rng(40 + s)).partial_fit(x, y).rejuvenate(3) for s in range(6)])
     with pytest.raises(ValueError, match="n_sweeps must be"):
         b.rejuvenate(-1)
+
+
+def test_predict_is_the_weighted_closed_form():
+    """predict (from each particle's factor) = the weighted dense closed form: mean K (K'K + rI)^{-1} K'y and
+    variance s2y (1 + k'(K'K + rI)^{-1} k) plus the spread of the particle means."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, (40, 2))
+    Y = np.column_stack([np.sin(x[:, 0]), np.cos(x[:, 1])])
+    s = TDSMC(30, width=1.5, lam=3.0, k_max=10, capacity=40, ess_threshold=0.0, rng=np.random.default_rng(1)).partial_fit(x, Y)
+    xt = rng.uniform(-3, 3, (7, 2))
+    means, var = [], []
+    for p in s.particles:
+        K = kernel_matrix(xt, s.X[p.centres], "gaussian", 1.5)
+        D = kernel_matrix(x, x[p.centres], "gaussian", 1.5)
+        A = D.T @ D + p.s2y / p.s2b * np.eye(D.shape[1])
+        means.append(K @ np.linalg.solve(A, D.T @ Y))
+        var.append(p.s2y * (1 + np.einsum("ij,jk,ik->i", K, np.linalg.inv(A), K)))
+    means, w = np.array(means), s.weights
+    mean = np.einsum("i,inc->nc", w, means)
+    sd = np.sqrt(np.einsum("i,in->n", w, np.array(var))[:, None] + np.einsum("i,inc->nc", w, (means - mean) ** 2))
+    m2, sd2 = s.predict(xt, return_std=True)
+    np.testing.assert_allclose(m2, mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(sd2, sd, rtol=1e-9)
