@@ -3,20 +3,24 @@
 
 Derived and checked in `nbs/10_bmars.ipynb` against the Python-driven sampler `rbf_bayes.bmars.sample_bmars`
 (same moves, same maths): the only new ingredient is the hinge-product column generator; the linear algebra is
-`_kernel.GramFactor` (birth = append, death = delete, change = replace).
+`_kernel.GramFactor` (birth = append, death = delete, change = replace), reached through the likelihood seam
+(`_likelihood.pxd`, collapsed over sigma^2 with the ridge 1 / v) and the shared primitives of `_core.pxd`.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport log, exp, lgamma, INFINITY
-from libc.string cimport memcpy, memmove
+from libc.math cimport log, lgamma
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_gamma, random_interval,
                                            random_standard_normal)
 from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm
+from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, log_ml, LOG_2PI
+from rbf_bayes._core cimport (BIRTH, DEATH, CHANGE, STAY, APPEND, DELETE, REPLACE, move_probs, mh_accept,
+                              rate_mh_step, propose, settle)
 
 cnp.import_array()
-cdef double LOG2PI = 1.8378770664093453
 
 
 cdef class BMARSCore:
@@ -34,10 +38,11 @@ cdef class BMARSCore:
     cdef double* lgam
     cdef bitgen_t* rng
     cdef readonly Py_ssize_t n, p, c, k, kmax, NT, mi
-    cdef double v, a_post, gam0, lml_const, log_zv, c_move, lam_shape, lam_rate
+    cdef double v, a_post, gam0, log_zv, c_move, lam_shape, lam_rate
+    cdef Likelihood lik
     cdef int n_min, prior_only, fix_lambda
     cdef readonly double lam, lml, logS_cur
-    cdef long[4] np_, na_
+    cdef int64_t[4] np_, na_   # birth, death, change, stay
 
     def __cinit__(self, GramFactor st, x, types, prior, double log_zv, int kmax, double c_move, bint prior_only,
                   fix_lambda, bitgen):
@@ -75,8 +80,10 @@ cdef class BMARSCore:
         self.a_post = prior.a0 + 0.5 * self.n
         self.gam0 = 2.0 * prior.b0
         # log p(y_o | .) = const + hl - a log(gamma0 + y'Py), a = a0 + n/2 (02_posterior with v0 = 2 a0, gamma0 = 2 b0)
-        self.lml_const = (-0.5 * self.n * LOG2PI + prior.a0 * log(prior.b0) - lgamma(prior.a0) + lgamma(self.a_post)
+        self.lik.kind, self.lik.gprior, self.lik.n, self.lik.a, self.lik.gamma0 = COLLAPSED, 0, self.n, self.a_post, self.gam0
+        self.lik.const = (-0.5 * self.n * LOG_2PI + prior.a0 * log(prior.b0) - lgamma(prior.a0) + lgamma(self.a_post)
                           + self.a_post * log(2.0))
+        self.lik.delta2, self.lik.delta2_stride = &self.v, 0      # ridge 1 / v shared by every output
         self.log_zv = log_zv
         self.c_move = c_move
         self.lam_shape, self.lam_rate = prior.lambda_shape, prior.lambda_rate
@@ -84,7 +91,7 @@ cdef class BMARSCore:
         self.prior_only = prior_only
         self.fix_lambda = fix_lambda is not None
         self.lam = float(fix_lambda) if fix_lambda is not None else prior.lambda_shape / prior.lambda_rate
-        self.logS_cur = self._log_S(self.lam)
+        self.logS_cur = log_trunc_poisson_norm(self.lam, self.kmax, self.lgam)
         self._bitgen = bitgen
         self._lock = bitgen.lock
         self.rng = <bitgen_t*> PyCapsule_GetPointer(bitgen.capsule, "BitGenerator")
@@ -92,30 +99,21 @@ cdef class BMARSCore:
         for i in range(4):
             self.np_[i] = 0
             self.na_[i] = 0
-        self.lml = 0.0 if prior_only else self._lml(self.st.e, self.st.ld, self.st.m)
-
-    cdef double _lml(self, double* e, double* ld, Py_ssize_t m) noexcept nogil:
-        cdef Py_ssize_t o
-        cdef double tot = 0.0, q
-        for o in range(self.c):
-            q = self.gam0 + self.st.yy[o] - e[o]
-            if not (q > 1e-300):
-                return -INFINITY
-            tot += self.lml_const - 0.5 * m * log(self.v) - 0.5 * ld[0] - self.a_post * log(q)
-        return tot
-
-    cdef double _log_S(self, double L) noexcept nogil:
-        """log sum_{j <= kmax} L^j / j! (shared with the other loops: _kernel.log_trunc_poisson_norm)."""
-        return log_trunc_poisson_norm(L, self.kmax, self.lgam)
+        self.lml = 0.0 if prior_only else log_ml(&self.lik, self.st, False)
 
     cdef void _probs(self, Py_ssize_t k, double* b, double* d) noexcept nogil:
-        b[0] = self.c_move * (1.0 if self.lam >= k + 1 else self.lam / (k + 1)) if k < self.kmax else 0.0
-        d[0] = self.c_move * (1.0 if k >= self.lam else k / self.lam) if k >= 1 else 0.0
+        move_probs(self.c_move, self.lam, k, self.kmax, b, d)
+
+    cdef bint _settle(self, bint accepted, double new) noexcept nogil:
+        """Commit or reject the pending kernel proposal (none in a prior-only run); returns accepted."""
+        if not self.prior_only:
+            settle(self.st, accepted, new, &self.lml)
+        return accepted
 
     cdef int _column(self, Py_ssize_t slot) noexcept nogil:
         """Hinge product of basis `slot` into the GramFactor's scratch column; returns its number of non-zeros."""
         cdef Py_ssize_t i, l, J = self.bJ[slot], mi = self.mi, n = self.n, p = self.p
-        cdef double* out = self.st.Dt + self.st.m * n
+        cdef double* out = self.st.scratch()
         cdef double h, t
         cdef int nz = 0, v, s
         for i in range(n):
@@ -161,19 +159,14 @@ cdef class BMARSCore:
         if nz < self.n_min:
             return 0
         if not self.prior_only:
-            if self.st._prop_append():
+            if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
-            new = self._lml(self.st.ep, self.st.ldp, self.st.m + 1)
             dll = new - self.lml
-        if log(random_standard_uniform(self.rng)) < dll - self.log_zv + log(self.lam) + log(d1) - log(k + 1.0) - log(b):
-            if not self.prior_only:
-                self.st._commit()
-                self.lml = new
+        if self._settle(mh_accept(self.rng, dll - self.log_zv + log(self.lam) + log(d1) - log(k + 1.0) - log(b), 0.0, 0.0),
+                        new):
             self._copy_basis(k, S)
             self.k += 1
             return 1
-        if not self.prior_only:
-            self.st._reject()
         return 0
 
     cdef int _death(self) noexcept nogil:
@@ -182,18 +175,13 @@ cdef class BMARSCore:
         self._probs(k, &b, &d)
         self._probs(k - 1, &b0, &d0)
         if not self.prior_only:
-            self.st._prop_delete(1 + j)
-            new = self._lml(self.st.ep, self.st.ldp, self.st.m - 1)
+            propose(self.st, DELETE, 1 + j, &self.lik, &new)
             dll = new - self.lml
-        if log(random_standard_uniform(self.rng)) < dll - (-self.log_zv + log(self.lam) + log(d) - log(<double> k) - log(b0)):
-            if not self.prior_only:
-                self.st._commit()
-                self.lml = new
+        if self._settle(mh_accept(self.rng, dll - (-self.log_zv + log(self.lam) + log(d) - log(<double> k) - log(b0)),
+                                  0.0, 0.0), new):
             self._remove_basis(j)
             self.k -= 1
             return 1
-        if not self.prior_only:
-            self.st._reject()
         return 0
 
     cdef int _change(self) noexcept nogil:
@@ -209,48 +197,40 @@ cdef class BMARSCore:
         if nz < self.n_min:
             return 0
         if not self.prior_only:
-            if self.st._prop_replace(1 + j):
+            if propose(self.st, REPLACE, 1 + j, &self.lik, &new):
                 return 0
-            new = self._lml(self.st.ep, self.st.ldp, self.st.m)
             dll = new - self.lml
-        if log(random_standard_uniform(self.rng)) < dll:
-            if not self.prior_only:
-                self.st._commit()
-                self.lml = new
+        if self._settle(mh_accept(self.rng, dll, 0.0, 0.0), new):
             self._remove_basis(j)           # the changed basis becomes the last one (replace semantics)
             self._copy_basis(k - 1, S)
             return 1
-        if not self.prior_only:
-            self.st._reject()
         return 0
 
     cdef void _iterate(self, signed char* mv, signed char* acc) noexcept nogil:
-        cdef double b, d, u, Ls, lSs
+        cdef double b, d, u
+        cdef int slot
         self._probs(self.k, &b, &d)
         u = random_standard_uniform(self.rng)
         if u < b:
-            mv[0] = 0
+            mv[0], slot = BIRTH, 0
             acc[0] = self._birth()
         elif u < b + d:
-            mv[0] = 1
+            mv[0], slot = DEATH, 1
             acc[0] = self._death()
         elif self.k >= 1:
-            mv[0] = 2
+            mv[0], slot = CHANGE, 2
             acc[0] = self._change()
         else:
-            mv[0] = 3
+            mv[0], slot = STAY, 3
             acc[0] = 0
-        if mv[0] < 3:
-            self.np_[mv[0]] += 1
-            self.na_[mv[0]] += acc[0]
+        if slot < 3:
+            self.np_[slot] += 1
+            self.na_[slot] += acc[0]
         if not self.fix_lambda:
-            Ls = random_standard_gamma(self.rng, self.lam_shape + self.k) / (self.lam_rate + 1.0)
-            lSs = self._log_S(Ls)
-            if log(random_standard_uniform(self.rng)) < (self.logS_cur - self.lam) - (lSs - Ls):
-                self.lam = Ls
-                self.logS_cur = lSs
+            rate_mh_step(self.rng, self.lam_shape + self.k, self.lam_rate + 1.0, self.kmax, self.lgam, &self.lam,
+                         &self.logS_cur)
 
-    def run(self, Py_ssize_t n_it, long[::1] k_out, double[::1] lml_out, double[::1] lam_out,
+    def run(self, Py_ssize_t n_it, int64_t[::1] k_out, double[::1] lml_out, double[::1] lam_out,
             signed char[::1] mv_out, signed char[::1] acc_out, Py_ssize_t offset=0):
         """Run n_it iterations, writing per-iteration scalars from position `offset`."""
         cdef Py_ssize_t i
@@ -275,7 +255,7 @@ cdef class BMARSCore:
 
     @property
     def counts(self):
-        """(proposed, accepted) for birth, death, change, none."""
+        """(proposed, accepted) for birth, death, change, stay."""
         return (np.array([self.np_[i] for i in range(4)]), np.array([self.na_[i] for i in range(4)]))
 
     def snapshot(self):

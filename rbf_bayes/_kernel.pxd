@@ -1,6 +1,15 @@
 # Declarations of the incremental Gram/Cholesky state, so other extension modules
 # (the sampler loops) can `cimport` it and call its nogil methods directly.
 
+# The basis registry's C view: the codes are the positions of the names in `rbf_bayes.basis.BASES`
+# (checked when `_kernel` is imported, and by tests/test_kernel.py::test_basis_registry_views_agree).
+cdef enum BasisKind:
+    LINEAR = 0
+    CUBIC = 1
+    THIN_PLATE = 2
+    MULTIQUADRIC = 3
+    GAUSSIAN = 4
+
 cdef double phi_r2(double r2, int kind, double w2) noexcept nogil
 cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil
 cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
@@ -30,6 +39,9 @@ cdef class GramFactor:
     cdef Py_ssize_t pj                 # column index of a pending delete / replace
     cdef public double tol             # relative pivot tolerance below which a column is singular
 
+    cdef double* scratch(self) noexcept nogil       # the scratch column (slot m, length N): write a proposal here
+    cdef const double* design_row(self, Py_ssize_t t) noexcept nogil  # D[t, j] = design_row(t)[j * N]
+    cdef Py_ssize_t proposed_m(self) noexcept nogil  # number of columns of the pending proposal's state
     cdef int _prop_append(self) noexcept nogil
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil
     cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil

@@ -27,20 +27,28 @@ from scipy.linalg.cython_blas cimport dgemv
 
 cnp.import_array()
 
-BASIS_CODES = {"linear": 0, "cubic": 1, "thin_plate": 2, "multiquadric": 3, "gaussian": 4}
+from rbf_bayes.basis import BASES
+
+# One basis registry: `rbf_bayes.basis.BASES` names the bases in code order; the C enum `BasisKind`
+# (`_kernel.pxd`) must list them in the same order, checked here at import.
+BASIS_CODES = {name: code for code, name in enumerate(BASES)}
+_C_CODES = {"linear": LINEAR, "cubic": CUBIC, "thin_plate": THIN_PLATE, "multiquadric": MULTIQUADRIC,
+            "gaussian": GAUSSIAN}
+if _C_CODES != BASIS_CODES:
+    raise ImportError(f"rbf_bayes.basis.BASES {BASES} and the C enum BasisKind {_C_CODES} disagree")
 
 
 cdef double phi_r2(double r2, int kind, double w2) noexcept nogil:
     """phi as a function of the squared distance r2 = rho^2 (w2 = width^2)."""
-    if kind == 0:
+    if kind == LINEAR:
         return sqrt(r2)
-    elif kind == 1:
+    elif kind == CUBIC:
         return r2 * sqrt(r2)
-    elif kind == 2:
+    elif kind == THIN_PLATE:
         if r2 <= 0.0:
             return 0.0          # lim_{rho->0} rho^2 ln rho = 0
         return 0.5 * r2 * log(r2)   # rho^2 ln rho = (rho^2 / 2) ln rho^2
-    elif kind == 3:
+    elif kind == MULTIQUADRIC:
         return sqrt(r2 + w2)
     else:
         return exp(-r2 / w2)
@@ -187,10 +195,27 @@ cdef class GramFactor:
         free(self.e); free(self.ep); free(self.ld); free(self.ldp); free(self.work)
 
     # ------------------------------------------------------------------ nogil core
+    cdef double* scratch(self) noexcept nogil:
+        """The scratch column (slot m, N values): a sampler writes a proposed column here, then calls
+        `_prop_append()` or `_prop_replace(j)`; other modules use this instead of pointer arithmetic on Dt."""
+        return self.Dt + self.m * self.N
+
+    cdef const double* design_row(self, Py_ssize_t t) noexcept nogil:
+        """Row t of the design, read with stride N: D[t, j] = design_row(t)[j * N] for j < m."""
+        return self.Dt + t
+
+    cdef Py_ssize_t proposed_m(self) noexcept nogil:
+        """Columns of the state the pending proposal would make (m + 1, m - 1 or m; m if none is pending)."""
+        if self.pending == 1:
+            return self.m + 1
+        if self.pending == 2:
+            return self.m - 1
+        return self.m
+
     cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
                              double w2) noexcept nogil:
         """Write phi(||x_n - mu||) into the scratch column (slot m)."""
-        basis_column_c(x, self.N, d, mu, kind, w2, self.Dt + self.m * self.N)
+        basis_column_c(x, self.N, d, mu, kind, w2, self.scratch())
 
     cdef int _new_row(self, Py_ssize_t f, double* Lf, Py_ssize_t n, const double* g, double gnn) noexcept nogil:
         """Forward-solve row n of factor Lf against g (length n); returns 1 if the pivot vanishes."""

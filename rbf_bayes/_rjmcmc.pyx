@@ -3,33 +3,39 @@
 
 Documented and checked in `nbs/05_rjmcmc.ipynb` against the pure-NumPy reference sampler in
 `rbf_bayes.rjmcmc`.  Every acceptance ratio is the one derived in `nbs/03_moves.ipynb`; every
-marginal likelihood comes from the incremental `GramFactor` state of `_kernel.pyx`.  Random numbers
+marginal likelihood comes from the incremental `GramFactor` state of `_kernel.pyx` through the
+likelihood seam (`_likelihood.pxd`); move probabilities, the MH test, the rate step and the
+propose/commit/reject tail are the shared primitives of `_core.pxd`.  Random numbers
 come from the caller's `numpy.random.Generator` bit generator (numpy's C distributions), so a seed
 reproduces a run bit for bit; the loop runs with the GIL released.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, exp, lgamma, log1p, INFINITY, pow
+from libc.math cimport sqrt, log, lgamma, INFINITY, pow
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memmove
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
                                            random_standard_gamma, random_interval)
-from rbf_bayes._kernel cimport GramFactor, basis_column_c, log_trunc_poisson_norm
+from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm
 from rbf_bayes._kernel import BASIS_CODES
+from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, log_ml, LOG_2PI
+from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, STAY, APPEND, DELETE, REPLACE, move_probs,
+                              mh_accept, rate_mh_step, propose, settle)
 
 cnp.import_array()
 
-MOVES = ("birth", "death", "split", "merge", "update")
-cdef double LOG2PI = 1.8378770664093453
+MOVES = ("birth", "death", "split", "merge", "update")   # in Move code order (_core.pxd)
 
 
 cdef class RJCore:
     """State and loop of the reversible-jump sampler; driven in chunks from `rbf_bayes.rjmcmc`."""
     cdef GramFactor st
-    cdef object _x, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam
+    cdef object _x, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam, _d2, _s2
     cdef double* lgam          # lgamma(j + 1), j = 0..kmax
-    cdef double lml_const, logS_cur
+    cdef Likelihood lik        # the likelihood seam: collapsed over sigma^2, reads delta2_buf
+    cdef double logS_cur
     cdef double* x
     cdef double* lo
     cdef double* hi
@@ -50,10 +56,10 @@ cdef class RJCore:
     cdef readonly double best_logf
     cdef readonly Py_ssize_t best_k
     cdef readonly double Lambda, lml, logpost
-    cdef double[8] delta2_buf
-    cdef double[8] sigma2_buf
+    cdef double* delta2_buf    # (c,)
+    cdef double* sigma2_buf    # (c,)
     cdef public object n_prop, n_acc
-    cdef long[5] np_, na_
+    cdef int64_t[5] np_, na_
     cdef int last_move, last_acc
 
     def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,
@@ -63,8 +69,11 @@ cdef class RJCore:
         self._x = np.ascontiguousarray(x, dtype=float)
         self.N, self.d = self._x.shape
         self.c = st.c
-        if self.c > 8:
-            raise ValueError("at most 8 outputs are supported by the Cython loop")
+        self._d2 = np.zeros(self.c)
+        self._s2 = np.full(self.c, np.nan)
+        cdef double[::1] d2v = self._d2
+        cdef double[::1] s2v = self._s2
+        self.delta2_buf, self.sigma2_buf = &d2v[0], &s2v[0]
         self._lo = np.ascontiguousarray(lo, dtype=float)
         self._hi = np.ascontiguousarray(hi, dtype=float)
         self._C = np.zeros((kmax + 2, self.d))
@@ -102,9 +111,11 @@ cdef class RJCore:
         self.gprior = prior.coef_prior == "g"
         self.jeffreys = prior.v0 == 0
         a_ = 0.5 * (self.v0 + self.N)
-        self.lml_const = -0.5 * self.N * LOG2PI + lgamma(a_) + a_ * log(2.0)
+        self.lik.kind, self.lik.gprior, self.lik.n, self.lik.a, self.lik.gamma0 = COLLAPSED, self.gprior, self.N, a_, self.g0
+        self.lik.const = -0.5 * self.N * LOG_2PI + lgamma(a_) + a_ * log(2.0)
         if not self.jeffreys:
-            self.lml_const += 0.5 * self.v0 * log(0.5 * self.g0) - lgamma(0.5 * self.v0)
+            self.lik.const += 0.5 * self.v0 * log(0.5 * self.g0) - lgamma(0.5 * self.v0)
+        self.lik.delta2, self.lik.delta2_stride = self.delta2_buf, 1
         self.c_star, self.varpi = config.c_star, config.varpi
         self.srw, self.vs = sqrt(config.rw_var), config.split_scale
         mv = set(config.moves)
@@ -138,7 +149,7 @@ cdef class RJCore:
             for j in range(self.d):
                 self.C[i * self.d + j] = centres[i, j]
         self.Lambda = Lambda
-        self.logS_cur = self._log_S(Lambda)
+        self.logS_cur = log_trunc_poisson_norm(Lambda, self.kmax, self.lgam)
         d2 = np.broadcast_to(np.asarray(delta2, dtype=float), (self.c,))
         for o in range(self.c):
             self.delta2_buf[o] = d2[o]
@@ -151,7 +162,7 @@ cdef class RJCore:
                     self.st.ridge[o] = 1.0 / self.delta2_buf[o]
                     if self.st._refactor(o):
                         raise np.linalg.LinAlgError("initial design is not positive definite")
-            self.lml = self._lml(self.st.e, self.st.ld, self.st.m)
+            self.lml = log_ml(&self.lik, self.st, False)
             if not (self.lml > -INFINITY):
                 raise np.linalg.LinAlgError("the initial state has zero likelihood (y in the column space of D?)")
         else:
@@ -161,27 +172,6 @@ cdef class RJCore:
         self._track_best()
 
     # ---------------------------------------------------------------- maths
-    cdef double _lml(self, double* e, double* ld, Py_ssize_t m) noexcept nogil:
-        """sum_o log p(y_o | k, mu, delta_o^2) (02_posterior), from a state's e and log det."""
-        cdef Py_ssize_t o
-        cdef double a = 0.5 * (self.v0 + self.N), tot = 0.0, yPy, hl, q
-        for o in range(self.c):
-            if self.gprior:
-                yPy = self.st.yy[o] - self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) * e[o]
-                hl = -0.5 * m * log1p(self.delta2_buf[o])
-            else:
-                yPy = self.st.yy[o] - e[o]
-                hl = -0.5 * m * log(self.delta2_buf[o]) - 0.5 * ld[self.st.ofac[o]]
-            q = self.g0 + yPy
-            if not (q > 1e-300):
-                return -INFINITY
-            tot += self.lml_const + hl - a * log(q)
-        return tot
-
-    cdef double _log_S(self, double L) noexcept nogil:
-        """log sum_{j <= kmax} L^j / j! (shared with the other loops: _kernel.log_trunc_poisson_norm)."""
-        return log_trunc_poisson_norm(L, self.kmax, self.lgam)
-
     cdef double _log_prior(self) noexcept nogil:
         """log p(k | Lambda) + log p(mu | k) + sum log p(delta^2) + log p(Lambda)."""
         cdef Py_ssize_t o
@@ -201,26 +191,22 @@ cdef class RJCore:
             s[0] = self.fp_s if self.en_sm else 0.0
             m[0] = self.fp_m if self.en_sm else 0.0
             return
-        cdef double pb = self.c_star * (1.0 if self.Lambda >= k + 1 else self.Lambda / (k + 1)) if k < self.kmax else 0.0
-        cdef double pd = (self.c_star * (1.0 if k >= self.Lambda else k / self.Lambda)) if k >= 1 else 0.0
+        cdef double pb, pd
+        move_probs(self.c_star, self.Lambda, k, self.kmax, &pb, &pd)
         b[0] = pb if self.en_bd else 0.0
         dd[0] = pd if self.en_bd else 0.0
         s[0] = pb if (self.en_sm and k >= 1) else 0.0
         m[0] = pd if (self.en_sm and k >= 2) else 0.0
 
-    cdef inline double _u(self) noexcept nogil:
-        return random_standard_uniform(self.rng)
-
-    cdef inline double _logu(self) noexcept nogil:
-        return log(random_standard_uniform(self.rng))
-
     cdef bint _accept(self, double logr, double dlogf) noexcept nogil:
         """MH test of the RJ ratio r, times the annealing factor min(1, (f*/f)^(1/T - 1)) (eq. 38)."""
-        cdef double la = logr if logr < 0.0 else 0.0
-        cdef double lt = self.inv_t1 * dlogf
-        if lt < 0.0:
-            la += lt
-        return log(random_standard_uniform(self.rng)) < la
+        return mh_accept(self.rng, logr, self.inv_t1, dlogf)
+
+    cdef bint _settle(self, bint accepted, double new) noexcept nogil:
+        """Commit or reject the pending kernel proposal (none in a prior-only run); returns accepted."""
+        if not self.prior_only:
+            settle(self.st, accepted, new, &self.lml)
+        return accepted
 
     cdef void _track_best(self) noexcept nogil:
         """Keep the configuration with the largest log f_S = log posterior + log k! seen so far."""
@@ -288,18 +274,13 @@ cdef class RJCore:
         self._uniform_centre(mu)
         if not self.prior_only:
             self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
-            if self.st._prop_append():
+            if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
-            new = self._lml(self.st.ep, self.st.ldp, self.st.m + 1)
             dll = new - self.lml
-        if self._accept(dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b), dll + log(self.Lambda) - self.logvol):
-            if not self.prior_only:
-                self.st._commit()
-                self.lml = new
+        if self._settle(self._accept(dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b),
+                                     dll + log(self.Lambda) - self.logvol), new):
             self.k += 1
             return 1
-        if not self.prior_only:
-            self.st._reject()
         return 0
 
     cdef int _death(self) noexcept nogil:
@@ -311,18 +292,13 @@ cdef class RJCore:
         self._probs(k, &b, &dd, &s, &m)
         self._probs(k - 1, &b0, &d0, &s0, &m0)
         if not self.prior_only:
-            self.st._prop_delete(self.p0 + j)
-            new = self._lml(self.st.ep, self.st.ldp, self.st.m - 1)
+            propose(self.st, DELETE, self.p0 + j, &self.lik, &new)
             dll = new - self.lml
-        if self._accept(dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)), dll - log(self.Lambda) + self.logvol):
-            if not self.prior_only:
-                self.st._commit()
-                self.lml = new
+        if self._settle(self._accept(dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)),
+                                     dll - log(self.Lambda) + self.logvol), new):
             memmove(self.C + j * self.d, self.C + (j + 1) * self.d, (k - 1 - j) * self.d * sizeof(double))
             self.k -= 1
             return 1
-        if not self.prior_only:
-            self.st._reject()
         return 0
 
     cdef double _split_terms(self, Py_ssize_t k, int n_nn) noexcept nogil:
@@ -364,20 +340,15 @@ cdef class RJCore:
             if self._replace_commit(self.p0 + j, mu1):
                 return 0
             self.st._scratch_basis(self.x, d, mu2, self.kind, self.w2)
-            if self.st._prop_append():
+            if propose(self.st, APPEND, 0, &self.lik, &new):
                 self._undo_replace(j)
                 return 0
-            new = self._lml(self.st.ep, self.st.ldp, self.st.m + 1)
             dll = new - self.lml
-        if self._accept(dll + self._split_terms(k, n_nn), dll + log(self.Lambda) - self.logvol):
-            if not self.prior_only:
-                self.st._commit()
-                self.lml = new
+        if self._settle(self._accept(dll + self._split_terms(k, n_nn), dll + log(self.Lambda) - self.logvol), new):
             memcpy(self.C, self.W, (k + 1) * d * sizeof(double))
             self.k += 1
             return 1
         if not self.prior_only:
-            self.st._reject()
             self._undo_replace(j)
         return 0
 
@@ -413,18 +384,13 @@ cdef class RJCore:
             if self._replace_commit(self.p0 + j, mu):
                 return 0
             col = self.p0 + (nn if nn < j else nn - 1)
-            self.st._prop_delete(col)
-            new = self._lml(self.st.ep, self.st.ldp, self.st.m - 1)
+            propose(self.st, DELETE, col, &self.lik, &new)
             dll = new - self.lml
-        if self._accept(dll - self._split_terms(k - 1, n_nn), dll - log(self.Lambda) + self.logvol):
-            if not self.prior_only:
-                self.st._commit()
-                self.lml = new
+        if self._settle(self._accept(dll - self._split_terms(k - 1, n_nn), dll - log(self.Lambda) + self.logvol), new):
             memcpy(self.C, self.W, (k - 1) * d * sizeof(double))
             self.k -= 1
             return 1
         if not self.prior_only:
-            self.st._reject()
             self._undo_replace(j)
         return 0
 
@@ -451,19 +417,15 @@ cdef class RJCore:
                 self.na_[4] += 1
                 continue
             self.st._scratch_basis(self.x, d, mu, self.kind, self.w2)
-            if self.st._prop_replace(self.p0 + pos):
+            if propose(self.st, REPLACE, self.p0 + pos, &self.lik, &new):
                 pos += 1
                 continue
-            new = self._lml(self.st.ep, self.st.ldp, self.st.m)
-            if self._accept(new - self.lml, new - self.lml):
-                self.st._commit()
-                self.lml = new
+            if settle(self.st, self._accept(new - self.lml, new - self.lml), new, &self.lml):
                 self._move_to_end(pos)
                 memcpy(self.C + (k - 1) * d, mu, d * sizeof(double))
                 acc += 1
                 self.na_[4] += 1
             else:
-                self.st._reject()
                 pos += 1
         return acc > 0
 
@@ -473,7 +435,6 @@ cdef class RJCore:
         cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad
         cdef double* z
         cdef double* al
-        cdef double Ls
         cdef double old
         if self.prior_only:
             if not self.fix_delta2:
@@ -507,13 +468,10 @@ cdef class RJCore:
                         self.st.ridge[o] = old
                         self.delta2_buf[o] = 1.0 / old
                         self.st._refactor(o)
-            self.lml = self._lml(self.st.e, self.st.ld, m)
+            self.lml = log_ml(&self.lik, self.st, False)
         if not self.fix_Lambda:
-            Ls = random_standard_gamma(self.rng, self.k + 0.5 + self.eps1) / (1.0 + self.eps2)
-            lSs = self._log_S(Ls)
-            if self._logu() < (self.logS_cur - self.Lambda) - (lSs - Ls):
-                self.Lambda = Ls
-                self.logS_cur = lSs
+            rate_mh_step(self.rng, self.k + 0.5 + self.eps1, 1.0 + self.eps2, self.kmax, self.lgam, &self.Lambda,
+                         &self.logS_cur)
 
     cdef void _iterate(self) noexcept nogil:
         cdef double b, dd, s, m, u
@@ -521,24 +479,24 @@ cdef class RJCore:
         self._probs(k, &b, &dd, &s, &m)
         u = random_standard_uniform(self.rng)
         if u < b:
-            self.last_move = 0
+            self.last_move = BIRTH
             self.last_acc = self._birth()
         elif u < b + dd:
-            self.last_move = 1
+            self.last_move = DEATH
             self.last_acc = self._death()
         elif u < b + dd + s:
-            self.last_move = 2
+            self.last_move = SPLIT
             self.last_acc = self._split()
         elif u < b + dd + s + m:
-            self.last_move = 3
+            self.last_move = MERGE
             self.last_acc = self._merge()
         elif self.en_u and k > 0:
-            self.last_move = 4
+            self.last_move = UPDATE
             self.last_acc = self._update()
         else:
-            self.last_move = 5
+            self.last_move = STAY
             self.last_acc = 0
-        if self.last_move < 4:
+        if self.last_move < UPDATE:
             self.np_[self.last_move] += 1
             self.na_[self.last_move] += self.last_acc
         self._hypers()
@@ -546,7 +504,7 @@ cdef class RJCore:
         self._track_best()
 
     # ---------------------------------------------------------------- driver API
-    def run(self, Py_ssize_t n, long[::1] k_out, double[::1] lp_out, double[::1] lam_out,
+    def run(self, Py_ssize_t n, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
             double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out,
             Py_ssize_t offset=0, const double[::1] temps=None):
         """Run n iterations, writing per-iteration scalars from position `offset` of the outputs; with `temps`,
@@ -596,11 +554,11 @@ cdef class RJCore:
 
     @property
     def delta2(self):
-        return np.array([self.delta2_buf[o] for o in range(self.c)])
+        return self._d2.copy()
 
     @property
     def sigma2(self):
-        return np.array([self.sigma2_buf[o] for o in range(self.c)])
+        return self._s2.copy()
 
     @property
     def counts(self):

@@ -11,20 +11,19 @@ kernel of the notebook), then (separately) the Gibbs refresh of the variances, r
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, exp, lgamma, INFINITY, floor
+from libc.math cimport sqrt, log, lgamma, INFINITY, floor
+from libc.stdint cimport int64_t
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
                                            random_standard_gamma)
 from rbf_bayes._kernel cimport GramFactor, phi_r2, basis_column_c, log_trunc_poisson_norm
 from rbf_bayes._kernel import BASIS_CODES
+from rbf_bayes._likelihood cimport Likelihood, GAUSSIAN, log_ml
+from rbf_bayes._core cimport (BIRTH, DEATH, STAY, APPEND, DELETE, REPLACE, move_probs, mh_accept, propose,
+                              settle)
 
 cnp.import_array()
-
-cdef double LOG2PI = 1.8378770664093453
-DEF ZERO = 0
-DEF BIRTH = 1
-DEF DEATH = 2
 
 
 cdef inline double _lbinom(double n, double r) noexcept nogil:
@@ -66,11 +65,13 @@ cdef class SMCCore:
     cdef double* wv            # (kmax + 1,) refresh workspace
     cdef double* beta          # (kmax + 1,)
     cdef Py_ssize_t* freebuf   # (cap,) free inputs when enumerated
-    cdef long* nsing           # (3,) singular proposals: birth step, refresh, resample-move
+    cdef int64_t* nsing        # (3,) singular proposals: birth step, refresh, resample-move
     cdef bitgen_t* rng
     cdef readonly Py_ssize_t Np, cap, d, c, kmax, t
     cdef int kind, fixed
     cdef double w2, lam, cc, a_y, b_y, a_b, b_b, rho
+    cdef Likelihood lik        # the likelihood seam, pointed at one particle at a time (`_lik`)
+    cdef double lik_d2
 
     def __cinit__(self, list factors, Py_ssize_t cap, Py_ssize_t d, Py_ssize_t kmax, str basis, double width,
                   double lam, double c, double a_y, double b_y, double a_b, double b_b, bint fixed,
@@ -94,6 +95,7 @@ cdef class SMCCore:
         if not 0.0 <= birth_at_new < 1.0:
             raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
         self.rho = birth_at_new
+        self.lik.kind, self.lik.gprior, self.lik.delta2, self.lik.delta2_stride = GAUSSIAN, 0, &self.lik_d2, 0
         self._X = np.zeros((cap, d)); self._Y = np.zeros((cap, self.c))
         self._cent = np.zeros((self.Np, max(kmax, 1)), dtype=np.intp); self._k = np.zeros(self.Np, dtype=np.intp)
         self._s2y = np.array(s2y, dtype=float).reshape(self.Np).copy()
@@ -101,7 +103,7 @@ cdef class SMCCore:
         self._lml = np.zeros(self.Np); self._inc = np.zeros(self.Np)
         self._pre = np.zeros((self.Np, self.c)); self._post = np.zeros((self.Np, self.c))
         self._dv = np.zeros(kmax + 1); self._w = np.zeros(kmax + 1); self._beta = np.zeros(kmax + 1)
-        self._free = np.zeros(cap, dtype=np.intp); self._nsing = np.zeros(3, dtype=np.int_)
+        self._free = np.zeros(cap, dtype=np.intp); self._nsing = np.zeros(3, dtype=np.int64)
         from scipy.special import gammaln
         self._lgam = gammaln(np.arange(kmax + 1) + 1.0)
         cdef double[::1] lg = self._lgam
@@ -120,7 +122,7 @@ cdef class SMCCore:
         cdef double[::1] a6 = self._w
         cdef double[::1] a7 = self._beta
         cdef Py_ssize_t[::1] fb = self._free
-        cdef long[::1] ns = self._nsing
+        cdef int64_t[::1] ns = self._nsing
         self.X, self.Y, self.cent, self.kk = &xv[0, 0], &yv[0, 0], &cv[0, 0], &kv[0]
         self.s2y, self.s2b, self.lml, self.inc = &a1[0], &a2[0], &a3[0], &a4[0]
         self.pre, self.post = &a8[0, 0], &a9[0, 0]
@@ -155,21 +157,26 @@ cdef class SMCCore:
 
     cdef void _probs(self, Py_ssize_t k, Py_ssize_t t, double* b, double* dd) noexcept nogil:
         "alpha_birth, alpha_death of a particle with k kernels at time t (smc_move_probs)."
-        cdef Py_ssize_t top = self.kmax if self.kmax < t else t
-        b[0] = self.cc * (1.0 if self.lam / (k + 1) > 1.0 else self.lam / (k + 1)) if k < top else 0.0
-        dd[0] = self.cc * (1.0 if k / self.lam > 1.0 else k / self.lam) if k >= 1 else 0.0
+        move_probs(self.cc, self.lam, k, self.kmax if self.kmax < t else t, b, dd)
 
-    cdef double _lml_of(self, GramFactor g, Py_ssize_t t, Py_ssize_t m, double s2y, double s2b,
-                        bint proposed) noexcept nogil:
-        "sum over outputs of smc_log_ml for the current (or the pending proposed) state."
-        cdef double r = s2y / s2b, out = 0.0, e, ld
-        cdef Py_ssize_t o
-        ld = g.ldp[0] if proposed else g.ld[0]
-        for o in range(self.c):
-            e = g.ep[o] if proposed else g.e[o]
-            out += (-0.5 * t * (LOG2PI + log(s2y)) - 0.5 * ld + 0.5 * m * log(r)
-                    - 0.5 * (g.yy[o] - e) / s2y)
-        return out
+    cdef Likelihood* _lik(self, Py_ssize_t t, Py_ssize_t i) noexcept nogil:
+        """Particle i's likelihood at time t (the seam's Gaussian kind): sigma^2 = sigma_y^2 and coefficient
+        scale delta^2 = sigma_beta^2 / sigma_y^2."""
+        self.lik_d2 = self.s2b[i] / self.s2y[i]
+        self.lik.n, self.lik.sigma2 = t, self.s2y[i]
+        return &self.lik
+
+    cdef double _lml_of(self, GramFactor g, Py_ssize_t t, Py_ssize_t i, bint proposed) noexcept nogil:
+        "log p(Y_t | particle i's centres and variances) of its current (or pending proposed) state."
+        return log_ml(self._lik(t, i), g, proposed)
+
+    cdef int _propose(self, GramFactor g, int op, Py_ssize_t j, Py_ssize_t t, Py_ssize_t i, double* new) noexcept nogil:
+        """The shared GramFactor proposal (`_core.propose`) with particle i's likelihood; non-zero if singular
+        (counted as a resample-move singularity)."""
+        if propose(g, op, j, self._lik(t, i), new):
+            self.nsing[2] += 1
+            return 1
+        return 0
 
     cdef double _log_Z(self, Py_ssize_t t) noexcept nogil:
         "log of sum_{j <= min(kmax, t)} lam^j / j! (log_Z), by the kernel's shared truncated-Poisson normaliser."
@@ -187,7 +194,7 @@ cdef class SMCCore:
         vb = dd if k_new >= 1 else 0.0
         vd = b if k_new + 1 <= top else 0.0
         tot = vz + vb + vd
-        if move == ZERO:
+        if move == STAY:
             return log(vz / tot)
         if move == BIRTH:
             return log(vb / tot) - log(<double> k_new)
@@ -249,13 +256,13 @@ cdef class SMCCore:
                         j = t0                      # the newest input (always free at time t)
                     else:
                         j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.Dt + g.m * g.N)
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.scratch())
                     rc = g._prop_append()
                     if rc != 0:             # numerically singular: this proposal cannot be weighted -> weight 0
                         self.nsing[0] += 1
-                        self.lml[i] = self._lml_of(g, t, g.m, self.s2y[i], self.s2b[i], False)
+                        self.lml[i] = self._lml_of(g, t, i, False)
                         self.inc[i] = -INFINITY
-                        self._mean_at(g, g.Dt + t0, g.N, self.post + i * self.c)
+                        self._mean_at(g, g.design_row(t0), g.N, self.post + i * self.c)
                         continue
                     g._commit()
                     ce[k] = j
@@ -271,16 +278,16 @@ cdef class SMCCore:
                     knew = k - 1
                     lq = log(dth) - log(<double> k)
                 else:
-                    move = ZERO
+                    move = STAY
                     lq = log(1.0 - b - dth)
                 self.kk[i] = knew
-                new = self._lml_of(g, t, g.m, self.s2y[i], self.s2b[i], False)
+                new = self._lml_of(g, t, i, False)
                 # log p_t(k) p_t(S|k) / p_{t-1}(k') p_{t-1}(S'|k') without the Z ratio (log_prior_move_ratio)
                 lpm = ((knew - k) * log(self.lam) - lgamma(knew + 1.0) + lgamma(k + 1.0)
                        + _lbinom(t - 1, k) - _lbinom(t, knew))
                 self.inc[i] = (new - self.lml[i] + logZr + lpm + self._log_backward(move, knew, t, has_xt) - lq)
                 self.lml[i] = new
-                self._mean_at(g, g.Dt + t0, g.N, self.post + i * self.c)
+                self._mean_at(g, g.design_row(t0), g.N, self.post + i * self.c)
         self.t = t
         return self._inc.copy(), self._pre.copy(), self._post.copy()
 
@@ -328,7 +335,7 @@ cdef class SMCCore:
                 else:
                     self.s2y[i] = ny
                     self.s2b[i] = nb
-                self.lml[i] = self._lml_of(g, t, m, self.s2y[i], self.s2b[i], False)
+                self.lml[i] = self._lml_of(g, t, i, False)
 
     def resample(self, const Py_ssize_t[::1] src):
         """Slot i becomes a copy of particle src[i] (src[i] == i: kept). Sources must be kept slots."""
@@ -367,48 +374,31 @@ cdef class SMCCore:
                 u = random_standard_uniform(self.rng)
                 if u < b:
                     j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.Dt + g.m * g.N)
-                    if g._prop_append():
-                        self.nsing[2] += 1
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.scratch())
+                    if self._propose(g, APPEND, 0, t, i, &new):
                         continue
-                    new = self._lml_of(g, t, k + 2, self.s2y[i], self.s2b[i], True)
                     self._probs(k + 1, t, &b1, &d1)
                     lr = new - self.lml[i] + log(self.lam) + log(d1) - log(<double> (k + 1)) - log(b)
-                    if log(random_standard_uniform(self.rng)) < lr:
-                        g._commit()
+                    if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
                         ce[k] = j
                         self.kk[i] = k + 1
-                        self.lml[i] = new
-                    else:
-                        g._reject()
                 elif u < b + dth:
                     pos = self._index(k)
-                    g._prop_delete(1 + pos)
-                    new = self._lml_of(g, t, k, self.s2y[i], self.s2b[i], True)
+                    self._propose(g, DELETE, 1 + pos, t, i, &new)
                     self._probs(k - 1, t, &b1, &d1)
                     lr = new - self.lml[i] - (log(self.lam) + log(dth) - log(<double> k) - log(b1))
-                    if log(random_standard_uniform(self.rng)) < lr:
-                        g._commit()
+                    if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
                         _remove(ce, k, pos)
                         self.kk[i] = k - 1
-                        self.lml[i] = new
-                    else:
-                        g._reject()
                 elif k > 0 and k < t:
                     pos = self._index(k)
                     j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.Dt + g.m * g.N)
-                    if g._prop_replace(1 + pos):
-                        self.nsing[2] += 1
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.scratch())
+                    if self._propose(g, REPLACE, 1 + pos, t, i, &new):
                         continue
-                    new = self._lml_of(g, t, k + 1, self.s2y[i], self.s2b[i], True)
-                    if log(random_standard_uniform(self.rng)) < new - self.lml[i]:
-                        g._commit()
+                    if settle(g, mh_accept(self.rng, new - self.lml[i], 0.0, 0.0), new, &self.lml[i]):
                         _remove(ce, k, pos)
                         ce[k - 1] = j
-                        self.lml[i] = new
-                    else:
-                        g._reject()
 
     def grow(self, Py_ssize_t cap):
         """Raise the capacity to `cap` observations: every factor gets zero rows appended (`resize_rows`)."""
