@@ -21,12 +21,15 @@ from numpy.random.c_distributions cimport (random_standard_uniform, random_stand
 from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm
 from rbf_bayes._kernel import BASIS_CODES
 from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, log_ml, LOG_2PI
-from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, STAY, APPEND, DELETE, REPLACE, move_probs,
+from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, APPEND, DELETE, REPLACE, move_probs,
                               mh_accept, rate_mh_step, propose, settle)
 
 cnp.import_array()
 
 MOVES = ("birth", "death", "split", "merge", "update")   # in Move code order (_core.pxd)
+# The C view of the one set of move codes (`rbf_bayes.moves.MOVE_CODES` must equal it: tests/test_kernel.py)
+C_MOVE_CODES = {"birth": BIRTH, "death": DEATH, "split": SPLIT, "merge": MERGE, "update": UPDATE, "change": CHANGE,
+                "stay": STAY}
 
 
 cdef class RJCore:

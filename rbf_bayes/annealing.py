@@ -76,7 +76,6 @@ def anneal_rbf(x, # inputs (N, d)
     if not isinstance(calibration, CalibratedPrior): raise TypeError("calibration must be a CalibratedPrior")
     basis, width = check_basis(basis, width)
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape; c = Y.shape[1]
-    if c > 8: raise ValueError(f"at most 8 outputs are supported, got c = {c}")
     if not 0 < move_prob <= 0.25: raise ValueError(f"move_prob must be in (0, 0.25], got {move_prob}")
     if isinstance(record_every, bool) or not isinstance(record_every, (int, np.integer)) or record_every < 1:
         raise ValueError(f"record_every must be an integer >= 1, got {record_every!r}")

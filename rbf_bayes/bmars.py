@@ -12,14 +12,14 @@ import numpy as np
 from scipy import special, stats
 from .basis import as_inputs, as_targets, check_positive
 from .estimators import BaseBayesEstimator, as_generator
-from .kernel import GramFactor
-from .posterior import log_ml_terms, summaries_from_kernel
-from .priors import RBFPrior, log_poisson_normaliser
+from .kernel import GramFactor, state_log_ml
+from .moves import MOVE_CODES, move_probabilities
+from .posterior import sample_rate
+from .priors import RBFPrior
 
 # %% auto #0
-__all__ = ['BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction', 'bmars_move_probs',
-           'log_ratio_bmars_birth', 'log_ratio_bmars_death', 'BMARSTrace', 'sample_bmars', 'sample_bmars_reference',
-           'BMARSRegressor']
+__all__ = ['BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction', 'log_ratio_bmars_birth',
+           'log_ratio_bmars_death', 'BMARSTrace', 'sample_bmars', 'sample_bmars_reference', 'BMARSRegressor']
 
 # %% ../nbs/10_bmars.ipynb #210c4a64
 @dataclass(frozen=True)
@@ -98,16 +98,10 @@ def log_valid_fraction(x: np.ndarray, max_interaction: int, n_min: int) -> float
     return math.log(z)
 
 # %% ../nbs/10_bmars.ipynb #3970ae66
-def bmars_move_probs(k: int, lam: float, k_max: int, c: float=0.4) -> tuple[float, float]:
-    "(b_k, d_k) of Denison et al. §2.4 (Poisson prior ratios, constant c = 0.4)."
-    b = c * min(1.0, lam / (k + 1)) if k < k_max else 0.0
-    d = c * min(1.0, k / lam) if k >= 1 else 0.0
-    return b, d
-
 def log_ratio_bmars_birth(dll, k, lam, k_max, log_zv, valid=True, c=0.4) -> float:
-    "log r_birth for k -> k + 1."
+    "log r_birth for k -> k + 1, with b_k, d_k of eq. 22 (`move_probabilities`; Denison et al. §2.4 use c = 0.4)."
     if not valid: return -math.inf
-    b = bmars_move_probs(k, lam, k_max, c)[0]; d1 = bmars_move_probs(k + 1, lam, k_max, c)[1]
+    b = move_probabilities(k, lam, k_max, c)[0]; d1 = move_probabilities(k + 1, lam, k_max, c)[1]
     return dll - log_zv + math.log(lam) + math.log(d1) - math.log(k + 1) - math.log(b)
 
 def log_ratio_bmars_death(dll, k, lam, k_max, log_zv, c=0.4) -> float:
@@ -119,7 +113,7 @@ def log_ratio_bmars_death(dll, k, lam, k_max, log_zv, c=0.4) -> float:
 class BMARSTrace:
     "Output of the BMARS sampler."
     k: np.ndarray; log_marginal_likelihood: np.ndarray; lam: np.ndarray  # per iteration
-    move: np.ndarray; accepted: np.ndarray   # 0 birth, 1 death, 2 change, 3 none; accepted flag
+    move: np.ndarray; accepted: np.ndarray   # MOVE_CODES: birth, death, change or stay; accepted flag
     kept: np.ndarray                 # iteration of each snapshot
     bases: list                      # per snapshot: list of (vars, signs, knot values)
     coef_mean: list                  # per snapshot: (k + 1, c) posterior mean
@@ -162,12 +156,6 @@ class BMARSTrace:
             for v in used: inc[v] += 1
         return inc / max(len(self.bases), 1)
 
-def _lambda_step(rng, lam, k, k_max, prior):
-    "MH step for lambda | k with the Ga(shape + k, rate + 1) proposal and the truncation correction."
-    new = rng.standard_gamma(prior.lambda_shape + k) / (prior.lambda_rate + 1.0)
-    la = (log_poisson_normaliser(lam, k_max) - lam) - (log_poisson_normaliser(new, k_max) - new)
-    return float(new) if math.log(rng.random()) < la else lam
-
 def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
     "Validate and prepare the common pieces of both BMARS samplers."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
@@ -177,7 +165,6 @@ def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"{name} must be an integer >= 1")
     if not 0 <= burn_in < n_iter: raise ValueError(f"burn_in must be in [0, n_iter), got {burn_in}")
     if not 0 < c_move <= 0.5: raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
-    if Y.shape[1] > 8: raise ValueError("at most 8 outputs are supported")
     k_max = min(prior.k_max, n - 1)
     types = bmars_types(p, prior.max_interaction)
     log_zv = log_valid_fraction(x, prior.max_interaction, prior.n_min)
@@ -236,9 +223,7 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
     NT = len(types)
     sorted_x = [np.sort(x[:, v]) for v in range(p)]
     rp = prior.rbf_prior(); v = prior.coef_var
-    def lml(e, ld, m):
-        yPy, hl = summaries_from_kernel(e, np.full(c, ld[0]), st.yty, m, np.full(c, v), rp)
-        return float(np.sum(log_ml_terms(yPy, hl, n, rp))) if np.all(yPy > 0) else -math.inf
+    def lml(e, ld, m): return state_log_ml(e, ld, st.yty, np.zeros(c, int), m, n, v, rp)
     def col(b): return hinge_column(x, b[0], b[1], [sorted_x[vv][ki] for vv, ki in zip(b[0], b[2])])
     def valid(cl): return int(np.sum(cl > 0)) >= prior.n_min
     bases, lam = [], (fix_lambda if fix_lambda is not None else prior.lambda_shape / prior.lambda_rate)
@@ -247,9 +232,9 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
     kept, snaps, hs, ds, s2s = [], [], [], [], []
     t0 = time.perf_counter()
     for it in range(n_iter):
-        k = len(bases); b, d = bmars_move_probs(k, lam, k_max, c_move); u = rng.random(); acc = 0
+        k = len(bases); b, d = move_probabilities(k, lam, k_max, c_move)[:2]; u = rng.random(); acc = 0
         if u < b:
-            move = 0; t = types[rng.integers(NT)]; J = len(t)
+            move = MOVE_CODES["birth"]; t = types[rng.integers(NT)]; J = len(t)
             nb = (t, tuple(rng.choice((-1, 1), size=J).tolist()), tuple(rng.integers(n, size=J).tolist()))
             cl = col(nb)
             if valid(cl):
@@ -261,7 +246,7 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
                     bases.append(nb); cur = new; acc = 1
                 elif ok and not prior_only: st.reject()
         elif u < b + d:
-            move = 1; j = int(rng.integers(k))
+            move = MOVE_CODES["death"]; j = int(rng.integers(k))
             if prior_only: new = 0.0
             else: st.propose_delete(1 + j); new = lml(st.proposed_explained, st.proposed_logdet, k)
             if math.log(rng.random()) < log_ratio_bmars_death(new - cur, k, lam, k_max, log_zv, c_move):
@@ -269,7 +254,7 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
                 bases.pop(j); cur = new; acc = 1
             elif not prior_only: st.reject()
         elif k >= 1:
-            move = 2; j = int(rng.integers(k)); vs, ss, ks = bases[j]; l = int(rng.integers(len(vs)))
+            move = MOVE_CODES["change"]; j = int(rng.integers(k)); vs, ss, ks = bases[j]; l = int(rng.integers(len(vs)))
             ss2 = list(ss); kk2 = list(ks); kk2[l] = int(rng.integers(n))
             if rng.random() < 0.5: ss2[l] = -ss2[l]
             nb = (vs, tuple(ss2), tuple(kk2)); cl = col(nb)
@@ -282,8 +267,8 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
                     bases.pop(j); bases.append(nb); cur = new; acc = 1
                 elif ok and not prior_only: st.reject()
         else:
-            move = 3
-        if fix_lambda is None: lam = _lambda_step(rng, lam, len(bases), k_max, prior)
+            move = MOVE_CODES["stay"]
+        if fix_lambda is None: lam = sample_rate(rng, lam, prior.lambda_shape + len(bases), prior.lambda_rate + 1.0, k_max)[0]
         k = len(bases)
         out["k"][it], out["lam"][it], mv[it], ac[it] = k, lam, move, acc
         out["lp"][it] = cur

@@ -4,6 +4,7 @@
 
 # %% ../nbs/04_kernel.ipynb #912c2726
 from __future__ import annotations
+import math
 import numpy as np
 from ._kernel import BASIS_CODES, GramFactor, basis_column
 from .basis import as_inputs, check_basis, rbf_columns
@@ -112,8 +113,16 @@ def state_log_ml(e, # explained sums of squares per output (state.explained)
                  logdet, # log det per factor (state.logdet)
                  yy, # y_i'y_i per output
                  out_factor, # factor index of each output
-                 m: int, N: int, delta2, prior: RBFPrior) -> float:
-    "sum_i log p(y_i | k, mu, delta_i^2) from a state's e and log det."
+                 m: int, # number of columns
+                 N: int, # number of observed rows
+                 delta2, # delta_i^2 per output (scalar broadcasts)
+                 prior: RBFPrior|None=None, # coefficient prior and IG(v0/2, gamma0/2); None: ridge (Gaussian kind)
+                 sigma2: float|None=None, # known noise variance: the Gaussian kind (TD-SMC, latent-variable models)
+                ) -> float:
+    "sum_i log p(y_i | state) from a state's e and log det: the NumPy twin of the C likelihood seam (`_likelihood.pxd`)."
     ld = np.asarray(logdet)[np.asarray(out_factor)]
-    yPy, hl = summaries_from_kernel(e, ld, yy, m, np.broadcast_to(delta2, np.shape(e)), prior)
+    yPy, hl = summaries_from_kernel(e, ld, yy, m, np.broadcast_to(delta2, np.shape(e)), prior or RBFPrior())
+    if sigma2 is not None:
+        return float(np.sum(-0.5 * N * np.log(2 * np.pi * sigma2) + hl - 0.5 * yPy / sigma2))
+    if np.any(prior.gamma0 + yPy <= 1e-300): return -math.inf    # y in the column space: as the C seam
     return float(np.sum(log_ml_terms(yPy, hl, N, prior)))

@@ -10,11 +10,13 @@ from scipy import special
 from .basis import CentreSpace
 
 # %% auto #0
-__all__ = ['move_probabilities', 'log_ratio_birth', 'log_ratio_death', 'log_unit_ball_volume', 'sample_unit_ball',
+__all__ = ['MOVE_CODES', 'move_probabilities', 'log_ratio_birth', 'log_ratio_death', 'log_unit_ball_volume', 'sample_unit_ball',
            'split_centres', 'merge_centres', 'nearest_neighbour', 'n_mutual', 'log_ratio_split', 'log_ratio_merge',
            'log_ratio_update']
 
 # %% ../nbs/03_moves.ipynb #39b91c07
+MOVE_CODES = {"birth": 0, "death": 1, "split": 2, "merge": 3, "update": 4, "change": 5, "stay": 6}  # = `_core.Move`
+
 def move_probabilities(k: int, # current number of bases
                        Lambda: float, # Poisson rate of the prior on k
                        k_max: int, # maximum number of bases

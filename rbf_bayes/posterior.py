@@ -13,7 +13,8 @@ from .priors import (RBFPrior, log_centres_prior, log_coef_prior, log_delta2_pri
 
 # %% auto #0
 __all__ = ['log_ml_terms', 'summaries_from_kernel', 'ridge_values', 'dense_summaries', 'log_marginal_likelihood', 'log_posterior',
-           'coef_posterior', 'sample_sigma2', 'sample_coef', 'sample_delta2', 'lambda_log_accept', 'sample_Lambda']
+           'coef_posterior', 'sample_sigma2', 'sample_coef', 'sample_delta2', 'lambda_log_accept', 'sample_rate',
+           'sample_Lambda']
 
 # %% ../nbs/02_posterior.ipynb #51dfca73
 def log_ml_terms(yPy, # y_i' P_i y_i per output, (c,)
@@ -140,8 +141,17 @@ def lambda_log_accept(Lambda: float, # current Lambda
     "log MH ratio of the Gamma independence proposal for Lambda: log F(k_max; Lambda) - log F(k_max; Lambda*)."
     return (log_poisson_normaliser(Lambda, k_max) - Lambda) - (log_poisson_normaliser(Lambda_new, k_max) - Lambda_new)
 
+def sample_rate(rng: np.random.Generator, # source of randomness
+                rate: float, # current Poisson rate (Lambda of the RBF prior, lambda of BMARS)
+                shape: float, # shape of the Gamma proposal: the untruncated conditional's
+                rate_param: float, # rate of the Gamma proposal
+                k_max: int, # truncation of the Poisson prior on k
+               ) -> tuple[float, bool]:
+    "One independence MH step for a truncated-Poisson rate (the NumPy twin of `_core.rate_mh_step`)."
+    new = rng.standard_gamma(shape) / rate_param
+    if math.log(rng.random()) < lambda_log_accept(rate, new, k_max): return float(new), True
+    return float(rate), False
+
 def sample_Lambda(rng: np.random.Generator, Lambda: float, k: int, k_max: int, prior: RBFPrior) -> tuple[float, bool]:
     "One MH step for Lambda | k with the untruncated conditional Ga(k + 1/2 + eps1, 1 + eps2) as proposal."
-    new = rng.standard_gamma(k + 0.5 + prior.eps1) / (1.0 + prior.eps2)
-    if math.log(rng.random()) < lambda_log_accept(Lambda, new, k_max): return float(new), True
-    return float(Lambda), False
+    return sample_rate(rng, Lambda, k + 0.5 + prior.eps1, 1.0 + prior.eps2, k_max)

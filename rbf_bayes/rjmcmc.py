@@ -13,8 +13,8 @@ import numpy as np
 from ._rjmcmc import MOVES, RJCore
 from .basis import CentreSpace, as_inputs, as_targets, check_basis, check_k_max, check_positive, design_matrix
 from .kernel import rbf_state
-from .moves import (log_ratio_birth, log_ratio_death, log_ratio_merge, log_ratio_split, merge_centres,
-                             move_probabilities, n_mutual, nearest_neighbour, sample_unit_ball, split_centres)
+from .moves import (MOVE_CODES, log_ratio_birth, log_ratio_death, log_ratio_merge, log_ratio_split,
+                             merge_centres, move_probabilities, n_mutual, nearest_neighbour, sample_unit_ball, split_centres)
 from .posterior import (coef_posterior, dense_summaries, log_marginal_likelihood, log_posterior,
                                  sample_coef, sample_delta2, sample_Lambda, sample_sigma2)
 from .priors import RBFPrior
@@ -208,7 +208,6 @@ def sample_rjmcmc(x, # inputs (N, d)
     prior, config = _resolve_calibrated(prior, config, x, y)
     x, Y, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]
-    if c > 8: raise ValueError(f"at most 8 outputs are supported, got c = {c}")
     st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
     core.set_state(centres, Lam, d2)
@@ -268,7 +267,7 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     n_prop, n_acc = np.zeros(5, np.int64), np.zeros(5, np.int64)
     kept, cs, hs, als = [], [], [], []; t0 = time.perf_counter(); sig2 = np.full(c, np.nan); alpha = None
     for it in range(n):
-        k = len(S); b, dd, s, m = probs(k); u = rng.random(); acc, move = 0, 5
+        k = len(S); b, dd, s, m = probs(k); u = rng.random(); acc, move = 0, MOVE_CODES["stay"]
         if u < b:
             move, new_c = 0, om.sample(rng)[0]; S1 = np.vstack([S, new_c]); new = lml(S1)
             if math.log(rng.random()) < log_ratio_birth(new - cur, k, Lam, k_max, config.c_star): S, cur, acc = S1, new, 1

@@ -14,7 +14,8 @@ import numpy as np
 from scipy import linalg, special
 from .basis import as_inputs, as_targets, basis_from_sq, check_basis, check_int, check_positive
 from .estimators import BaseBayesEstimator, as_generator
-from .kernel import GramFactor
+from .kernel import GramFactor, state_log_ml
+from .moves import move_probabilities
 
 # %% auto #0
 __all__ = ['RESAMPLING', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio', 'smc_move_probs', 'log_backward', 'log_Z',
@@ -26,8 +27,7 @@ def smc_log_ml(e: float, # explained sum of squares e_r of the state
                yy: float, # Y'Y
                t: int, m: int, s2y: float, s2b: float) -> float:
     "log p(Y_t | S, sigma_y^2, sigma_beta^2) from the GramFactor's e and log det with ridge r = s2y / s2b."
-    r = s2y / s2b
-    return -0.5 * t * math.log(2 * math.pi * s2y) - 0.5 * logdet + 0.5 * m * math.log(r) - 0.5 * (yy - e) / s2y
+    return state_log_ml([e], [logdet], [yy], [0], m, t, s2b / s2y, sigma2=s2y)   # the seam's Gaussian kind
 
 def kernel_matrix(x: np.ndarray, centres: np.ndarray, basis: str, width: float) -> np.ndarray:
     "[1, K(x, c_j)] for centres c_j, shape (len(x), 1 + len(centres))."
@@ -42,9 +42,8 @@ def log_prior_move_ratio(move: str, k_old: int, t: int, lam: float) -> float:
     return float((k - k_old) * math.log(lam) - special.gammaln(k + 1) + special.gammaln(k_old + 1) + lb(t - 1, k_old) - lb(t, k))
 
 def smc_move_probs(k: int, t: int, lam: float, k_max: int, c: float=0.25) -> dict:
-    "alpha_zero, alpha_birth, alpha_death for a particle with k kernels at time t (t observations)."
-    b = c * min(1.0, lam / (k + 1)) if k < min(k_max, t) else 0.0
-    d = c * min(1.0, k / lam) if k >= 1 else 0.0
+    "alpha_zero, alpha_birth, alpha_death for a particle with k kernels at time t: eq. 22 with k <= min(k_max, t)."
+    b, d = move_probabilities(k, lam, min(k_max, t), c)[:2]
     return {"zero": 1.0 - b - d, "birth": b, "death": d}
 
 def log_backward(move: str, k_new: int, t: int, new_has_xt: bool, lam: float, k_max: int, c: float=0.25) -> float:

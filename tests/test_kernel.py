@@ -244,3 +244,18 @@ def test_resize_rows_keeps_the_state():
     g.add_row(20, r.normal(size=3), r.normal(size=1))          # a row beyond the old capacity
     with pytest.raises(ValueError, match="N must be >="):
         g.resize_rows(5)
+
+
+def test_basis_registry_and_move_codes_agree_between_python_and_c():
+    """One basis registry (`basis.BASES`) and one set of move codes (`moves.MOVE_CODES`), with the C views equal."""
+    from rbf_bayes._kernel import BASIS_CODES, basis_column
+    from rbf_bayes._rjmcmc import C_MOVE_CODES
+    from rbf_bayes.basis import BASES, basis_from_sq
+    from rbf_bayes.moves import MOVE_CODES
+    assert BASIS_CODES == {b: i for i, b in enumerate(BASES)}
+    assert C_MOVE_CODES == MOVE_CODES
+    rng = np.random.default_rng(0)
+    x, mu = rng.normal(size=(50, 3)), rng.normal(size=3)
+    r2 = np.sum((x - mu) ** 2, axis=1)
+    for b in BASES:
+        np.testing.assert_allclose(basis_column(x, mu, b, 1.7), basis_from_sq(r2, b, 1.7), rtol=1e-13, atol=1e-13)
