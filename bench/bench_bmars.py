@@ -53,7 +53,7 @@ def main():
           f"RMSE against the noise-free function on 1,000 points")
     print(f"{'sampler':>32} {'it/s (mean)':>12} {'RMSE per seed':>24} {'RMSE mean':>10}")
     for name, r in rows.items():
-        rates, rm = zip(*r)
+        rates, rm = zip(*r, strict=False)
         print(f"{name:>32} {np.mean(rates):>12.0f} {str(np.round(rm, 3)):>24} {np.mean(rm):>10.3f}")
     names = list(rows)
     for other in names[1:]:

@@ -55,16 +55,16 @@ def bench(N, m, c, ridge, ref_min_time):
         g = build(cls, N, m, c, ridge, x, rng)
         j = m // 2
 
-        def app():
-            g.propose_append(col); g.proposed_explained; g.reject()
+        def app(g=g):
+            g.propose_append(col); _ = g.proposed_explained; g.reject()
 
-        def dele():
-            g.propose_delete(j); g.proposed_explained; g.reject()
+        def dele(g=g, j=j):
+            g.propose_delete(j); _ = g.proposed_explained; g.reject()
 
-        def rep():
-            g.propose_replace(j, col); g.proposed_explained; g.reject()
+        def rep(g=g, j=j):
+            g.propose_replace(j, col); _ = g.proposed_explained; g.reject()
 
-        def rep_commit():
+        def rep_commit(g=g, j=j):
             g.replace(j, col)
 
         out[name] = {k: timeit(f, mt, 50 if name == "reference" else 100_000)

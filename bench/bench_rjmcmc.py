@@ -55,9 +55,7 @@ def main():
         meas = 2_000 if N <= 10_000 else 300
         d = robot_arm(np.random.default_rng(0), n_train=N, n_test=10)
         cfg = RJConfig(n_iter=burn + meas, burn_in=burn + meas - 1, chunk_size=100)
-        times = []
         tr = None
-        t_start = time.perf_counter()
         # time only the measured iterations: run burn-in and measurement as one chain, timing the tail
         cfg_b = RJConfig(n_iter=burn, burn_in=burn - 1)
         trb = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20), config=cfg_b, rng=np.random.default_rng(3), basis="cubic")

@@ -80,7 +80,8 @@ cdef class BMARSCore:
         self.a_post = prior.a0 + 0.5 * self.n
         self.gam0 = 2.0 * prior.b0
         # log p(y_o | .) = const + hl - a log(gamma0 + y'Py), a = a0 + n/2 (02_posterior with v0 = 2 a0, gamma0 = 2 b0)
-        self.lik.kind, self.lik.gprior, self.lik.n, self.lik.a, self.lik.gamma0 = COLLAPSED, 0, self.n, self.a_post, self.gam0
+        self.lik.kind, self.lik.gprior, self.lik.n = COLLAPSED, 0, self.n
+        self.lik.a, self.lik.gamma0 = self.a_post, self.gam0
         self.lik.const = (-0.5 * self.n * LOG_2PI + prior.a0 * log(prior.b0) - lgamma(prior.a0) + lgamma(self.a_post)
                           + self.a_post * log(2.0))
         self.lik.delta2, self.lik.delta2_stride = &self.v, 0      # ridge 1 / v shared by every output
@@ -162,8 +163,8 @@ cdef class BMARSCore:
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
             dll = new - self.lml
-        if self._settle(mh_accept(self.rng, dll - self.log_zv + log(self.lam) + log(d1) - log(k + 1.0) - log(b), 0.0, 0.0),
-                        new):
+        if self._settle(mh_accept(self.rng, dll - self.log_zv + log(self.lam) + log(d1) - log(k + 1.0) - log(b),
+                                  0.0, 0.0), new):
             self._copy_basis(k, S)
             self.k += 1
             return 1
@@ -276,7 +277,8 @@ cdef class BMARSCore:
         return (self._bv[:k].copy(), self._bs[:k].copy(), self._bk[:k].copy(), self._bJ[:k].copy(), h, dr, s2s)
 
 
-def count_valid_pairs(const Py_ssize_t[::1] ia, const Py_ssize_t[::1] ib, Py_ssize_t na, Py_ssize_t nb, Py_ssize_t n_min):
+def count_valid_pairs(const Py_ssize_t[::1] ia, const Py_ssize_t[::1] ib, Py_ssize_t na, Py_ssize_t nb,
+                      Py_ssize_t n_min):
     """#{(i, j) in [0, na) x [0, nb): #{points with ia > i and ib > j} >= n_min}, in O(n log n).
 
     Points are inserted in decreasing ia into a Fenwick tree over ib; for knot i the valid j are those below the

@@ -68,7 +68,8 @@ cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const doub
 
 
 cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil:
-    """log sum_{j <= kmax} L^j / j! with lgam[j] = lgamma(j + 1); one exp per term, the largest term at j = min(floor(L), kmax)."""
+    """log sum_{j <= kmax} L^j / j! with lgam[j] = lgamma(j + 1); one exp per term, the largest term at
+    j = min(floor(L), kmax)."""
     cdef Py_ssize_t j, jm
     cdef double lL, mx, s = 0.0
     if L <= 0.0:
@@ -330,7 +331,7 @@ cdef class GramFactor:
 
     cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil:
         """Propose replacing column j by the scratch column; the new column becomes the last one."""
-        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, n = m - 1, f, o, k, t
+        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, n = m - 1, f, o, k
         cdef double* v = self.Dt + m * N
         cdef double gnn, s
         cdef double* Lf
@@ -631,7 +632,8 @@ cdef class GramFactor:
         self._add_row(t, &dvv[0] if self.m else &dummy, &yvv[0])
 
     def posterior_coef(self, Py_ssize_t o, double scale=0.0, eps=None):
-        """For output o: z = L^{-1} D'y_o, the mean h = (G + r I)^{-1} D'y_o = L'^{-1} z and, if eps (m standard normals)
+        """For output o: z = L^{-1} D'y_o, the mean h = (G + r I)^{-1} D'y_o = L'^{-1} z and, if eps (m standard
+        normals)
         is given, the draw L'^{-1}(z + scale eps) ~ N(h, scale^2 (G + r I)^{-1}). O(m^2), from the factor."""
         self._check_idle()
         if o < 0 or o >= self.c:

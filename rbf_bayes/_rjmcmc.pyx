@@ -114,7 +114,8 @@ cdef class RJCore:
         self.gprior = prior.coef_prior == "g"
         self.jeffreys = prior.v0 == 0
         a_ = 0.5 * (self.v0 + self.N)
-        self.lik.kind, self.lik.gprior, self.lik.n, self.lik.a, self.lik.gamma0 = COLLAPSED, self.gprior, self.N, a_, self.g0
+        self.lik.kind, self.lik.gprior, self.lik.n = COLLAPSED, self.gprior, self.N
+        self.lik.a, self.lik.gamma0 = a_, self.g0
         self.lik.const = -0.5 * self.N * LOG_2PI + lgamma(a_) + a_ * log(2.0)
         if not self.jeffreys:
             self.lik.const += 0.5 * self.v0 * log(0.5 * self.g0) - lgamma(0.5 * self.v0)
@@ -399,11 +400,11 @@ cdef class RJCore:
 
     cdef int _update(self) noexcept nogil:
         """One sweep of single-centre MH updates (uniform-on-Omega w.p. varpi, else random walk)."""
-        cdef Py_ssize_t k = self.k, d = self.d, pos = 0, t, i
+        cdef Py_ssize_t k = self.k, d = self.d, pos = 0, i
         cdef double* mu = self.tmp
         cdef double new
         cdef int acc = 0
-        for t in range(k):
+        for _ in range(k):
             if random_standard_uniform(self.rng) < self.varpi:
                 self._uniform_centre(mu)
             else:
@@ -462,7 +463,8 @@ cdef class RJCore:
                     for i in range(m):
                         quad += al[i] * al[i]
                 if not self.fix_delta2:
-                    self.delta2_buf[o] = (self.b_d + 0.5 * quad / s2) / random_standard_gamma(self.rng, self.a_d + 0.5 * m)
+                    self.delta2_buf[o] = ((self.b_d + 0.5 * quad / s2)
+                                          / random_standard_gamma(self.rng, self.a_d + 0.5 * m))
             if not self.gprior and not self.fix_delta2:
                 for o in range(self.c):
                     old = self.st.ridge[o]

@@ -49,7 +49,8 @@ cdef inline void _remove(Py_ssize_t* ce, Py_ssize_t k, Py_ssize_t pos) noexcept 
 cdef class SMCCore:
     """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`."""
     cdef list fac
-    cdef object _lgam, _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free, _bitgen, _lock, _nsing
+    cdef object _lgam, _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free
+    cdef object _bitgen, _lock, _nsing
     cdef double* X             # (cap, d) observed inputs
     cdef double* Y             # (cap, c) observed targets
     cdef Py_ssize_t* cent      # (Np, kmax) centre indices, column order
@@ -214,7 +215,8 @@ cdef class SMCCore:
     # ------------------------------------------------------------------ one observation
     def step(self, const double[::1] xt, const double[::1] yt):
         """Observation t arrives: every particle gets the new row, draws a zero / birth / death move and its log
-        incremental weight; returns copies of (log weights, one-step predictive means, filtered estimates). Variances are not refreshed here (see `refresh`)."""
+        incremental weight; returns copies of (log weights, one-step predictive means, filtered estimates).
+        Variances are not refreshed here (see `refresh`)."""
         if self.t >= self.cap:
             raise ValueError(f"capacity of {self.cap} observations reached: set capacity")
         if xt.shape[0] != self.d or yt.shape[0] != self.c:
@@ -361,7 +363,7 @@ cdef class SMCCore:
     def rj_sweep(self):
         """One reversible-jump MCMC step per particle targeting pi_t: birth at a free observed input, death, or a
         swap of one centre to a free input (TDSMCReference._rj_move)."""
-        cdef Py_ssize_t i, k, t = self.t, j, pos, a
+        cdef Py_ssize_t i, k, t = self.t, j, pos
         cdef double b, dth, b1, d1, u, new, lr
         cdef GramFactor g
         cdef Py_ssize_t* ce
@@ -448,5 +450,3 @@ cdef class SMCCore:
 
     def factor(self, Py_ssize_t i):
         return self.fac[i]
-
-

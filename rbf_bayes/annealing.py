@@ -4,14 +4,18 @@
 
 # %% ../nbs/07_annealing.ipynb #7ce9f6b7
 from __future__ import annotations
+
 import math
 import time
 from dataclasses import dataclass, field
+
 import numpy as np
+
+from ._base import BaseBayesEstimator
 from ._rjmcmc import RJCore
-from .basis import CentreSpace, as_inputs, as_targets, check_basis, check_k_max, check_positive, design_matrix
-from .calibration import CRITERIA, CalibratedPrior, criterion_value, least_squares_fit
-from .estimators import BaseBayesEstimator, as_generator
+from ._validation import as_inputs, as_targets, check_positive
+from .basis import CentreSpace, check_basis, check_k_max, design_matrix
+from .calibration import CalibratedPrior, criterion_value, least_squares_fit
 from .kernel import rbf_state
 from .rjmcmc import RJConfig
 
@@ -129,7 +133,7 @@ def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=Calibrated
     x = as_inputs(x); space = CentreSpace.from_data(x, calibration.iota)
     out, t0 = {}, time.perf_counter()
     for k in k_values:
-        for attempt in range(50):   # a random start can be numerically rank deficient (large k): draw again
+        for _ in range(50):   # a random start can be numerically rank deficient (large k): draw again
             try:
                 r = anneal_rbf(x, y, calibration=calibration, n_iter=n_iter, schedule=schedule, T0=T0, T_end=T_end, rng=rng,
                                basis=basis, width=width, rw_var=rw_var, varpi=varpi, init=space.sample(rng, k),
@@ -156,28 +160,22 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
 
     def fit(self, X, y):
         "Anneal; sets k_, centres_, coef_, criterion_, sigma2_, result_."
-        X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y"); self._y_1d = np.ndim(y) == 1
+        X, Y = self._validate_fit(X, y)
         cal = CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota)
         r = anneal_rbf(X, Y, calibration=cal, n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end,
-                       rng=as_generator(self.random_state), basis=self.basis, width=self.width,
+                       rng=self._rng(), basis=self.basis, width=self.width,
                        rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
                        record_every=max(1, self.n_iter // 50))
         self.result_, self.k_, self.centres_, self.coef_, self.criterion_ = r, r.k, r.centres, r.coef, r.criterion
         D = design_matrix(X, r.centres, self.basis, self.width)
         self._gram_inv = np.linalg.pinv(D.T @ D)
         self.sigma2_ = np.sum((Y - D @ r.coef) ** 2, axis=0) / max(len(X) - D.shape[1], 1)
-        self.n_features_in_, self.n_outputs_ = X.shape[1], Y.shape[1]
         return self
 
     def predict(self, X, return_std: bool=False):
         "Least-squares prediction; return_std gives the classical prediction sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
-        self._check_fitted()
-        X = as_inputs(X, "X")
-        if X.shape[1] != self.n_features_in_: raise ValueError(f"X has {X.shape[1]} columns, fitted with {self.n_features_in_}")
-        D = design_matrix(X, self.centres_, self.basis, self.width)
+        D = design_matrix(self._validate_predict(X), self.centres_, self.basis, self.width)
         mean = D @ self.coef_
-        if return_std:
-            lev = np.einsum("ij,jk,ik->i", D, self._gram_inv, D)
-            sd = np.sqrt(self.sigma2_[None, :] * (1 + lev[:, None]))
-            return (mean[:, 0], sd[:, 0]) if self._y_1d else (mean, sd)
-        return mean[:, 0] if self._y_1d else mean
+        if not return_std: return self._shape_output(mean)
+        lev = np.einsum("ij,jk,ik->i", D, self._gram_inv, D)
+        return self._shape_output((mean, np.sqrt(self.sigma2_[None, :] * (1 + lev[:, None]))))

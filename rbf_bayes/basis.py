@@ -4,15 +4,18 @@
 
 # %% ../nbs/00_basis.ipynb #3f6c871d
 from __future__ import annotations
+
 import math
 import numbers
 from dataclasses import dataclass
+
 import numpy as np
+
+from ._validation import as_inputs, check_positive
 
 # %% auto #0
 __all__ = ['BASES', 'WIDTH_BASES', 'check_basis', 'basis_from_sq', 'basis_function', 'sq_distances', 'rbf_columns',
-           'design_matrix', 'as_inputs', 'as_targets', 'check_positive', 'check_int', 'CentreSpace', 'max_bases',
-           'check_k_max']
+           'design_matrix', 'CentreSpace', 'max_bases', 'check_k_max']
 
 # %% ../nbs/00_basis.ipynb #ec2ae110
 BASES = ("linear", "cubic", "thin_plate", "multiquadric", "gaussian")
@@ -81,59 +84,6 @@ def design_matrix(x, # inputs, (N, d)
     x = as_inputs(x)
     centres = np.asarray(centres, dtype=float).reshape(-1, x.shape[1])
     return np.hstack([np.ones((x.shape[0], 1)), x, rbf_columns(x, centres, basis, width)])
-
-# %% ../nbs/00_basis.ipynb #9bed4b83
-def as_inputs(x, # array-like (N, d) or (N,); pandas accepted
-              name: str="x", # the argument name used in error messages
-             ) -> np.ndarray:
-    "Validate inputs: a finite float array of shape (N, d)."
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a numeric array-like of shape (N, d): {err}") from None
-    if a.ndim == 1: a = a[:, None]
-    if a.ndim != 2: raise ValueError(f"{name} must have shape (N, d), got {a.shape}")
-    if a.shape[0] < 1 or a.shape[1] < 1: raise ValueError(f"{name} must be non-empty, got shape {a.shape}")
-    if not np.all(np.isfinite(a)): raise ValueError(f"{name} contains NaN or inf; remove or impute those rows")
-    return np.ascontiguousarray(a)
-
-def as_targets(y, # array-like (N,) or (N, c)
-               n: int, # required number of rows (from x)
-               name: str="y", # argument name for error messages
-              ) -> np.ndarray:
-    "Validate targets: a finite float array of shape (n, c)."
-    try:
-        a = np.asarray(y, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a numeric array-like of shape (N,) or (N, c): {err}") from None
-    if a.ndim == 1: a = a[:, None]
-    if a.ndim != 2: raise ValueError(f"{name} must have shape (N,) or (N, c), got {a.shape}")
-    if a.shape[0] != n: raise ValueError(f"{name} has {a.shape[0]} rows but x has {n}: they must match")
-    if a.shape[1] < 1: raise ValueError(f"{name} must have at least one output column")
-    if not np.all(np.isfinite(a)): raise ValueError(f"{name} contains NaN or inf; remove or impute those rows")
-    return np.ascontiguousarray(a)
-
-def check_positive(name: str, # argument name
-                   value, # the value to check
-                   allow_zero: bool=False, # accept 0 as well
-                  ) -> float:
-    "A finite positive (or non-negative) float, else a ValueError naming `name`."
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)
-    if not ok:
-        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return v
-
-def check_int(name: str, # argument name
-              value, # the value to check
-              lo: int=1, # smallest admissible value
-             ) -> int:
-    "An integer (not a bool) >= lo, else a ValueError naming `name`."
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or value < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
-    return int(value)
 
 # %% ../nbs/00_basis.ipynb #056d4334
 @dataclass(frozen=True)

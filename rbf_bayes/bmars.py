@@ -4,14 +4,16 @@
 
 # %% ../nbs/10_bmars.ipynb #2d5db5ad
 from __future__ import annotations
+
 import itertools
 import math
 import time
 from dataclasses import asdict, dataclass, field
+
 import numpy as np
-from scipy import special, stats
-from .basis import as_inputs, as_targets, check_positive
-from .estimators import BaseBayesEstimator, as_generator
+
+from ._base import BaseBayesEstimator
+from ._validation import as_inputs, as_targets, check_positive
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
@@ -55,7 +57,7 @@ def hinge_column(x: np.ndarray, # data (n, p)
                 ) -> np.ndarray:
     "B(x) = prod_l [s_l (x_{v_l} - t_l)]_+."
     out = np.ones(len(x))
-    for v, s, t in zip(vars_, signs, knots):
+    for v, s, t in zip(vars_, signs, knots, strict=False):
         out *= np.maximum(s * (x[:, v] - t), 0.0)
     return out
 
@@ -78,7 +80,7 @@ def count_valid(x: np.ndarray, type_: tuple, n_min: int) -> int:
         return total
     if len(type_) == 2:
         u, w = type_; tu, tw = np.sort(x[:, u]), np.sort(x[:, w])
-        from rbf_bayes._bmars import count_valid_pairs   # the O(n log n) count (checked against the grid below)
+        from rbf_bayes._bmars import count_valid_pairs  # the O(n log n) count (checked against the grid below)
         for su in (1, -1):
             for sw in (1, -1):
                 ia = np.searchsorted(np.sort(su * tu), su * x[:, u], side="left").astype(np.intp)
@@ -130,6 +132,7 @@ class BMARSTrace:
     def predict(self, x, return_std: bool=False):
         "Posterior mean by pointwise averaging over the kept models (and the predictive sd of a new observation)."
         if not self.kept.size or not self.coef_mean: raise ValueError("no kept samples with coefficients")
+        x = as_inputs(x)   # once: design() gets the validated array back in O(1)
         fs = [self.design(x, s) @ self.coef_mean[s] for s in range(len(self.kept))]
         mean = np.mean(fs, axis=0)
         if not return_std: return mean
@@ -177,7 +180,7 @@ def _snapshot(st, bases, sorted_x, prior, rng, n, c):
     for o in range(c):
         s2[o] = (prior.b0 + (st.yty[o] - st.explained[o]) / 2) / rng.standard_gamma(prior.a0 + n / 2)
         _, h[:, o], dr[:, o] = st.posterior_coef(o, math.sqrt(s2[o]), rng.standard_normal(st.m))
-    snap = [(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2]))) for bb in bases]
+    snap = [(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False))) for bb in bases]
     return snap, h, dr, s2
 
 def sample_bmars(x, # predictors (n, p)
@@ -208,7 +211,7 @@ def sample_bmars(x, # predictors (n, p)
             kept.append(done - 1)
             bv, bs, bk, bJ, h, dr, s2 = core.snapshot()
             snaps.append([(tuple(bv[j, :bJ[j]].tolist()), tuple(bs[j, :bJ[j]].tolist()),
-                           tuple(sorted_x[v][t] for v, t in zip(bv[j, :bJ[j]], bk[j, :bJ[j]]))) for j in range(len(bJ))])
+                           tuple(sorted_x[v][t] for v, t in zip(bv[j, :bJ[j]], bk[j, :bJ[j]], strict=False))) for j in range(len(bJ))])
             if not prior_only: hs.append(h); ds.append(dr); s2s.append(s2)
     return BMARSTrace(k, ll, la, mv, ac, np.array(kept, np.int64), snaps, hs, ds, np.array(s2s) if s2s else np.empty((0, c)),
                       dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
@@ -224,7 +227,7 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
     sorted_x = [np.sort(x[:, v]) for v in range(p)]
     rp = prior.rbf_prior(); v = prior.coef_var
     def lml(e, ld, m): return state_log_ml(e, ld, st.yty, np.zeros(c, int), m, n, v, rp)
-    def col(b): return hinge_column(x, b[0], b[1], [sorted_x[vv][ki] for vv, ki in zip(b[0], b[2])])
+    def col(b): return hinge_column(x, b[0], b[1], [sorted_x[vv][ki] for vv, ki in zip(b[0], b[2], strict=False)])
     def valid(cl): return int(np.sum(cl > 0)) >= prior.n_min
     bases, lam = [], (fix_lambda if fix_lambda is not None else prior.lambda_shape / prior.lambda_rate)
     cur = 0.0 if prior_only else lml(st.explained, st.logdet, 1)
@@ -274,7 +277,7 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
         out["lp"][it] = cur
         if it >= burn_in and (it - burn_in) % thin == 0:
             kept.append(it)
-            if prior_only: snaps.append([(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2]))) for bb in bases])
+            if prior_only: snaps.append([(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False))) for bb in bases])
             else:
                 s, h, dr, s2 = _snapshot(st, bases, sorted_x, prior, rng, n, c); snaps.append(s); hs.append(h); ds.append(dr); s2s.append(s2)
     return BMARSTrace(out["k"].astype(np.int64), out["lp"], out["lam"], mv, ac, np.array(kept, np.int64), snaps, hs, ds,
@@ -292,7 +295,7 @@ class BMARSRegressor(BaseBayesEstimator):
 
     def fit(self, X, y):
         "Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_."
-        X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y"); self._y_1d = np.ndim(y) == 1
+        X, Y = self._validate_fit(X, y)
         if self.standardize:   # the vague priors are stated for standardised data (Denison et al. §4)
             self._xm, self._xs = X.mean(0), X.std(0); self._ym, self._ys = Y.mean(0), Y.std(0)
             self._xs[self._xs == 0] = 1.0; self._ys[self._ys == 0] = 1.0
@@ -300,21 +303,14 @@ class BMARSRegressor(BaseBayesEstimator):
             self._xm, self._xs = np.zeros(X.shape[1]), np.ones(X.shape[1]); self._ym, self._ys = np.zeros(Y.shape[1]), np.ones(Y.shape[1])
         pr = self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
         self.trace_ = sample_bmars((X - self._xm) / self._xs, (Y - self._ym) / self._ys, prior=pr, n_iter=self.n_iter,
-                                   burn_in=self.burn_in, thin=self.thin, rng=as_generator(self.random_state))
+                                   burn_in=self.burn_in, thin=self.thin, rng=self._rng())
         self.k_posterior_ = self.trace_.p_k(); self.term_probabilities_ = self.trace_.term_probabilities()
         self.variable_importance_ = self.trace_.variable_importance()
-        self.n_features_in_, self.n_outputs_ = X.shape[1], Y.shape[1]
         return self
 
     def predict(self, X, return_std: bool=False):
         "Posterior mean (pointwise average over the sampled models) and optionally the predictive sd."
-        self._check_fitted()
-        X = as_inputs(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with {self.n_features_in_}")
-        Xs = (X - self._xm) / self._xs
-        out = self.trace_.predict(Xs, return_std=return_std)
-        if return_std: out = (out[0] * self._ys + self._ym, out[1] * self._ys)
-        else: out = out * self._ys + self._ym
-        if self._y_1d: out = tuple(o[:, 0] for o in out) if return_std else out[:, 0]
-        return out
+        X = self._validate_predict(X)
+        out = self.trace_.predict((X - self._xm) / self._xs, return_std=return_std)
+        out = (out[0] * self._ys + self._ym, out[1] * self._ys) if return_std else out * self._ys + self._ym
+        return self._shape_output(out)

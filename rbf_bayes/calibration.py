@@ -4,10 +4,14 @@
 
 # %% ../nbs/06_calibration.ipynb #d487f62d
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass
+
 import numpy as np
-from .basis import CentreSpace, as_inputs, as_targets, check_basis, check_k_max, check_positive, design_matrix
+
+from ._validation import as_inputs, as_targets, check_positive
+from .basis import CentreSpace, check_basis, design_matrix
 from .priors import RBFPrior
 
 # %% auto #0

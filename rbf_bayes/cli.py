@@ -4,10 +4,13 @@
 
 # %% ../nbs/15_cli.ipynb #f837562d
 from __future__ import annotations
+
 import argparse
 import sys
 import time
+
 import numpy as np
+
 from .basis import BASES, CentreSpace, design_matrix
 from .datasets import robot_arm
 from .kernel import basis_column, rbf_state, state_log_ml
@@ -51,7 +54,7 @@ def demo(seed: int=0, # seed of the data and of the centres
             col = basis_column(data.x, space.sample(rng)[0], basis)
             t0 = time.perf_counter()
             for _ in range(2000):
-                st.propose_replace(3, col); st.proposed_explained; st.reject()
+                st.propose_replace(3, col); _ = st.proposed_explained; st.reject()
             us = (time.perf_counter() - t0) / 2000 * 1e6
         rows.append(dict(k=k, log_posterior=lp, test_mse=mse, replace_us=us))
         print(f"{k:>4} {lp:>15.2f} {mse:>10.5f} {us:>22.2f}", file=out)
@@ -76,7 +79,7 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     fn = float(np.mean(np.sum((pred - d.f_test) ** 2, 1)))
     floor = float(np.mean(np.sum((d.y_test - d.f_test) ** 2, 1)))
     pk = tr.p_k()
-    print(f"robot arm (Andrieu, de Freitas & Doucet 1999, experiment 2): 200 training / 200 test points, cubic bases,", file=out)
+    print("robot arm (Andrieu, de Freitas & Doucet 1999, experiment 2): 200 training / 200 test points, cubic bases,", file=out)
     print(f"ridge prior with beta_delta2 = {beta_delta2:g}, k_max = {k_max if k_max is not None else 'N - d - 1'}, "
           f"{n_iter} iterations ({burn_in} burn-in), seed {seed}", file=out)
     print(f"test MSE (summed over both outputs): {mse:.5f}   [paper: 0.00502-0.00505 on MacKay's test set]", file=out)

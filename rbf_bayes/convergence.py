@@ -4,11 +4,15 @@
 
 # %% ../nbs/08_convergence.ipynb #0d85808b
 from __future__ import annotations
+
 import math
 import warnings
+
 import numpy as np
-from scipy import special, stats
-from .basis import CentreSpace, as_inputs, as_targets, check_k_max, max_bases
+from scipy import stats
+
+from ._validation import as_inputs, as_targets
+from .basis import CentreSpace, check_k_max
 
 # %% auto #0
 __all__ = ['ConvergenceWarning', 'check_conditions', 'tv_distance', 'tv_decay', 'fit_geometric_rate', 'rhat', 'ess']

@@ -4,13 +4,16 @@
 
 # %% ../nbs/13_datasets.ipynb #ae964b91
 from __future__ import annotations
+
 import csv
 import importlib.resources
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
 import numpy as np
-from .basis import check_int, check_positive
+
+from ._validation import check_int, check_positive
 
 # %% auto #0
 __all__ = ['SIGNAL_WIDTH', 'DATA_DIR', 'RegressionData', 'signal_function', 'signal_detection', 'robot_arm_function', 'robot_arm',

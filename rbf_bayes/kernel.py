@@ -4,15 +4,21 @@
 
 # %% ../nbs/04_kernel.ipynb #912c2726
 from __future__ import annotations
+
 import math
+
 import numpy as np
+
 from ._kernel import BASIS_CODES, GramFactor, basis_column
-from .basis import as_inputs, check_basis, rbf_columns
+from ._validation import as_inputs
+from .basis import check_basis, rbf_columns
 from .posterior import log_ml_terms, ridge_values, summaries_from_kernel
 from .priors import RBFPrior
 
+_all_ = ["BASIS_CODES", "basis_column"]   # the C column generator and basis codes, re-exported
+
 # %% auto #0
-__all__ = ['GramFactorRef', 'rbf_state', 'state_log_ml']
+__all__ = ['GramFactorRef', 'rbf_state', 'state_log_ml', 'BASIS_CODES', 'basis_column']
 
 # %% ../nbs/04_kernel.ipynb #76c3a2be
 class GramFactorRef:

@@ -4,10 +4,11 @@
 
 # %% ../nbs/03_moves.ipynb #f28db931
 from __future__ import annotations
+
 import math
+
 import numpy as np
 from scipy import special
-from .basis import CentreSpace
 
 # %% auto #0
 __all__ = ['MOVE_CODES', 'move_probabilities', 'log_ratio_birth', 'log_ratio_death', 'log_unit_ball_volume', 'sample_unit_ball',

@@ -4,12 +4,22 @@
 
 # %% ../nbs/02_posterior.ipynb #3f5df3fc
 from __future__ import annotations
+
 import math
+
 import numpy as np
-from scipy import linalg, special, stats
-from .basis import CentreSpace, as_inputs, as_targets, check_k_max, design_matrix
-from .priors import (RBFPrior, log_centres_prior, log_coef_prior, log_delta2_prior, log_k_prior,
-                              log_Lambda_prior, log_poisson_normaliser, log_sigma2_prior)
+from scipy import special
+
+from ._validation import as_inputs, as_targets
+from .basis import CentreSpace, check_k_max, design_matrix
+from rbf_bayes.priors import (
+    RBFPrior,
+    log_centres_prior,
+    log_delta2_prior,
+    log_k_prior,
+    log_Lambda_prior,
+    log_poisson_normaliser,
+)
 
 # %% auto #0
 __all__ = ['log_ml_terms', 'summaries_from_kernel', 'ridge_values', 'dense_summaries', 'log_marginal_likelihood', 'log_posterior',

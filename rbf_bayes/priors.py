@@ -4,11 +4,15 @@
 
 # %% ../nbs/01_priors.ipynb #7fc2583d
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass, replace
+
 import numpy as np
 from scipy import special, stats
-from .basis import CentreSpace, check_positive
+
+from ._validation import check_positive
+from .basis import CentreSpace
 
 # %% auto #0
 __all__ = ['COEF_PRIORS', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior', 'log_inv_gamma',

@@ -4,19 +4,42 @@
 
 # %% ../nbs/05_rjmcmc.ipynb #08f0d444
 from __future__ import annotations
+
 import json
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
+
 import numpy as np
+
 from ._rjmcmc import MOVES, RJCore
-from .basis import CentreSpace, as_inputs, as_targets, check_basis, check_k_max, check_positive, design_matrix
+from ._validation import as_inputs, as_targets, check_positive
+from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import rbf_state
-from .moves import (MOVE_CODES, log_ratio_birth, log_ratio_death, log_ratio_merge, log_ratio_split,
-                             merge_centres, move_probabilities, n_mutual, nearest_neighbour, sample_unit_ball, split_centres)
-from .posterior import (coef_posterior, dense_summaries, log_marginal_likelihood, log_posterior,
-                                 sample_coef, sample_delta2, sample_Lambda, sample_sigma2)
+from rbf_bayes.moves import (
+    MOVE_CODES,
+    log_ratio_birth,
+    log_ratio_death,
+    log_ratio_merge,
+    log_ratio_split,
+    merge_centres,
+    move_probabilities,
+    n_mutual,
+    nearest_neighbour,
+    sample_unit_ball,
+    split_centres,
+)
+from rbf_bayes.posterior import (
+    coef_posterior,
+    dense_summaries,
+    log_marginal_likelihood,
+    log_posterior,
+    sample_coef,
+    sample_delta2,
+    sample_Lambda,
+    sample_sigma2,
+)
 from .priors import RBFPrior
 
 # %% auto #0

@@ -4,16 +4,20 @@
 
 # %% ../nbs/09_smc.ipynb #77aa9b36
 from __future__ import annotations
+
 import math
 import signal
 import threading
 import time
 import warnings
 from dataclasses import dataclass
+
 import numpy as np
 from scipy import linalg, special
-from .basis import as_inputs, as_targets, basis_from_sq, check_basis, check_int, check_positive
-from .estimators import BaseBayesEstimator, as_generator
+
+from ._base import BaseBayesEstimator
+from ._validation import as_inputs, as_targets, check_int, check_positive
+from .basis import basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
 
@@ -134,8 +138,8 @@ class _TDSMCBase:
         for n in ("a_y", "b_y", "a_b", "b_b"): check_positive(n, locals()[n], allow_zero=True)
         if fix_variances is not None:
             if len(fix_variances) != 2: raise ValueError("fix_variances must be (sigma_y^2, sigma_beta^2)")
-            for n, v in zip(("fix_variances[0]", "fix_variances[1]"), fix_variances): check_positive(n, v)
-        for n, v in zip(("init_variances[0]", "init_variances[1]"), init_variances): check_positive(n, v)
+            for n, v in zip(("fix_variances[0]", "fix_variances[1]"), fix_variances, strict=False): check_positive(n, v)
+        for n, v in zip(("init_variances[0]", "init_variances[1]"), init_variances, strict=False): check_positive(n, v)
         if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
         self.N, self.lam, self.k_max, self.c = int(n_particles), float(lam), int(k_max), c
         self.a_y, self.b_y, self.a_b, self.b_b = a_y, b_y, a_b, b_b
@@ -164,12 +168,12 @@ class _TDSMCBase:
         if self.t + len(x) > self.capacity: self._grow(max(2 * self.capacity, self.t + len(x)))
         self.interrupted = False
         with _DeferredInterrupt() as stop:
-            for i, (xt, yt) in enumerate(zip(x, Y)):
+            for i, (xt, yt) in enumerate(zip(x, Y, strict=False)):
                 self._step(np.ascontiguousarray(xt, dtype=float), np.ascontiguousarray(yt, dtype=float))
                 if stop.requested and i + 1 < len(x):
                     self.interrupted = True
                     warnings.warn(f"interrupted: {i + 1} of the {len(x)} rows given were processed (t = {self.t}); "
-                                  f"call partial_fit with rows {i + 1}: to continue", RuntimeWarning)
+                                  f"call partial_fit with rows {i + 1}: to continue", RuntimeWarning, stacklevel=2)
                     break
         return self
 
@@ -312,7 +316,7 @@ class TDSMCReference(_TDSMCBase):
     def _resample(self, src):
         self.particles = [p if s == i else _Particle(self.particles[s].g.copy(), list(self.particles[s].centres),
                                                      self.particles[s].s2y, self.particles[s].s2b, self.particles[s].lml)
-                          for i, (s, p) in enumerate(zip(src, self.particles))]
+                          for i, (s, p) in enumerate(zip(src, self.particles, strict=False))]
 
     def _rj_sweep(self):
         for p in self.particles: self._rj_move(p)
@@ -390,35 +394,33 @@ class SMCRegressor(BaseBayesEstimator):
         self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
 
     def _new(self, n):
-        self._rng = as_generator(self.random_state)
+        self._gen = self._rng()
         self.smc_ = TDSMC(self.n_particles, self.basis, self.width, self.lam, self.k_max, self.a_y, self.b_y, self.a_b,
                           self.b_b, self.c, self.resampling, self.ess_threshold, capacity=self.capacity or max(n, 16),
-                          move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._rng)
+                          move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._gen)
 
     def fit(self, X, y):
         "One pass over (X, y) in random order (unless shuffle=False); sets smc_, k_posterior_."
-        X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y"); self._y_1d = np.ndim(y) == 1
+        X, Y = self._validate_fit(X, y)
         self._new(len(X))
-        order = self._rng.permutation(len(X)) if self.shuffle else np.arange(len(X))
+        order = self._gen.permutation(len(X)) if self.shuffle else np.arange(len(X))
         t0 = time.perf_counter(); self.smc_.partial_fit(X[order], Y[order]); self.seconds_ = time.perf_counter() - t0
-        self.k_posterior_ = self.smc_.p_k(); self.n_features_in_, self.n_outputs_ = X.shape[1], Y.shape[1]
+        self.k_posterior_ = self.smc_.p_k()
         self.trace_ = self.smc_
         return self
 
     def partial_fit(self, X, y):
         "Process more observations, in the given order, continuing the particle system."
-        X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y")
         if not hasattr(self, "smc_"):
-            self._y_1d = np.ndim(y) == 1; self._new(len(X)); self.n_features_in_, self.n_outputs_ = X.shape[1], Y.shape[1]
+            X, Y = self._validate_fit(X, y); self._new(len(X))
             self.trace_ = self.smc_
+        else:
+            X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
+            if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
         self.smc_.partial_fit(X, Y); self.k_posterior_ = self.smc_.p_k()
         return self
 
     def predict(self, X, return_std: bool=False):
         "Weighted posterior mean (and predictive sd) over the particles."
-        self._check_fitted()
-        X = as_inputs(X, "X")
-        if X.shape[1] != self.n_features_in_: raise ValueError(f"X has {X.shape[1]} columns, fitted with {self.n_features_in_}")
-        out = self.smc_.predict(X, return_std)
-        if self._y_1d: out = tuple(o[:, 0] for o in out) if return_std else out[:, 0]
-        return out
+        X = self._validate_predict(X)
+        return self._shape_output(self.smc_.predict(X, return_std))

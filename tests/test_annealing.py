@@ -1,6 +1,5 @@
 """Calibration, RJ simulated annealing and the convergence tools (issue: calibration, RJSA, convergence)."""
 import math
-import warnings
 
 import numpy as np
 import pytest

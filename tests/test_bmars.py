@@ -1,13 +1,19 @@
 """Bayesian MARS: exact counting of valid bases, prior recovery, enumeration, protocol and errors."""
 import itertools
-import math
 
 import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from rbf_bayes.bmars import (BMARSPrior, BMARSRegressor, bmars_types, count_valid, hinge_column, log_valid_fraction,
-                             sample_bmars)
+from rbf_bayes.bmars import (
+    BMARSPrior,
+    BMARSRegressor,
+    bmars_types,
+    count_valid,
+    hinge_column,
+    log_valid_fraction,
+    sample_bmars,
+)
 from rbf_bayes.priors import log_poisson_normaliser
 
 
@@ -27,7 +33,7 @@ def test_prior_recovery_k_and_types():
     pr = BMARSPrior(max_interaction=2, k_max=5, n_min=2)
     tr = sample_bmars(x, rng.normal(size=10), prior=pr, n_iter=150_000, burn_in=1000, thin=25,
                       rng=np.random.default_rng(12), prior_only=True)
-    pk = np.array([integrate.quad(lambda L: np.exp(k * np.log(L) - special.gammaln(k + 1) - log_poisson_normaliser(L, 5)
+    pk = np.array([integrate.quad(lambda L, k=k: np.exp(k * np.log(L) - special.gammaln(k + 1) - log_poisson_normaliser(L, 5)
                                                    + stats.gamma.logpdf(L, 10, scale=0.1)), 0, np.inf)[0] for k in range(6)])
     pk /= pk.sum()
     ks = tr.k[tr.kept]

@@ -84,7 +84,7 @@ def test_prior_invariance_split_merge_only():
     pk = _prior_pk()
     finals, cs = [], []
     total = 0
-    for r in range(4000):
+    for _ in range(4000):
         k0 = rng.choice(KMAX + 1, p=pk)
         init = {"centres": OMEGA.sample(rng, k0)}
         cfg = RJConfig(n_iter=25, burn_in=24, moves=("split", "merge"), prior_only=True, fix_Lambda=LAM,
@@ -137,7 +137,7 @@ def test_cython_and_reference_agree_in_distribution():
     diff = np.abs(a.mean(0) - b.mean(0))
     names = ["E[k]", "E[sigma2]", "birth", "death", "split", "merge", "update"]
     assert np.all(diff < 4.5 * se), {n: (round(float(u), 4), round(float(v), 4), round(float(s), 4))
-                                     for n, u, v, s in zip(names, a.mean(0), b.mean(0), se)}
+                                     for n, u, v, s in zip(names, a.mean(0), b.mean(0), se, strict=False)}
 
 
 def test_one_centre_posterior_matches_grid():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from rbf_bayes.smc import RESAMPLING, SMCRegressor, TDSMC, TDSMCReference, kernel_matrix, resample
+from rbf_bayes.smc import RESAMPLING, TDSMC, SMCRegressor, TDSMCReference, kernel_matrix, resample
 
 
 def _exact_pk(x, y, s2y, s2b, lam, kmax, width):
@@ -25,7 +25,7 @@ def _exact_pk(x, y, s2y, s2b, lam, kmax, width):
 def _assert_runs_near(exact, systems):
     """The mean over independent particle systems of p(k|y) (padded to len(exact)) within 4 standard errors + 0.01."""
     runs = np.zeros((len(systems), len(exact)))
-    for r, smc in zip(runs, systems):
+    for r, smc in zip(runs, systems, strict=False):
         r[:len(smc.p_k())] = smc.p_k()
     se = runs.std(0, ddof=1) / np.sqrt(len(runs))
     assert np.all(np.abs(runs.mean(0) - exact) < 4 * se + 0.01), (runs.mean(0), exact)

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from rbf_bayes.basis import CentreSpace, as_inputs, as_targets, basis_function, check_k_max, design_matrix
+from rbf_bayes._validation import as_inputs, as_targets
+from rbf_bayes.basis import CentreSpace, basis_function, check_k_max, design_matrix
 from rbf_bayes.datasets import friedman, hwang, load_tremor, robot_arm, signal_detection, sinc_data
 from rbf_bayes.kernel import GramFactor, basis_column, rbf_state
 from rbf_bayes.posterior import log_posterior
@@ -124,3 +125,35 @@ def test_same_seed_same_data():
     a, b = robot_arm(np.random.default_rng(42)), robot_arm(np.random.default_rng(42))
     np.testing.assert_array_equal(a.y, b.y)
     np.testing.assert_array_equal(a.x_test, b.x_test)
+
+
+def test_top_level_api_and_one_error_policy():
+    """The estimators are importable from the package; a wrong type is a TypeError, a wrong value a ValueError,
+    and both name the argument."""
+    import rbf_bayes
+    from rbf_bayes import BMARSRegressor, RJMCMCRegressor, SMCRegressor
+    from rbf_bayes._validation import check_int
+    assert rbf_bayes.__all__ == ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor"]
+    with pytest.raises(TypeError, match="n_particles must be an integer"):
+        SMCRegressor(n_particles=2.5).fit(X, Y)
+    with pytest.raises(ValueError, match="n_particles must be an integer >= 1, got 0"):
+        SMCRegressor(n_particles=0).fit(X, Y)
+    with pytest.raises(TypeError, match="record_every"):
+        check_int("record_every", "3")
+    with pytest.raises(TypeError, match="X must be real-valued"):
+        RJMCMCRegressor(n_iter=10, burn_in=5).fit(X + 1j, Y)
+    with pytest.raises(RuntimeError, match="not fitted yet"):
+        BMARSRegressor().predict(X)
+    m = RJMCMCRegressor(n_iter=200, burn_in=100, prior=RBFPrior(k_max=5), random_state=0).fit(X, Y)
+    with pytest.raises(ValueError, match="X has 3 columns but the model was fitted with 2"):
+        m.predict(np.zeros((4, 3)))
+
+
+def test_validated_arrays_are_read_only_and_checked_once():
+    """A validator returns a read-only view and gives the same object back in O(1); other arrays are checked."""
+    x = as_inputs(X, "X")
+    assert as_inputs(x, "X") is x and not x.flags.writeable
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        as_inputs(bad, "X")
