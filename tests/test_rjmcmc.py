@@ -1,4 +1,4 @@
-"""Correctness of the reversible-jump sampler (DESIGN.md, correctness doctrine).
+"""Correctness of the reversible-jump sampler (ARCHITECTURE.md: prior recovery, enumeration, C = reference).
 
 1. Prior recovery: with the likelihood off, k ~ truncated Poisson(Lambda) and centres uniform on Omega, for
    birth/death only, split/merge only, update only and all moves (chi-square / KS, >= 1e5 iterations, fixed seeds).

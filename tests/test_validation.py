@@ -1,4 +1,4 @@
-"""Bad input gets a clear error that names the argument (DESIGN.md, API conventions)."""
+"""Bad input gets a clear error that names the argument (ARCHITECTURE.md, conventions)."""
 import numpy as np
 import pytest
 
