@@ -5,11 +5,11 @@
 # %% ../nbs/05_rjmcmc.ipynb #08f0d444
 from __future__ import annotations
 
-import json
+import dataclasses
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from rbf_bayes.posterior import (
     sample_sigma2,
 )
 from .priors import RBFPrior
+from .results import SamplerResult
 
 # %% auto #0
 __all__ = ['RJConfig', 'Trace', 'sample_rjmcmc', 'sample_rjmcmc_reference']
@@ -89,19 +90,16 @@ class RJConfig:
             raise ValueError("sample_nuisance=False needs fix_delta2 (delta^2 is drawn given the coefficients)")
 
 # %% ../nbs/05_rjmcmc.ipynb #da0e1973
-_TRACE_ARRAYS = ("k", "log_posterior", "Lambda", "delta2", "sigma2", "move", "accepted", "kept", "centres",
-                 "centre_offsets", "coef_mean", "coef_draw", "coef_offsets", "n_proposed", "n_accepted")
-
-@dataclass
-class Trace:
-    "Output of a reversible-jump run: per-iteration scalars and kept snapshots."
-    k: np.ndarray; log_posterior: np.ndarray; Lambda: np.ndarray; delta2: np.ndarray; sigma2: np.ndarray
-    move: np.ndarray; accepted: np.ndarray          # move code per iteration (0 birth .. 4 update, 5 none), flag
+@dataclass(kw_only=True)
+class Trace(SamplerResult):
+    "Output of a reversible-jump run: per-iteration scalars (k, ...) and kept snapshots (the `SamplerResult` protocol)."
+    log_posterior: np.ndarray; Lambda: np.ndarray; delta2: np.ndarray; sigma2: np.ndarray
+    move: np.ndarray; accepted: np.ndarray          # move code per iteration (MOVE_CODES), accepted flag
     kept: np.ndarray                                # iteration index of each snapshot
     centres: np.ndarray; centre_offsets: np.ndarray # flat (sum k_s, d), offsets (P + 1,)
     coef_mean: np.ndarray; coef_draw: np.ndarray; coef_offsets: np.ndarray  # flat (sum m_s, c), offsets
     n_proposed: np.ndarray; n_accepted: np.ndarray  # per move type (update counts single-centre steps)
-    meta: dict = field(default_factory=dict)        # basis, width, d, c, prior, config, seconds, interrupted
+    # meta: basis, width, d, c, prior, config, burn_in, seconds, interrupted
 
     @property
     def n_samples(self) -> int: return len(self.kept)
@@ -109,12 +107,6 @@ class Trace:
     def sample_centres(self, s: int) -> np.ndarray:
         "Centres of kept sample s, shape (k_s, d)."
         return self.centres[self.centre_offsets[s]:self.centre_offsets[s + 1]]
-
-    def p_k(self, burn_in: int|None=None) -> np.ndarray:
-        "Estimated p(k | x, y) over k = 0..max k seen (eq. 11), from the iterations after burn_in."
-        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
-        ks = self.k[b:]
-        return np.bincount(ks, minlength=1) / max(len(ks), 1)
 
     def acceptance_rates(self) -> dict:
         "Accepted / proposed per move type."
@@ -152,24 +144,17 @@ class Trace:
     def select(self, burn_in: int=0, thin: int=1) -> Trace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
         idx = np.flatnonzero(self.kept >= burn_in)[::thin]
-        cs = [self.sample_centres(s) for s in idx]
-        co = [(self.coef_mean[self.coef_offsets[s]:self.coef_offsets[s + 1]], self.coef_draw[self.coef_offsets[s]:self.coef_offsets[s + 1]]) for s in idx]
-        d, c = self.meta["d"], self.meta["c"]
-        return Trace(self.k, self.log_posterior, self.Lambda, self.delta2, self.sigma2, self.move, self.accepted,
-                     self.kept[idx], np.concatenate(cs) if cs else np.empty((0, d)), _offsets([len(a) for a in cs]),
-                     np.concatenate([a for a, _ in co]) if co else np.empty((0, c)),
-                     np.concatenate([b for _, b in co]) if co else np.empty((0, c)), _offsets([len(a) for a, _ in co]),
-                     self.n_proposed, self.n_accepted, {**self.meta, "burn_in": max(burn_in, self.meta.get("burn_in", 0))})
+        co = [slice(self.coef_offsets[s], self.coef_offsets[s + 1]) for s in idx]
+        return dataclasses.replace(self, **_snapshots(self.kept[idx], [self.sample_centres(s) for s in idx],
+                                                      [self.coef_mean[sl] for sl in co], [self.coef_draw[sl] for sl in co],
+                                                      self.meta["d"], self.meta["c"]),
+                                   meta={**self.meta, "burn_in": max(burn_in, self.meta.get("burn_in", 0))})
 
-    def save(self, path) -> None:
-        "Save to a .npz file (no pickle)."
-        np.savez(path, **{n: getattr(self, n) for n in _TRACE_ARRAYS}, meta=np.array(json.dumps(self.meta)))
-
-    @classmethod
-    def load(cls, path) -> Trace:
-        "Load a trace saved by `save`."
-        with np.load(path, allow_pickle=False) as z:
-            return cls(**{n: z[n] for n in _TRACE_ARRAYS}, meta=json.loads(str(z["meta"])))
+def _snapshots(kept, cs, hs, als, d, c) -> dict:
+    "Trace fields of the kept snapshots from lists of centres (k_s, d), mean and drawn coefficients (m_s, c)."
+    flat = lambda a, w: np.concatenate([np.reshape(v, (-1, w)) for v in a]) if a else np.empty((0, w))
+    return dict(kept=np.asarray(kept, np.int64), centres=flat(cs, d), centre_offsets=_offsets([len(a) for a in cs]),
+                coef_mean=flat(hs, c), coef_draw=flat(als, c), coef_offsets=_offsets([len(a) for a in hs]))
 
 def _offsets(lengths) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
@@ -262,11 +247,8 @@ def sample_rjmcmc(x, # inputs (N, d)
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, seconds=time.perf_counter() - t0,
                 interrupted=interrupted, n_done=done, omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
-    return Trace(k[sl], lp[sl], lam[sl], dd[sl], ss[sl], mv[sl], acc[sl], np.array(kept, np.int64),
-                 np.concatenate(cs) if cs else np.empty((0, d)), _offsets([len(a) for a in cs]),
-                 np.concatenate(hs) if hs and len(hs[0]) else np.empty((0, c)),
-                 np.concatenate(als) if als and len(als[0]) else np.empty((0, c)),
-                 _offsets([len(a) for a in hs]), n_prop, n_acc, meta)
+    return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
+                 **_snapshots(kept, cs, hs, als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta)
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
@@ -341,7 +323,5 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, seconds=time.perf_counter() - t0,
                 interrupted=False, n_done=n, omega_lo=om.lo.tolist(), omega_hi=om.hi.tolist(), sampler="reference")
-    return Trace(out["k"], out["lp"], out["lam"], out["dd"], out["ss"], out["mv"], out["acc"], np.array(kept, np.int64),
-                 np.concatenate(cs) if cs else np.empty((0, d)), _offsets([len(a) for a in cs]),
-                 np.concatenate(hs) if hs else np.empty((0, c)), np.concatenate(als) if als else np.empty((0, c)),
-                 _offsets([len(a) for a in hs]), n_prop, n_acc, meta)
+    return Trace(k=out["k"], log_posterior=out["lp"], Lambda=out["lam"], delta2=out["dd"], sigma2=out["ss"], move=out["mv"],
+                 accepted=out["acc"], **_snapshots(kept, cs, hs, als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta)
