@@ -5,9 +5,10 @@
 # %% ../nbs/07_annealing.ipynb #7ce9f6b7
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from ._validation import as_inputs, as_targets, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .calibration import CalibratedPrior, criterion_value, least_squares_fit
 from .kernel import rbf_state
+from .results import SamplerResult
 from .rjmcmc import RJConfig
 
 # %% auto #0
@@ -37,15 +39,16 @@ def cooling_schedule(schedule, # "linear", "geometric", or a callable i -> T_i
     return T
 
 # %% ../nbs/07_annealing.ipynb #df3ac792
-@dataclass
-class AnnealResult:
-    "Outcome of RJ simulated annealing: the best network seen and the run's trace."
-    k: int                      # number of bases of the best configuration
-    centres: np.ndarray         # (k, d)
-    coef: np.ndarray            # least-squares coefficients (1 + d + k, c)
+@dataclass(kw_only=True, repr=False)
+class AnnealResult(SamplerResult):
+    "Outcome of RJ simulated annealing: the best network seen (a point estimate) and the run's trace; k is per iteration."
+    k_best: int                 # number of bases of the best configuration
+    centres: np.ndarray         # (k_best, d)
+    coef: np.ndarray            # least-squares coefficients (1 + d + k_best, c)
     criterion: float            # its criterion value (AIC / BIC / MDL)
+    sigma2: np.ndarray          # (c,) residual variance of the least-squares fit, RSS / (N - m)
+    gram_inv: np.ndarray        # (m, m) pseudo-inverse of D'D of the best network (prediction sd)
     temperatures: np.ndarray    # T_i
-    k_trace: np.ndarray         # k per iteration
     log_target: np.ndarray      # log f_S per iteration (= -criterion + const as delta_bar -> infinity)
     recorded: np.ndarray        # iterations at which the criterion / errors below were computed
     criterion_trace: np.ndarray
@@ -54,8 +57,27 @@ class AnnealResult:
     seconds: float
     n_proposed: np.ndarray
     n_accepted: np.ndarray
-    meta: dict = field(default_factory=dict)
 
+    def p_k(self, burn_in: int|None=None) -> np.ndarray:
+        "A point estimate: all mass at k_best (the k visited per iteration is in `k`)."
+        return np.eye(self.k_best + 1)[self.k_best]
+
+    def predict(self, x, return_std: bool=False):
+        "Least-squares prediction of the best network; return_std: the classical sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
+        D = design_matrix(x, self.centres, self.meta["basis"], self.meta["width"])
+        mean = D @ self.coef
+        if not return_std: return mean
+        lev = np.einsum("ij,jk,ik->i", D, self.gram_inv, D)
+        return mean, np.sqrt(self.sigma2[None, :] * (1 + lev[:, None]))
+
+    def select(self, burn_in: int=0, thin: int=1) -> AnnealResult:
+        "The per-iteration and recorded traces from iteration burn_in on, every thin-th; the best network is kept."
+        it, rec = slice(burn_in, None, thin), (self.recorded >= burn_in)
+        return dataclasses.replace(self, k=self.k[it], temperatures=self.temperatures[it], log_target=self.log_target[it],
+                                   recorded=self.recorded[rec], criterion_trace=self.criterion_trace[rec],
+                                   train_mse=self.train_mse[rec], test_mse=self.test_mse[rec])
+
+# %% ../nbs/07_annealing.ipynb #e308017f
 def _mse(D, coef, Y):
     return float(np.mean(np.sum((D @ coef - Y) ** 2, axis=1)))
 
@@ -116,14 +138,18 @@ def anneal_rbf(x, # inputs (N, d)
             tr_err.append(_mse(D, coef, Y))
             te_err.append(_mse(design_matrix(x_test, cen, basis, width), coef, Yt) if has_test else math.nan)
     secs = time.perf_counter() - t0
-    best = core.best_centres
-    coef, _ = least_squares_fit(design_matrix(x, best, basis, width), Y)
+    best = core.best_centres; D = design_matrix(x, best, basis, width)
+    coef, _ = least_squares_fit(D, Y)
     n_prop, n_acc = core.counts
-    return AnnealResult(len(best), best, coef, criterion_value(x, Y, best, basis, width, calibration.criterion), temps,
-                        k, lp + np.array([math.lgamma(kk + 1) for kk in k]), np.array(rec), np.array(crit_tr),
-                        np.array(tr_err), np.array(te_err), secs, n_prop, n_acc,
-                        dict(basis=basis, width=width, d=d, c=c, k_max=k_max, criterion=calibration.criterion,
-                             Lambda_bar=lam, delta2_bar=d2, schedule=schedule if isinstance(schedule, str) else "callable"))
+    return AnnealResult(k=k, k_best=len(best), centres=best, coef=coef,
+                        criterion=criterion_value(x, Y, best, basis, width, calibration.criterion),
+                        sigma2=np.sum((Y - D @ coef) ** 2, axis=0) / max(N - D.shape[1], 1), gram_inv=np.linalg.pinv(D.T @ D),
+                        temperatures=temps, log_target=lp + np.array([math.lgamma(kk + 1) for kk in k]),
+                        recorded=np.array(rec), criterion_trace=np.array(crit_tr), train_mse=np.array(tr_err),
+                        test_mse=np.array(te_err), seconds=secs, n_proposed=n_prop, n_accepted=n_acc,
+                        meta=dict(basis=basis, width=width, d=d, c=c, k_max=k_max, criterion=calibration.criterion,
+                                  Lambda_bar=lam, delta2_bar=d2, schedule=schedule if isinstance(schedule, str) else "callable",
+                                  seconds=secs))
 
 # %% ../nbs/07_annealing.ipynb #b4f35add
 def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=CalibratedPrior(), n_iter: int=500,
@@ -159,23 +185,18 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
 
     def fit(self, X, y):
-        "Anneal; sets k_, centres_, coef_, criterion_, sigma2_, result_."
+        "Anneal; sets trace_ (the AnnealResult), k_, k_posterior_ (all mass at k_), centres_, coef_, criterion_, sigma2_."
         X, Y = self._validate_fit(X, y)
         cal = CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota)
         r = anneal_rbf(X, Y, calibration=cal, n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end,
                        rng=self._rng(), basis=self.basis, width=self.width,
                        rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
                        record_every=max(1, self.n_iter // 50))
-        self.result_, self.k_, self.centres_, self.coef_, self.criterion_ = r, r.k, r.centres, r.coef, r.criterion
-        D = design_matrix(X, r.centres, self.basis, self.width)
-        self._gram_inv = np.linalg.pinv(D.T @ D)
-        self.sigma2_ = np.sum((Y - D @ r.coef) ** 2, axis=0) / max(len(X) - D.shape[1], 1)
+        self.trace_, self.k_, self.k_posterior_ = r, r.k_best, r.p_k()
+        self.centres_, self.coef_, self.criterion_, self.sigma2_ = r.centres, r.coef, r.criterion, r.sigma2
         return self
 
     def predict(self, X, return_std: bool=False):
         "Least-squares prediction; return_std gives the classical prediction sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
-        D = design_matrix(self._validate_predict(X), self.centres_, self.basis, self.width)
-        mean = D @ self.coef_
-        if not return_std: return self._shape_output(mean)
-        lev = np.einsum("ij,jk,ik->i", D, self._gram_inv, D)
-        return self._shape_output((mean, np.sqrt(self.sigma2_[None, :] * (1 + lev[:, None]))))
+        X = self._validate_predict(X)
+        return self._shape_output(self.trace_.predict(X, return_std))

@@ -5,10 +5,11 @@
 # %% ../nbs/10_bmars.ipynb #2d5db5ad
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
 from .priors import RBFPrior
+from .results import SamplerResult
 
 # %% auto #0
 __all__ = ['BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction', 'log_ratio_bmars_birth',
@@ -111,17 +113,17 @@ def log_ratio_bmars_death(dll, k, lam, k_max, log_zv, c=0.4) -> float:
     return dll - log_ratio_bmars_birth(0.0, k - 1, lam, k_max, log_zv, True, c)
 
 # %% ../nbs/10_bmars.ipynb #76dc6c5c
-@dataclass
-class BMARSTrace:
-    "Output of the BMARS sampler."
-    k: np.ndarray; log_marginal_likelihood: np.ndarray; lam: np.ndarray  # per iteration
+@dataclass(kw_only=True, repr=False)
+class BMARSTrace(SamplerResult):
+    "Output of the BMARS sampler: per-iteration k, ... and kept snapshots (the `SamplerResult` protocol)."
+    log_marginal_likelihood: np.ndarray; lam: np.ndarray  # per iteration
     move: np.ndarray; accepted: np.ndarray   # MOVE_CODES: birth, death, change or stay; accepted flag
     kept: np.ndarray                 # iteration of each snapshot
     bases: list                      # per snapshot: list of (vars, signs, knot values)
     coef_mean: list                  # per snapshot: (k + 1, c) posterior mean
     coef_draw: list                  # per snapshot: (k + 1, c) draw
     sigma2: np.ndarray               # per snapshot: (c,)
-    meta: dict = field(default_factory=dict)
+    _ragged_fields = ("coef_mean", "coef_draw")
 
     def design(self, x, s):
         "Design matrix [1, B_1..B_k] of snapshot s at x."
@@ -139,10 +141,19 @@ class BMARSTrace:
         gs = np.array([self.design(x, s) @ self.coef_draw[s] for s in range(len(self.kept))])
         return mean, np.sqrt(gs.var(axis=0) + self.sigma2.mean(axis=0))
 
-    def p_k(self, burn_in=None) -> np.ndarray:
-        "Posterior of the number of non-constant bases from the iterations after burn-in."
-        b = self.meta["burn_in"] if burn_in is None else burn_in
-        return np.bincount(self.k[b:]) / len(self.k[b:])
+    def select(self, burn_in: int=0, thin: int=1) -> BMARSTrace:
+        "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
+        idx = np.flatnonzero(self.kept >= burn_in)[::thin]
+        pick = lambda a: [a[s] for s in idx] if len(a) else a
+        return dataclasses.replace(self, kept=self.kept[idx], bases=[self.bases[s] for s in idx], coef_mean=pick(self.coef_mean),
+                                   coef_draw=pick(self.coef_draw), sigma2=self.sigma2[idx] if len(self.sigma2) else self.sigma2,
+                                   meta={**self.meta, "burn_in": max(burn_in, self.meta.get("burn_in", 0))})
+
+    @classmethod
+    def _from_stored(cls, kw: dict) -> dict:
+        "Bases come back from JSON as lists: make them (predictors, signs, knots) tuples again."
+        kw["bases"] = [[tuple(tuple(p) for p in b) for b in bs] for bs in kw["bases"]]
+        return kw
 
     def term_probabilities(self) -> dict:
         "Posterior probability that each ANOVA term (main effect or interaction) is in the model (Table 3)."
@@ -213,8 +224,8 @@ def sample_bmars(x, # predictors (n, p)
             snaps.append([(tuple(bv[j, :bJ[j]].tolist()), tuple(bs[j, :bJ[j]].tolist()),
                            tuple(sorted_x[v][t] for v, t in zip(bv[j, :bJ[j]], bk[j, :bJ[j]], strict=False))) for j in range(len(bJ))])
             if not prior_only: hs.append(h); ds.append(dr); s2s.append(s2)
-    return BMARSTrace(k, ll, la, mv, ac, np.array(kept, np.int64), snaps, hs, ds, np.array(s2s) if s2s else np.empty((0, c)),
-                      dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
+    return BMARSTrace(k=k, log_marginal_likelihood=ll, lam=la, move=mv, accepted=ac, kept=np.array(kept, np.int64), bases=snaps,
+                      coef_mean=hs, coef_draw=ds, sigma2=np.array(s2s) if s2s else np.empty((0, c)), meta=dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
                            seconds=time.perf_counter() - t0, n_types=len(types), engine="c", counts=[a.tolist() for a in core.counts]))
 
 def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=10_000, burn_in: int=5_000, thin: int=10,
@@ -280,9 +291,9 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
             if prior_only: snaps.append([(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False))) for bb in bases])
             else:
                 s, h, dr, s2 = _snapshot(st, bases, sorted_x, prior, rng, n, c); snaps.append(s); hs.append(h); ds.append(dr); s2s.append(s2)
-    return BMARSTrace(out["k"].astype(np.int64), out["lp"], out["lam"], mv, ac, np.array(kept, np.int64), snaps, hs, ds,
-                      np.array(s2s) if s2s else np.empty((0, c)),
-                      dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
+    return BMARSTrace(k=out["k"].astype(np.int64), log_marginal_likelihood=out["lp"], lam=out["lam"], move=mv, accepted=ac,
+                      kept=np.array(kept, np.int64), bases=snaps, coef_mean=hs, coef_draw=ds,
+                      sigma2=np.array(s2s) if s2s else np.empty((0, c)), meta=dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
                            seconds=time.perf_counter() - t0, n_types=NT, engine="python"))
 
 # %% ../nbs/10_bmars.ipynb #d81412ec

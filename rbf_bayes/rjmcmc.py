@@ -90,7 +90,7 @@ class RJConfig:
             raise ValueError("sample_nuisance=False needs fix_delta2 (delta^2 is drawn given the coefficients)")
 
 # %% ../nbs/05_rjmcmc.ipynb #da0e1973
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False)
 class Trace(SamplerResult):
     "Output of a reversible-jump run: per-iteration scalars (k, ...) and kept snapshots (the `SamplerResult` protocol)."
     log_posterior: np.ndarray; Lambda: np.ndarray; delta2: np.ndarray; sigma2: np.ndarray

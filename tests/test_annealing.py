@@ -44,7 +44,7 @@ def test_temperature_one_is_the_homogeneous_sampler():
                    basis="gaussian", width=SIGNAL_WIDTH)
     tr = sample_rjmcmc(d.x, d.y, prior=cal, config=RJConfig(n_iter=400, burn_in=399, fixed_probs=(0.2,) * 4),
                        rng=np.random.default_rng(5), basis="gaussian", width=SIGNAL_WIDTH)
-    np.testing.assert_array_equal(r.k_trace, tr.k)
+    np.testing.assert_array_equal(r.k, tr.k)
 
 
 def test_rjsa_reaches_the_exhaustive_optimum():
