@@ -33,6 +33,7 @@ class SamplerResult:
     k: np.ndarray                      # number of bases per iteration (per particle for TD-SMC)
     meta: dict = dataclasses.field(default_factory=dict)
     _ragged_fields = ()                # fields that are lists of arrays (stored flat with offsets, even when empty)
+    _k_unit = "iterations"             # what the entries of k are (TD-SMC: particles)
 
     def p_k(self, burn_in: int|None=None) -> np.ndarray:
         "Estimated p(k | y) over k = 0..max k, from the iterations from burn_in on (default: meta['burn_in'])."
@@ -51,7 +52,7 @@ class SamplerResult:
     def __repr__(self):
         pk = self.p_k(); k_mean = float(np.arange(len(pk)) @ pk)
         secs = self.meta.get("seconds")
-        return (f"{type(self).__name__}(iterations={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
+        return (f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
                 + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "") + ")")
 
     def save(self, path) -> None:

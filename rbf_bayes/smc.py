@@ -20,10 +20,11 @@ from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
+from .results import SamplerResult
 
 # %% auto #0
 __all__ = ['RESAMPLING', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio', 'smc_move_probs', 'log_backward', 'log_Z',
-           'resample', 'draw_free', 'resample_slots', 'TDSMCReference', 'TDSMC', 'SMCRegressor']
+           'resample', 'SMCResult', 'draw_free', 'resample_slots', 'TDSMCReference', 'TDSMC', 'SMCRegressor']
 
 # %% ../nbs/09_smc.ipynb #b28db12b
 def smc_log_ml(e: float, # explained sum of squares e_r of the state
@@ -84,6 +85,43 @@ def resample(w: np.ndarray, # normalised weights
             idx = np.concatenate([idx, np.searchsorted(cr, rng.random(rest), side="right")])
         return idx
     raise ValueError(f"resampling must be one of {RESAMPLING}, got {scheme!r}")
+
+# %% ../nbs/09_smc.ipynb #183b5cfc
+@dataclass(kw_only=True, repr=False)
+class SMCResult(SamplerResult):
+    "The TD-SMC particle approximation at time t (the `SamplerResult` protocol; k is per particle)."
+    weights: np.ndarray         # (P,) normalised weights
+    centres: list               # per particle: (k_i, d) centres (observed inputs)
+    coef_mean: list             # per particle: (1 + k_i, c) posterior mean h = (K'K + rI)^-1 K'y
+    factors: list               # per particle: the lower Cholesky factor L of K'K + rI, flattened ((1 + k_i)^2,)
+    sigma2: np.ndarray          # (P,) noise variance sigma_y^2 of each particle
+    _ragged_fields = ("centres", "coef_mean", "factors")
+    _k_unit = "particles"
+
+    def p_k(self, burn_in: int|None=None) -> np.ndarray:
+        "Particle estimate of p(k | Y_t): the weights summed by k (a particle system has no burn-in)."
+        return np.bincount(self.k, weights=self.weights, minlength=int(self.k.max()) + 1)
+
+    def predict(self, x, return_std: bool=False):
+        "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
+        x = as_inputs(x); w = self.weights; means, var = [], []
+        for cen, h, f, s2 in zip(self.centres, self.coef_mean, self.factors, self.sigma2, strict=True):
+            K = kernel_matrix(x, cen, self.meta["basis"], self.meta["width"])   # from L L' = K'K + rI: no inverse
+            means.append(K @ h)
+            if return_std:
+                L = f.reshape(len(h), len(h))
+                var.append(s2 * (1 + np.sum(linalg.solve_triangular(L, K.T, lower=True) ** 2, 0)))
+        means = np.array(means); mean = np.einsum("i,inc->nc", w, means)
+        if not return_std: return mean
+        v = np.einsum("i,in->n", w, np.array(var))[:, None] + np.einsum("i,inc->nc", w, (means - mean) ** 2)
+        return mean, np.sqrt(v)
+
+    def select(self, burn_in: int=0, thin: int=1) -> SMCResult:
+        "A particle system is not a chain: only burn_in = 0, thin = 1 (the result itself) is meaningful."
+        if burn_in != 0 or thin != 1:
+            raise ValueError("an SMC result has no iterations to burn in or thin: use burn_in=0, thin=1")
+        return self
+
 
 # %% ../nbs/09_smc.ipynb #d3e13d03
 @dataclass
@@ -213,20 +251,21 @@ class _TDSMCBase:
 
     def p_k(self) -> np.ndarray:
         "Particle estimate of p(k | Y_t)."
-        ks = self.ks
-        return np.bincount(ks, weights=self.weights, minlength=ks.max() + 1)
+        return self.result().p_k()
 
     def predict(self, x, return_std: bool=False):
         "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
-        x = as_inputs(x); w = self.weights; means, var = [], []
-        for p in self.particles:       # from each particle's factor L L' = K'K + rI: no Gram rebuild, no inverse
-            K = kernel_matrix(x, self.X[p.centres], self.basis, self.width)
-            means.append(K @ np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]))
-            if return_std: var.append(p.s2y * (1 + np.sum(linalg.solve_triangular(p.g.factor(), K.T, lower=True) ** 2, 0)))
-        means = np.array(means); mean = np.einsum("i,inc->nc", w, means)
-        if not return_std: return mean
-        v = np.einsum("i,in->n", w, np.array(var))[:, None] + np.einsum("i,inc->nc", w, (means - mean) ** 2)
-        return mean, np.sqrt(v)
+        return self.result().predict(x, return_std)
+
+    def result(self) -> SMCResult:
+        "A snapshot of the particle system (the `SamplerResult` protocol): weights, centres, posterior means, factors."
+        ps = self.particles
+        return SMCResult(k=np.array([len(p.centres) for p in ps], np.int64), weights=self.weights,
+                         centres=[self.X[p.centres].reshape(-1, self.d) for p in ps],
+                         coef_mean=[np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]) for p in ps],
+                         factors=[p.g.factor().ravel() for p in ps], sigma2=np.array([p.s2y for p in ps]),
+                         meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t,
+                                   log_evidence=self.log_evidence, n_particles=self.N, n_resampled=self.n_resampled))
 
 # %% ../nbs/09_smc.ipynb #9387b9ef
 class TDSMCReference(_TDSMCBase):
@@ -400,27 +439,26 @@ class SMCRegressor(BaseBayesEstimator):
                           move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._gen)
 
     def fit(self, X, y):
-        "One pass over (X, y) in random order (unless shuffle=False); sets smc_, k_posterior_."
+        "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."
         X, Y = self._validate_fit(X, y)
         self._new(len(X))
         order = self._gen.permutation(len(X)) if self.shuffle else np.arange(len(X))
         t0 = time.perf_counter(); self.smc_.partial_fit(X[order], Y[order]); self.seconds_ = time.perf_counter() - t0
-        self.k_posterior_ = self.smc_.p_k()
-        self.trace_ = self.smc_
+        self.trace_ = self.smc_.result(); self.k_posterior_ = self.trace_.p_k()
         return self
 
     def partial_fit(self, X, y):
         "Process more observations, in the given order, continuing the particle system."
         if not hasattr(self, "smc_"):
             X, Y = self._validate_fit(X, y); self._new(len(X))
-            self.trace_ = self.smc_
         else:
             X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
-        self.smc_.partial_fit(X, Y); self.k_posterior_ = self.smc_.p_k()
+        self.smc_.partial_fit(X, Y)
+        self.trace_ = self.smc_.result(); self.k_posterior_ = self.trace_.p_k()
         return self
 
     def predict(self, X, return_std: bool=False):
         "Weighted posterior mean (and predictive sd) over the particles."
         X = self._validate_predict(X)
-        return self._shape_output(self.smc_.predict(X, return_std))
+        return self._shape_output(self.trace_.predict(X, return_std))

@@ -1,0 +1,40 @@
+"""One result protocol for every sampler (ARCHITECTURE.md): keyword construction, p_k, predict(return_std), select,
+save / load without pickle, and the same fitted attributes on every estimator."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor
+from rbf_bayes.results import SamplerResult
+
+X = np.random.default_rng(0).uniform(-1, 1, size=(40, 2))
+Y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * np.random.default_rng(1).normal(size=40)
+
+ESTIMATORS = [
+    RJMCMCRegressor(n_iter=600, burn_in=300, random_state=0, prior=__import__("rbf_bayes.priors").priors.RBFPrior(k_max=8)),
+    AnnealedRBFRegressor(n_iter=300, k_max=8, random_state=0),
+    SMCRegressor(n_particles=30, random_state=0),
+    BMARSRegressor(n_iter=600, burn_in=300, random_state=0),
+]
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_every_sampler_returns_the_protocol(est, tmp_path):
+    m = est.fit(X, Y)
+    tr = m.trace_
+    assert isinstance(tr, SamplerResult)
+    assert set(vars(m)) >= {"trace_", "k_posterior_", "n_features_in_", "n_outputs_"}
+    np.testing.assert_allclose(m.k_posterior_, tr.p_k())
+    assert abs(m.k_posterior_.sum() - 1) < 1e-12
+    mean, sd = tr.predict(X, return_std=True)
+    assert mean.shape == (40, 1) and sd.shape == (40, 1) and np.all(sd > 0)
+    with pytest.raises(TypeError):
+        type(tr)(*[getattr(tr, f.name) for f in dataclasses.fields(tr)])   # keyword construction only
+    path = tmp_path / "r.npz"
+    tr.save(path)
+    back = type(tr).load(path)
+    np.testing.assert_array_equal(back.predict(X), tr.predict(X))
+    np.testing.assert_array_equal(back.p_k(), tr.p_k())
+    assert len(repr(tr)) < 200                                             # a summary, never an array dump
+    assert isinstance(tr.select(), type(tr))
