@@ -14,7 +14,7 @@ import numpy as np
 
 from ._base import BaseBayesEstimator
 from ._rjmcmc import RJCore
-from ._validation import as_inputs, as_targets, check_positive
+from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .calibration import CalibratedPrior, criterion_value, least_squares_fit
 from .kernel import rbf_state
@@ -103,8 +103,7 @@ def anneal_rbf(x, # inputs (N, d)
     basis, width = check_basis(basis, width)
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape; c = Y.shape[1]
     if not 0 < move_prob <= 0.25: raise ValueError(f"move_prob must be in (0, 0.25], got {move_prob}")
-    if isinstance(record_every, bool) or not isinstance(record_every, (int, np.integer)) or record_every < 1:
-        raise ValueError(f"record_every must be an integer >= 1, got {record_every!r}")
+    record_every = check_int("record_every", record_every)
     temps = cooling_schedule(schedule, n_iter, T0, T_end)
     prior = calibration.rbf_prior(); k_max = check_k_max(prior.k_max, N, d)
     space = CentreSpace.from_data(x, prior.iota)

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._base import BaseBayesEstimator
-from ._validation import as_inputs, as_targets, check_positive
+from ._validation import as_inputs, as_targets, check_int, check_positive
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
@@ -40,9 +40,7 @@ class BMARSPrior:
 
     def __post_init__(self):
         for n in ("max_interaction", "k_max", "n_min"):
-            v = getattr(self, n)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (0 if n == "k_max" else 1):
-                raise ValueError(f"{n} must be an integer >= {0 if n == 'k_max' else 1}, got {v!r}")
+            check_int(n, getattr(self, n), 0 if n == "k_max" else 1)
         for n in ("lambda_shape", "lambda_rate", "coef_var", "a0", "b0"): check_positive(n, getattr(self, n))
 
     def rbf_prior(self) -> RBFPrior:
@@ -175,8 +173,7 @@ def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
     if not isinstance(prior, BMARSPrior): raise TypeError(f"prior must be a BMARSPrior, got {type(prior).__name__}")
     x = as_inputs(x); Y = as_targets(y, len(x)); n, p = x.shape
-    for name, v in (("n_iter", n_iter), ("thin", thin)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1: raise ValueError(f"{name} must be an integer >= 1")
+    n_iter, thin, burn_in = check_int("n_iter", n_iter), check_int("thin", thin), check_int("burn_in", burn_in, 0)
     if not 0 <= burn_in < n_iter: raise ValueError(f"burn_in must be in [0, n_iter), got {burn_in}")
     if not 0 < c_move <= 0.5: raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
     k_max = min(prior.k_max, n - 1)

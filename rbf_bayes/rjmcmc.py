@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._rjmcmc import MOVES, RJCore
-from ._validation import as_inputs, as_targets, check_positive
+from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import rbf_state
 from rbf_bayes.moves import (
@@ -68,9 +68,7 @@ class RJConfig:
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
-            v = getattr(self, n)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (0 if n == "burn_in" else 1):
-                raise ValueError(f"{n} must be an integer >= {0 if n == 'burn_in' else 1}, got {v!r}")
+            check_int(n, getattr(self, n), 0 if n == "burn_in" else 1)
         if self.burn_in >= self.n_iter: raise ValueError(f"burn_in ({self.burn_in}) must be < n_iter ({self.n_iter})")
         if not 0 < self.c_star <= 0.25: raise ValueError(f"c_star must be in (0, 0.25] so that u_k >= 0, got {self.c_star}")
         if not 0 <= self.varpi <= 1: raise ValueError(f"varpi must be in [0, 1], got {self.varpi}")

@@ -46,15 +46,15 @@ def log_prior_move_ratio(move: str, k_old: int, t: int, lam: float) -> float:
     lb = lambda n, r: special.gammaln(n + 1) - special.gammaln(r + 1) - special.gammaln(n - r + 1)
     return float((k - k_old) * math.log(lam) - special.gammaln(k + 1) + special.gammaln(k_old + 1) + lb(t - 1, k_old) - lb(t, k))
 
-def smc_move_probs(k: int, t: int, lam: float, k_max: int, c: float=0.25) -> dict:
+def smc_move_probs(k: int, t: int, lam: float, k_max: int, c_move: float=0.25) -> dict:
     "alpha_zero, alpha_birth, alpha_death for a particle with k kernels at time t: eq. 22 with k <= min(k_max, t)."
-    b, d = move_probabilities(k, lam, min(k_max, t), c)[:2]
+    b, d = move_probabilities(k, lam, min(k_max, t), c_move)[:2]
     return {"zero": 1.0 - b - d, "birth": b, "death": d}
 
-def log_backward(move: str, k_new: int, t: int, new_has_xt: bool, lam: float, k_max: int, c: float=0.25) -> float:
+def log_backward(move: str, k_new: int, t: int, new_has_xt: bool, lam: float, k_max: int, c_move: float=0.25) -> float:
     "log L(old | new): a normalised backward kernel over the old states that can have produced `new` (see text)."
     if new_has_xt: return 0.0          # only a birth of x_t can have produced it: L = 1
-    a = smc_move_probs(k_new, t, lam, k_max, c)
+    a = smc_move_probs(k_new, t, lam, k_max, c_move)
     valid = {"zero": a["zero"], "birth": a["death"] if k_new >= 1 else 0.0,
              "death": a["birth"] if k_new + 1 <= min(k_max, t - 1) else 0.0}
     tot = sum(valid.values())
@@ -161,7 +161,7 @@ class _DeferredInterrupt:
 class _TDSMCBase:
     "What the Python reference and the C engine share: settings, the per-observation bookkeeping, estimates."
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, lam: float=1.0, k_max: int=50,
-                 a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c: float=0.25,
+                 a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, fix_variances=None, init_variances=(1.0, 1.0),
                  capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0, rng: np.random.Generator|None=None):
         self.basis, self.width = check_basis(basis, width)
@@ -171,7 +171,7 @@ class _TDSMCBase:
         n_particles, k_max, capacity = (check_int(n, v) for n, v in (("n_particles", n_particles), ("k_max", k_max), ("capacity", capacity)))
         if resampling not in RESAMPLING: raise ValueError(f"resampling must be one of {RESAMPLING}, got {resampling!r}")
         if not 0 <= ess_threshold <= 1: raise ValueError(f"ess_threshold must be in [0, 1], got {ess_threshold}")
-        if not 0 < c <= 0.5: raise ValueError(f"c must be in (0, 0.5], got {c}")
+        if not 0 < c_move <= 0.5: raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
         check_positive("lam", lam)
         for n in ("a_y", "b_y", "a_b", "b_b"): check_positive(n, locals()[n], allow_zero=True)
         if fix_variances is not None:
@@ -179,7 +179,7 @@ class _TDSMCBase:
             for n, v in zip(("fix_variances[0]", "fix_variances[1]"), fix_variances, strict=False): check_positive(n, v)
         for n, v in zip(("init_variances[0]", "init_variances[1]"), init_variances, strict=False): check_positive(n, v)
         if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
-        self.N, self.lam, self.k_max, self.c = int(n_particles), float(lam), int(k_max), c
+        self.n_particles, self.lam, self.k_max, self.c_move = int(n_particles), float(lam), int(k_max), c_move
         self.a_y, self.b_y, self.a_b, self.b_b = a_y, b_y, a_b, b_b
         self.resampling, self.ess_threshold, self.fix_variances = resampling, ess_threshold, fix_variances
         self.init_variances, self.capacity, self.rng = init_variances, int(capacity), rng
@@ -228,9 +228,9 @@ class _TDSMCBase:
         self.ess_history.append(float(1.0 / np.sum(w**2)))
         self.k_history.append(float(w @ self.ks))
         if self.fix_variances is None: self._refresh_all()
-        if self.ess_history[-1] < self.ess_threshold * self.N + 1e-9:
-            self._resample(resample_slots(resample(w, self.resampling, self.rng), self.N))
-            self.logw = np.zeros(self.N); self.n_resampled += 1
+        if self.ess_history[-1] < self.ess_threshold * self.n_particles + 1e-9:
+            self._resample(resample_slots(resample(w, self.resampling, self.rng), self.n_particles))
+            self.logw = np.zeros(self.n_particles); self.n_resampled += 1
         for _ in range(self.move_steps): self._rj_sweep()
 
     def rejuvenate(self, n_sweeps: int=1):
@@ -265,7 +265,7 @@ class _TDSMCBase:
                          coef_mean=[np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]) for p in ps],
                          factors=[p.g.factor().ravel() for p in ps], sigma2=np.array([p.s2y for p in ps]),
                          meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t,
-                                   log_evidence=self.log_evidence, n_particles=self.N, n_resampled=self.n_resampled))
+                                   log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled))
 
 # %% ../nbs/09_smc.ipynb #9387b9ef
 class TDSMCReference(_TDSMCBase):
@@ -274,12 +274,12 @@ class TDSMCReference(_TDSMCBase):
         self.d, self.c_out = d, c_out
         self.X = np.zeros((self.capacity, d)); self.Y = np.zeros((self.capacity, c_out))
         self.particles = []; self.n_singular = [0, 0, 0]
-        for _ in range(self.N):
+        for _ in range(self.n_particles):
             s2y, s2b = self._initial_variances()
             g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,)); g.set_targets(self.Y)
             g.append(np.zeros(self.capacity))   # the constant column; its entries arrive with the rows
             self.particles.append(_Particle(g, [], s2y, s2b, 0.0))
-        self.logw = np.zeros(self.N)
+        self.logw = np.zeros(self.n_particles)
 
     @property
     def ks(self): return np.array([len(p.centres) for p in self.particles])
@@ -309,14 +309,14 @@ class TDSMCReference(_TDSMCBase):
     def _move_and_weight(self, xt, yt):
         t0 = self.t; self.X[t0] = xt; self.Y[t0] = yt; t = t0 + 1
         logZ_ratio = (log_Z(self.lam, t - 1, self.k_max) if t > 1 else 0.0) - log_Z(self.lam, t, self.k_max)
-        inc = np.zeros(self.N); pre = np.zeros((self.N, self.c_out)); post = np.zeros((self.N, self.c_out))
+        inc = np.zeros(self.n_particles); pre = np.zeros((self.n_particles, self.c_out)); post = np.zeros((self.n_particles, self.c_out))
         for i, p in enumerate(self.particles):
             old = p.lml; k = len(p.centres)
             kv = basis_from_sq(np.sum((self.X[p.centres] - xt) ** 2, axis=1), self.basis, self.width) if k else np.zeros(0)
             row = np.concatenate([[1.0], kv])
             pre[i] = self._mean_at(p, row)
             p.g.add_row(t0, row, yt)
-            probs = smc_move_probs(k, t, self.lam, self.k_max, self.c); u = self.rng.random(); has_xt = False
+            probs = smc_move_probs(k, t, self.lam, self.k_max, self.c_move); u = self.rng.random(); has_xt = False
             if u < probs["birth"]:
                 move = "birth"; rho = self.birth_at_new
                 j = t0 if rho > 0 and self.rng.random() < rho else draw_free(p.centres, t, self.rng)
@@ -332,7 +332,7 @@ class TDSMCReference(_TDSMCBase):
                 move = "zero"; lq = math.log(probs["zero"])
             p.lml = self._lml(p, t)
             inc[i] = (p.lml - old + logZ_ratio + log_prior_move_ratio(move, k, t, self.lam)
-                      + log_backward(move, len(p.centres), t, has_xt, self.lam, self.k_max, self.c) - lq)
+                      + log_backward(move, len(p.centres), t, has_xt, self.lam, self.k_max, self.c_move) - lq)
             post[i] = self._mean_at(p, p.g.columns()[t0])
         return inc, pre, post
 
@@ -362,17 +362,17 @@ class TDSMCReference(_TDSMCBase):
 
     def _rj_move(self, p):
         "One reversible-jump MCMC step (birth / death / swap of a centre among the observed inputs) leaving pi_t invariant."
-        t = self.t; k = len(p.centres); a = smc_move_probs(k, t, self.lam, self.k_max, self.c); u = self.rng.random()
+        t = self.t; k = len(p.centres); a = smc_move_probs(k, t, self.lam, self.k_max, self.c_move); u = self.rng.random()
         if u < a["birth"]:
             j = draw_free(p.centres, t, self.rng)
             if not p.g.propose_append(self._col(j, t)): self.n_singular[2] += 1; return
-            new = self._lml(p, t, True, k + 2); a1 = smc_move_probs(k + 1, t, self.lam, self.k_max, self.c)
+            new = self._lml(p, t, True, k + 2); a1 = smc_move_probs(k + 1, t, self.lam, self.k_max, self.c_move)
             lr = new - p.lml + math.log(self.lam) + math.log(a1["death"]) - math.log(k + 1) - math.log(a["birth"])
             if math.log(self.rng.random()) < lr: p.g.commit(); p.centres.append(j); p.lml = new
             else: p.g.reject()
         elif u < a["birth"] + a["death"]:
             pos = min(int(self.rng.random() * k), k - 1); p.g.propose_delete(1 + pos); new = self._lml(p, t, True, k)
-            a0 = smc_move_probs(k - 1, t, self.lam, self.k_max, self.c)
+            a0 = smc_move_probs(k - 1, t, self.lam, self.k_max, self.c_move)
             lr = new - p.lml - (math.log(self.lam) + math.log(a["death"]) - math.log(k) - math.log(a0["birth"]))
             if math.log(self.rng.random()) < lr: p.g.commit(); p.centres.pop(pos); p.lml = new
             else: p.g.reject()
@@ -391,15 +391,15 @@ class TDSMC(_TDSMCBase):
         from rbf_bayes._smc import SMCCore
         self.d, self.c_out = d, c_out
         fac, v = [], []
-        for _ in range(self.N):
+        for _ in range(self.n_particles):
             s2y, s2b = self._initial_variances(); v.append((s2y, s2b))
             g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,))
             g.append(np.zeros(self.capacity)); fac.append(g)
         v = np.array(v)
-        self.core = SMCCore(fac, self.capacity, d, self.k_max, self.basis, float(self.width), self.lam, self.c,
+        self.core = SMCCore(fac, self.capacity, d, self.k_max, self.basis, float(self.width), self.lam, self.c_move,
                             self.a_y, self.b_y, self.a_b, self.b_b, self.fix_variances is not None, v[:, 0], v[:, 1],
                             self.rng.bit_generator, self.birth_at_new)
-        self.logw = np.zeros(self.N)
+        self.logw = np.zeros(self.n_particles)
 
     @property
     def X(self): return self.core.inputs
@@ -412,7 +412,7 @@ class TDSMC(_TDSMCBase):
         "Views of the particles: factor, centre indices, variances, log marginal likelihood."
         s2y, s2b, lml = self.core.sigma2_y, self.core.sigma2_beta, self.core.log_ml
         return [_Particle(self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]))
-                for i in range(self.N)]
+                for i in range(self.n_particles)]
 
     def _grow(self, cap): self.core.grow(cap); self.capacity = cap
     def _move_and_weight(self, xt, yt): return self.core.step(xt, yt)
@@ -424,18 +424,18 @@ class TDSMC(_TDSMCBase):
 class SMCRegressor(BaseBayesEstimator):
     "Single-pass trans-dimensional SMC kernel regression (Vermaak, Godsill & Doucet) in the scikit-learn protocol."
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, lam: float=1.0, k_max: int=50,
-                 a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c: float=0.25,
+                 a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True, capacity: int|None=None,
                  move_steps: int=0, birth_at_new: float=0.0, random_state=None):
         self.n_particles, self.basis, self.width, self.lam, self.k_max = n_particles, basis, width, lam, k_max
-        self.a_y, self.b_y, self.a_b, self.b_b, self.c = a_y, b_y, a_b, b_b, c
+        self.a_y, self.b_y, self.a_b, self.b_b, self.c_move = a_y, b_y, a_b, b_b, c_move
         self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
         self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
 
     def _new(self, n):
         self._gen = self._rng()
         self.smc_ = TDSMC(self.n_particles, self.basis, self.width, self.lam, self.k_max, self.a_y, self.b_y, self.a_b,
-                          self.b_b, self.c, self.resampling, self.ess_threshold, capacity=self.capacity or max(n, 16),
+                          self.b_b, self.c_move, self.resampling, self.ess_threshold, capacity=self.capacity or max(n, 16),
                           move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._gen)
 
     def fit(self, X, y):
