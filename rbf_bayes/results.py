@@ -14,9 +14,10 @@ import numpy as np
 # %% auto #0
 __all__ = ['FORMAT_VERSION', 'SamplerResult']
 
-# %% ../nbs/04a_results.ipynb #2499eded
+# %% ../nbs/04a_results.ipynb #e9b5cbd4
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
 
+# %% ../nbs/04a_results.ipynb #05c83b62
 def _jsonable(v):
     "numpy scalars and arrays inside JSON fields (meta) as plain Python."
     if isinstance(v, np.integer): return int(v)
@@ -24,9 +25,11 @@ def _jsonable(v):
     if isinstance(v, np.ndarray): return v.tolist()
     raise TypeError(f"cannot store {type(v).__name__} in a result's JSON part")
 
+# %% ../nbs/04a_results.ipynb #f68ef693
 def _is_ragged(v) -> bool:
     return isinstance(v, list) and len(v) > 0 and all(isinstance(a, np.ndarray) for a in v)
 
+# %% ../nbs/04a_results.ipynb #86540e97
 @dataclasses.dataclass(kw_only=True)
 class SamplerResult:
     "What every sampler returns: per-iteration k, meta, p_k, predict, select, save / load (see the table above)."
