@@ -16,7 +16,19 @@ __all__ = ['BaseBayesEstimator']
 
 # %% ../nbs/00b_base.ipynb #1ee39b28
 class BaseBayesEstimator:
-    "get_params / set_params / repr from the __init__ signature, validation of X and y (the scikit-learn protocol)."
+    """get_params / set_params / repr from the __init__ signature, validation of X and y (the scikit-learn protocol).
+
+    Attributes
+    ----------
+    trace_ : rbf_bayes.results.SamplerResult
+        What the sampler returned: `Trace` (RJMCMC), `AnnealResult` (RJSA), `SMCResult` (TD-SMC), `BMARSTrace`.
+    k_posterior_ : numpy.ndarray
+        p(k | y) over k = 0, 1, ..., i.e. `trace_.p_k()` (the annealer's point estimate puts all mass at `k_`).
+    n_features_in_ : int
+        Number of input columns seen by `fit`.
+    n_outputs_ : int
+        Number of outputs c; `predict` returns (n,) when `y` was a vector and (n, c) otherwise.
+    """
     @classmethod
     def _param_names(cls):
         return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]

@@ -77,11 +77,11 @@ class AnnealResult(SamplerResult):
                                    recorded=self.recorded[rec], criterion_trace=self.criterion_trace[rec],
                                    train_mse=self.train_mse[rec], test_mse=self.test_mse[rec])
 
-# %% ../nbs/07_annealing.ipynb #08863c06
+# %% ../nbs/07_annealing.ipynb #fee26f76
 def _mse(D, coef, Y):
     return float(np.mean(np.sum((D @ coef - Y) ** 2, axis=1)))
 
-# %% ../nbs/07_annealing.ipynb #00303fb5
+# %% ../nbs/07_annealing.ipynb #222ed0ef
 def anneal_rbf(x, # inputs (N, d)
                y, # targets (N,) or (N, c)
                *,

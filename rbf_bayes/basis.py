@@ -85,7 +85,7 @@ def design_matrix(x, # inputs, (N, d)
     centres = np.asarray(centres, dtype=float).reshape(-1, x.shape[1])
     return np.hstack([np.ones((x.shape[0], 1)), x, rbf_columns(x, centres, basis, width)])
 
-# %% ../nbs/00_basis.ipynb #5fefcd6c
+# %% ../nbs/00_basis.ipynb #a781e08c
 @dataclass(frozen=True)
 class CentreSpace:
     "The box Omega of admissible centres, with its volume (Andrieu et al. §3.1)."
@@ -129,14 +129,14 @@ class CentreSpace:
         "k centres drawn uniformly on Omega, shape (k, d)."
         return self.lo + (self.hi - self.lo) * rng.random((k, self.d))
 
-# %% ../nbs/00_basis.ipynb #e80fd0a2
+# %% ../nbs/00_basis.ipynb #bdae3ef7
 def max_bases(n: int, # number of data points N
               d: int, # input dimension
              ) -> int:
     "The largest admissible k_max = N - (d + 1)."
     return n - (d + 1)
 
-# %% ../nbs/00_basis.ipynb #caa2126e
+# %% ../nbs/00_basis.ipynb #49b58061
 def check_k_max(k_max, # requested maximum number of bases (None: the largest admissible)
                 n: int, # number of data points N
                 d: int, # input dimension

@@ -47,12 +47,12 @@ class BMARSPrior:
         "The coefficient / noise part as the RBF ridge prior (for the shared marginal likelihood)."
         return RBFPrior(coef_prior="ridge", v0=2 * self.a0, gamma0=2 * self.b0)
 
-# %% ../nbs/10_bmars.ipynb #f8d1a95d
+# %% ../nbs/10_bmars.ipynb #5874d8f6
 def bmars_types(p: int, max_interaction: int) -> list[tuple]:
     "All types (sorted tuples of distinct predictors) with 1..I factors."
     return [t for J in range(1, min(max_interaction, p) + 1) for t in itertools.combinations(range(p), J)]
 
-# %% ../nbs/10_bmars.ipynb #72968993
+# %% ../nbs/10_bmars.ipynb #51d19747
 def hinge_column(x: np.ndarray, # data (n, p)
                  vars_, signs, knots, # one basis: predictors, signs (+-1), knot values
                 ) -> np.ndarray:
@@ -62,7 +62,7 @@ def hinge_column(x: np.ndarray, # data (n, p)
         out *= np.maximum(s * (x[:, v] - t), 0.0)
     return out
 
-# %% ../nbs/10_bmars.ipynb #119c5994
+# %% ../nbs/10_bmars.ipynb #966ccb2b
 def _quadrant_counts(a, b, ua, ub):
     "counts[i, j] = #{points with a > ua[i] and b > ub[j]} via a 2-d suffix sum over the rank grid."
     ia = np.searchsorted(ua, a, side="left"); ib = np.searchsorted(ub, b, side="left")
@@ -72,7 +72,7 @@ def _quadrant_counts(a, b, ua, ub):
     s = g[::-1, ::-1].cumsum(0, dtype=np.int32).cumsum(1, dtype=np.int32)[::-1, ::-1]
     return s[1:, 1:]
 
-# %% ../nbs/10_bmars.ipynb #8111c790
+# %% ../nbs/10_bmars.ipynb #c2140aa4
 def count_valid(x: np.ndarray, type_: tuple, n_min: int) -> int:
     "Number of (sign, knot) combinations of this type whose basis is non-zero at >= n_min data points."
     n = len(x); total = 0
@@ -95,7 +95,7 @@ def count_valid(x: np.ndarray, type_: tuple, n_min: int) -> int:
             total += int(np.sum(hinge_column(x, type_, signs, kn) > 0) >= n_min)
     return total
 
-# %% ../nbs/10_bmars.ipynb #0c16009b
+# %% ../nbs/10_bmars.ipynb #38116f13
 def log_valid_fraction(x: np.ndarray, max_interaction: int, n_min: int) -> float:
     "log Z_V: the q-probability that a uniformly proposed basis is valid (exact count)."
     n, p = x.shape; types = bmars_types(p, max_interaction)
@@ -114,7 +114,7 @@ def log_ratio_bmars_death(dll, k, lam, k_max, log_zv, c=0.4) -> float:
     "log r_death for k -> k - 1."
     return dll - log_ratio_bmars_birth(0.0, k - 1, lam, k_max, log_zv, True, c)
 
-# %% ../nbs/10_bmars.ipynb #0ea7b268
+# %% ../nbs/10_bmars.ipynb #4cbd4ac2
 @dataclass(kw_only=True, repr=False)
 class BMARSTrace(SamplerResult):
     "Output of the BMARS sampler: per-iteration k, ... and kept snapshots (the `SamplerResult` protocol)."
@@ -172,7 +172,7 @@ class BMARSTrace(SamplerResult):
             for v in used: inc[v] += 1
         return inc / max(len(self.bases), 1)
 
-# %% ../nbs/10_bmars.ipynb #a884fcf4
+# %% ../nbs/10_bmars.ipynb #a132b5da
 def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
     "Validate and prepare the common pieces of both BMARS samplers."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
@@ -187,7 +187,7 @@ def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
     st = GramFactor(n, Y.shape[1], k_max + 1, ridge=(1.0 / prior.coef_var,)); st.set_targets(Y); st.append(np.ones(n))
     return x, Y, k_max, types, log_zv, st
 
-# %% ../nbs/10_bmars.ipynb #78de4aa2
+# %% ../nbs/10_bmars.ipynb #562b475b
 def _snapshot(st, bases, sorted_x, prior, rng, n, c):
     "Bases with knot values, posterior-mean coefficients h, a coefficient draw and sigma^2 of the current state (O(m^2))."
     h, dr, s2 = np.empty((st.m, c)), np.empty((st.m, c)), np.empty(c)
@@ -197,7 +197,7 @@ def _snapshot(st, bases, sorted_x, prior, rng, n, c):
     snap = [(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False))) for bb in bases]
     return snap, h, dr, s2
 
-# %% ../nbs/10_bmars.ipynb #69bc0585
+# %% ../nbs/10_bmars.ipynb #a71e5277
 def sample_bmars(x, # predictors (n, p)
                  y, # response (n,) or (n, c)
                  *,
@@ -232,7 +232,7 @@ def sample_bmars(x, # predictors (n, p)
                       coef_mean=hs, coef_draw=ds, sigma2=np.array(s2s) if s2s else np.empty((0, c)), meta=dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
                            seconds=time.perf_counter() - t0, n_types=len(types), engine="c", counts=[a.tolist() for a in core.counts]))
 
-# %% ../nbs/10_bmars.ipynb #2f552494
+# %% ../nbs/10_bmars.ipynb #9781bd40
 def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=10_000, burn_in: int=5_000, thin: int=10,
                            rng: np.random.Generator, c_move: float=0.4, prior_only: bool=False,
                            fix_lambda: float|None=None) -> BMARSTrace:

@@ -21,7 +21,7 @@ from .rjmcmc import RJConfig, sample_rjmcmc
 # %% auto #0
 __all__ = ['demo', 'robot_arm_experiment', 'main']
 
-# %% ../nbs/15_cli.ipynb #cec03258
+# %% ../nbs/15_cli.ipynb #1c8b85b6
 def demo(seed: int=0, # seed of the data and of the centres
          basis: str="cubic", # basis function
          ks=(0, 5, 10, 20, 40), # network sizes to evaluate
@@ -60,7 +60,7 @@ def demo(seed: int=0, # seed of the data and of the centres
         print(f"{k:>4} {lp:>15.2f} {mse:>10.5f} {us:>22.2f}", file=out)
     return rows
 
-# %% ../nbs/15_cli.ipynb #d07118d6
+# %% ../nbs/15_cli.ipynb #df2f3b19
 def robot_arm_experiment(n_iter: int=50_000, # iterations
                          burn_in: int=30_000, # burn-in
                          k_max: int|None=20, # maximum number of bases (None: N - d - 1)
@@ -92,7 +92,7 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     print(f"sampler time: {secs:.2f} s ({n_iter / secs:,.0f} iterations/s)", file=out)
     return dict(mse=mse, fn_err=fn, floor=floor, p_k=pk, seconds=secs, trace=tr)
 
-# %% ../nbs/15_cli.ipynb #99b0d744
+# %% ../nbs/15_cli.ipynb #90a53d96
 def main(argv=None):
     "Entry point of the `rbf-bayes` console script."
     ap = argparse.ArgumentParser(prog="rbf-bayes", description="Bayesian RBF networks with an unknown number of basis "

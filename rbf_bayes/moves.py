@@ -47,28 +47,28 @@ def log_ratio_death(dll: float, # change of log marginal likelihood, new minus o
     "log r_death for k -> k - 1 (the reverse of a birth from k - 1)."
     return dll - log_ratio_birth(0.0, k - 1, Lambda, k_max, c_star)
 
-# %% ../nbs/03_moves.ipynb #2f0cb64c
+# %% ../nbs/03_moves.ipynb #0e3a925f
 def log_unit_ball_volume(d: int) -> float:
     "log V_d, V_d = pi^(d/2) / Gamma(d/2 + 1) the volume of the unit ball in R^d."
     return 0.5 * d * math.log(math.pi) - special.gammaln(0.5 * d + 1)
 
-# %% ../nbs/03_moves.ipynb #88a4b378
+# %% ../nbs/03_moves.ipynb #acb11440
 def sample_unit_ball(rng: np.random.Generator, d: int) -> np.ndarray:
     "A point uniform on the unit ball of R^d."
     z = rng.standard_normal(d)
     return z / np.linalg.norm(z) * rng.random() ** (1.0 / d)
 
-# %% ../nbs/03_moves.ipynb #7f3dc781
+# %% ../nbs/03_moves.ipynb #1cc6834b
 def split_centres(mu: np.ndarray, u: np.ndarray, varsigma: float) -> tuple[np.ndarray, np.ndarray]:
     "(mu - varsigma u, mu + varsigma u)."
     return mu - varsigma * u, mu + varsigma * u
 
-# %% ../nbs/03_moves.ipynb #412c0f45
+# %% ../nbs/03_moves.ipynb #abc1b208
 def merge_centres(mu1: np.ndarray, mu2: np.ndarray, varsigma: float) -> tuple[np.ndarray, np.ndarray]:
     "(mu, u) with mu the midpoint and u = (mu2 - mu1) / (2 varsigma): the inverse of `split_centres`."
     return 0.5 * (mu1 + mu2), (mu2 - mu1) / (2.0 * varsigma)
 
-# %% ../nbs/03_moves.ipynb #41e2514d
+# %% ../nbs/03_moves.ipynb #a3666cd9
 def nearest_neighbour(centres: np.ndarray, # (k, d), k >= 2
                       j: int, # index of the centre whose neighbour is sought
                      ) -> int:
@@ -76,12 +76,12 @@ def nearest_neighbour(centres: np.ndarray, # (k, d), k >= 2
     d2 = np.sum((centres - centres[j]) ** 2, axis=1); d2[j] = np.inf
     return int(np.argmin(d2))
 
-# %% ../nbs/03_moves.ipynb #1f5efcb4
+# %% ../nbs/03_moves.ipynb #14a5fb42
 def n_mutual(centres: np.ndarray, a: int, b: int) -> int:
     "1[NN(a) = b] + 1[NN(b) = a]: the number of ways the merge can pick the pair {a, b}."
     return int(nearest_neighbour(centres, a) == b) + int(nearest_neighbour(centres, b) == a)
 
-# %% ../nbs/03_moves.ipynb #a24b9ca3
+# %% ../nbs/03_moves.ipynb #01b63cf9
 def log_ratio_split(dll: float, # change of log marginal likelihood, new minus old
                     k: int, # number of bases before the split
                     n_nn: int, # n_mutual of the new pair in the proposed state
@@ -97,7 +97,7 @@ def log_ratio_split(dll: float, # change of log marginal likelihood, new minus o
     return (dll + _log(Lambda) - log_volume + _log(m1) - _log(s) + math.log(k * n_nn) - math.log(2 * (k + 1))
             + log_unit_ball_volume(d) + d * math.log(2 * varsigma))
 
-# %% ../nbs/03_moves.ipynb #57c1ea33
+# %% ../nbs/03_moves.ipynb #3ae35862
 def log_ratio_merge(dll: float, # change of log marginal likelihood, new minus old
                     k: int, # number of bases before the merge
                     n_nn: int, # n_mutual of the merged pair, before the merge

@@ -26,7 +26,7 @@ __all__ = ['log_ml_terms', 'summaries_from_kernel', 'ridge_values', 'dense_summa
            'coef_posterior', 'sample_sigma2', 'sample_coef', 'sample_delta2', 'lambda_log_accept', 'sample_rate',
            'sample_Lambda']
 
-# %% ../nbs/02_posterior.ipynb #635d30c7
+# %% ../nbs/02_posterior.ipynb #f4ce21b3
 def log_ml_terms(yPy, # y_i' P_i y_i per output, (c,)
                  half_logdet, # log(|M_i|^{1/2} |Sigma_i|^{-1/2}) per output, (c,)
                  N: int, # number of data points
@@ -39,7 +39,7 @@ def log_ml_terms(yPy, # y_i' P_i y_i per output, (c,)
     return (-0.5 * N * math.log(2 * math.pi) + np.asarray(half_logdet, dtype=float) + norm
             + special.gammaln(a) - a * np.log(0.5 * (prior.gamma0 + yPy)))
 
-# %% ../nbs/02_posterior.ipynb #edf84086
+# %% ../nbs/02_posterior.ipynb #8052bb20
 def summaries_from_kernel(e, # explained sums of squares e_r per output, r = 0 (g) or 1/delta^2 (ridge)
                           logdet, # log|D'D + r I| per output (ignored for the g-prior)
                           yy, # y_i'y_i per output
@@ -53,13 +53,13 @@ def summaries_from_kernel(e, # explained sums of squares e_r per output, r = 0 (
         return yy - delta2 / (1 + delta2) * e, -0.5 * m * np.log1p(delta2)
     return yy - e, -0.5 * m * np.log(delta2) - 0.5 * np.asarray(logdet, dtype=float)
 
-# %% ../nbs/02_posterior.ipynb #87226ad4
+# %% ../nbs/02_posterior.ipynb #63714a2b
 def ridge_values(delta2, prior: RBFPrior) -> np.ndarray:
     "The ridge r added to D'D in the factor each output needs: 0 (g-prior) or 1/delta^2 (ridge)."
     delta2 = np.atleast_1d(np.asarray(delta2, dtype=float))
     return np.zeros_like(delta2) if prior.coef_prior == "g" else 1.0 / delta2
 
-# %% ../nbs/02_posterior.ipynb #cb6f01ea
+# %% ../nbs/02_posterior.ipynb #6181bdb8
 def dense_summaries(D: np.ndarray, # design matrix (N, m)
                     Y: np.ndarray, # targets (N, c)
                     delta2, # (c,)
@@ -75,7 +75,7 @@ def dense_summaries(D: np.ndarray, # design matrix (N, m)
         ld[i] = np.linalg.slogdet(A)[1] if m else 0.0
     return summaries_from_kernel(e, ld, np.einsum("ni,ni->i", Y, Y), m, delta2, prior)
 
-# %% ../nbs/02_posterior.ipynb #86967b44
+# %% ../nbs/02_posterior.ipynb #45dad2a6
 def log_marginal_likelihood(D, # design matrix (N, m)
                             Y, # targets (N, c)
                             delta2, # delta_i^2 per output (scalar broadcasts)
@@ -110,7 +110,7 @@ def log_posterior(x, # inputs (N, d)
     return (log_marginal_likelihood(D, Y, delta2, prior) + lp + float(np.sum(log_delta2_prior(delta2, prior)))
             + float(log_Lambda_prior(Lambda, prior)))
 
-# %% ../nbs/02_posterior.ipynb #b09f7dab
+# %% ../nbs/02_posterior.ipynb #bd0459b6
 def coef_posterior(D: np.ndarray, # design (N, m)
                    y: np.ndarray, # one output (N,)
                    delta2: float, # delta^2 of this output
@@ -122,7 +122,7 @@ def coef_posterior(D: np.ndarray, # design (N, m)
     M = np.linalg.inv(Minv)
     return M @ (D.T @ y), M
 
-# %% ../nbs/02_posterior.ipynb #b99386b7
+# %% ../nbs/02_posterior.ipynb #2e7d8f6b
 def sample_sigma2(rng: np.random.Generator, # source of randomness
                   yPy, # y_i'P_i y_i per output
                   N: int, # number of data points
@@ -132,7 +132,7 @@ def sample_sigma2(rng: np.random.Generator, # source of randomness
     yPy = np.atleast_1d(np.asarray(yPy, dtype=float))
     return 0.5 * (prior.gamma0 + yPy) / rng.standard_gamma(0.5 * (prior.v0 + N), size=yPy.shape)
 
-# %% ../nbs/02_posterior.ipynb #d02ae360
+# %% ../nbs/02_posterior.ipynb #92fe0944
 def sample_coef(rng: np.random.Generator, D: np.ndarray, Y: np.ndarray, sigma2, delta2, prior: RBFPrior) -> np.ndarray:
     "alpha_i ~ N(h_i, sigma_i^2 M_i) for every output (eq. 19), shape (m, c)."
     Y = Y.reshape(len(D), -1); c = Y.shape[1]
@@ -143,7 +143,7 @@ def sample_coef(rng: np.random.Generator, D: np.ndarray, Y: np.ndarray, sigma2, 
         out[:, i] = h + np.linalg.cholesky(sigma2[i] * M) @ rng.standard_normal(D.shape[1])
     return out
 
-# %% ../nbs/02_posterior.ipynb #57bf24d4
+# %% ../nbs/02_posterior.ipynb #dd83f1e8
 def sample_delta2(rng: np.random.Generator, alpha: np.ndarray, sigma2, D: np.ndarray, prior: RBFPrior) -> np.ndarray:
     "delta_i^2 ~ IG(alpha_d + m/2, beta_d + alpha_i' S alpha_i / (2 sigma_i^2)), S = D'D (g) or I (ridge)."
     alpha = alpha.reshape(D.shape[1], -1); sigma2 = np.broadcast_to(sigma2, (alpha.shape[1],))
@@ -151,7 +151,7 @@ def sample_delta2(rng: np.random.Generator, alpha: np.ndarray, sigma2, D: np.nda
     b = prior.beta_delta2 + 0.5 * quad / sigma2
     return b / rng.standard_gamma(prior.alpha_delta2 + 0.5 * D.shape[1], size=b.shape)
 
-# %% ../nbs/02_posterior.ipynb #b2704fac
+# %% ../nbs/02_posterior.ipynb #908b872d
 def lambda_log_accept(Lambda: float, # current Lambda
                       Lambda_new: float, # proposed Lambda*
                       k_max: int, # truncation of the Poisson prior on k
@@ -159,7 +159,7 @@ def lambda_log_accept(Lambda: float, # current Lambda
     "log MH ratio of the Gamma independence proposal for Lambda: log F(k_max; Lambda) - log F(k_max; Lambda*)."
     return (log_poisson_normaliser(Lambda, k_max) - Lambda) - (log_poisson_normaliser(Lambda_new, k_max) - Lambda_new)
 
-# %% ../nbs/02_posterior.ipynb #f6223045
+# %% ../nbs/02_posterior.ipynb #7719448b
 def sample_rate(rng: np.random.Generator, # source of randomness
                 rate: float, # current Poisson rate (Lambda of the RBF prior, lambda of BMARS)
                 shape: float, # shape of the Gamma proposal: the untruncated conditional's
@@ -171,7 +171,7 @@ def sample_rate(rng: np.random.Generator, # source of randomness
     if math.log(rng.random()) < lambda_log_accept(rate, new, k_max): return float(new), True
     return float(rate), False
 
-# %% ../nbs/02_posterior.ipynb #5a8ebe6c
+# %% ../nbs/02_posterior.ipynb #9a22032b
 def sample_Lambda(rng: np.random.Generator, Lambda: float, k: int, k_max: int, prior: RBFPrior) -> tuple[float, bool]:
     "One MH step for Lambda | k with the untruncated conditional Ga(k + 1/2 + eps1, 1 + eps2) as proposal."
     return sample_rate(rng, Lambda, k + 0.5 + prior.eps1, 1.0 + prior.eps2, k_max)

@@ -59,7 +59,7 @@ class RBFPrior:
         "A copy with some fields changed."
         return replace(self, **kw)
 
-# %% ../nbs/01_priors.ipynb #35d74a84
+# %% ../nbs/01_priors.ipynb #85fd3885
 def log_poisson_normaliser(Lambda: float, # Poisson rate (>= 0)
                            k_max: int, # truncation point
                           ) -> float:
@@ -67,7 +67,7 @@ def log_poisson_normaliser(Lambda: float, # Poisson rate (>= 0)
     j = np.arange(k_max + 1)
     return float(special.logsumexp(special.xlogy(j, Lambda) - special.gammaln(j + 1.0)))
 
-# %% ../nbs/01_priors.ipynb #b0ae9c84
+# %% ../nbs/01_priors.ipynb #b7bb4543
 def log_k_prior(k, # number(s) of bases
                 Lambda: float, # Poisson rate
                 k_max: int, # truncation point
@@ -77,29 +77,29 @@ def log_k_prior(k, # number(s) of bases
     out = special.xlogy(k, Lambda) - special.gammaln(k + 1.0) - log_poisson_normaliser(Lambda, k_max)
     return np.where((k >= 0) & (k <= k_max), out, -np.inf)
 
-# %% ../nbs/01_priors.ipynb #f1bee495
+# %% ../nbs/01_priors.ipynb #85c56f83
 def log_Lambda_prior(Lambda, prior: RBFPrior) -> np.ndarray:
     "log Ga(Lambda; 1/2 + eps1, rate eps2)."
     return stats.gamma.logpdf(Lambda, 0.5 + prior.eps1, scale=1.0 / prior.eps2)
 
-# %% ../nbs/01_priors.ipynb #7011243c
+# %% ../nbs/01_priors.ipynb #61cc030f
 def log_inv_gamma(x, a: float, b: float) -> np.ndarray:
     "log IG(x; shape a, scale b) = a log b - lgamma(a) - (a + 1) log x - b / x."
     x = np.asarray(x, dtype=float)
     return a * np.log(b) - special.gammaln(a) - (a + 1) * np.log(x) - b / x
 
-# %% ../nbs/01_priors.ipynb #5c0c2795
+# %% ../nbs/01_priors.ipynb #3f5092f0
 def log_delta2_prior(delta2, prior: RBFPrior) -> np.ndarray:
     "log IG(delta^2; alpha_delta2, beta_delta2)."
     return log_inv_gamma(delta2, prior.alpha_delta2, prior.beta_delta2)
 
-# %% ../nbs/01_priors.ipynb #95d58717
+# %% ../nbs/01_priors.ipynb #b8fda1dc
 def log_sigma2_prior(sigma2, prior: RBFPrior) -> np.ndarray:
     "log IG(sigma^2; v0/2, gamma0/2), or -log sigma^2 for Jeffreys' prior."
     if prior.jeffreys: return -np.log(np.asarray(sigma2, dtype=float))
     return log_inv_gamma(sigma2, prior.v0 / 2, prior.gamma0 / 2)
 
-# %% ../nbs/01_priors.ipynb #a539bb44
+# %% ../nbs/01_priors.ipynb #9a804907
 def log_centres_prior(centres, # (k, d)
                       space: CentreSpace, # the centre space Omega
                      ) -> float:
@@ -108,7 +108,7 @@ def log_centres_prior(centres, # (k, d)
     if not space.contains(centres).all(): return -np.inf
     return -len(centres) * space.log_volume
 
-# %% ../nbs/01_priors.ipynb #6d61eeb4
+# %% ../nbs/01_priors.ipynb #79769b21
 def coef_prior_cov(D: np.ndarray, # design matrix (N, m)
                    sigma2: float, # noise variance of this output
                    delta2: float, # signal-to-noise hyperparameter of this output
@@ -119,7 +119,7 @@ def coef_prior_cov(D: np.ndarray, # design matrix (N, m)
     if prior.coef_prior == "ridge": return sigma2 * delta2 * np.eye(m)
     return sigma2 * delta2 * np.linalg.inv(D.T @ D)
 
-# %% ../nbs/01_priors.ipynb #1546a85e
+# %% ../nbs/01_priors.ipynb #abddd2aa
 def log_coef_prior(alpha, # coefficients of one output, (m,)
                    D: np.ndarray, sigma2: float, delta2: float, prior: RBFPrior) -> float:
     "log N(alpha; 0, sigma^2 Sigma) under the g-prior or the ridge prior."

@@ -14,10 +14,10 @@ import numpy as np
 # %% auto #0
 __all__ = ['FORMAT_VERSION', 'SamplerResult']
 
-# %% ../nbs/04a_results.ipynb #e9b5cbd4
+# %% ../nbs/04a_results.ipynb #a98b20f7
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
 
-# %% ../nbs/04a_results.ipynb #05c83b62
+# %% ../nbs/04a_results.ipynb #71c63d02
 def _jsonable(v):
     "numpy scalars and arrays inside JSON fields (meta) as plain Python."
     if isinstance(v, np.integer): return int(v)
@@ -25,14 +25,22 @@ def _jsonable(v):
     if isinstance(v, np.ndarray): return v.tolist()
     raise TypeError(f"cannot store {type(v).__name__} in a result's JSON part")
 
-# %% ../nbs/04a_results.ipynb #f68ef693
+# %% ../nbs/04a_results.ipynb #0723e77f
 def _is_ragged(v) -> bool:
     return isinstance(v, list) and len(v) > 0 and all(isinstance(a, np.ndarray) for a in v)
 
-# %% ../nbs/04a_results.ipynb #86540e97
+# %% ../nbs/04a_results.ipynb #42a6f0d4
 @dataclasses.dataclass(kw_only=True)
 class SamplerResult:
-    "What every sampler returns: per-iteration k, meta, p_k, predict, select, save / load (see the table above)."
+    """What every sampler returns: per-iteration k, meta, p_k, predict, select, save / load (see the table above).
+
+    Attributes
+    ----------
+    k : numpy.ndarray
+        Number of bases per iteration (per particle for `SMCResult`).
+    meta : dict
+        JSON-able: data shape (d, c), basis and width, hyperparameters, burn_in, seconds, interrupted.
+    """
     k: np.ndarray                      # number of bases per iteration (per particle for TD-SMC)
     meta: dict = dataclasses.field(default_factory=dict)
     _ragged_fields = ()                # fields that are lists of arrays (stored flat with offsets, even when empty)

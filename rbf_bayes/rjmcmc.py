@@ -87,7 +87,7 @@ class RJConfig:
         if not self.sample_nuisance and self.fix_delta2 is None and not self.prior_only:
             raise ValueError("sample_nuisance=False needs fix_delta2 (delta^2 is drawn given the coefficients)")
 
-# %% ../nbs/05_rjmcmc.ipynb #085c5c4d
+# %% ../nbs/05_rjmcmc.ipynb #0deee756
 @dataclass(kw_only=True, repr=False)
 class Trace(SamplerResult):
     "Output of a reversible-jump run: per-iteration scalars (k, ...) and kept snapshots (the `SamplerResult` protocol)."
@@ -148,18 +148,18 @@ class Trace(SamplerResult):
                                                       self.meta["d"], self.meta["c"]),
                                    meta={**self.meta, "burn_in": max(burn_in, self.meta.get("burn_in", 0))})
 
-# %% ../nbs/05_rjmcmc.ipynb #f6cfbecb
+# %% ../nbs/05_rjmcmc.ipynb #4faf70f4
 def _snapshots(kept, cs, hs, als, d, c) -> dict:
     "Trace fields of the kept snapshots from lists of centres (k_s, d), mean and drawn coefficients (m_s, c)."
     flat = lambda a, w: np.concatenate([np.reshape(v, (-1, w)) for v in a]) if a else np.empty((0, w))
     return dict(kept=np.asarray(kept, np.int64), centres=flat(cs, d), centre_offsets=_offsets([len(a) for a in cs]),
                 coef_mean=flat(hs, c), coef_draw=flat(als, c), coef_offsets=_offsets([len(a) for a in hs]))
 
-# %% ../nbs/05_rjmcmc.ipynb #58100bbe
+# %% ../nbs/05_rjmcmc.ipynb #c2865ed9
 def _offsets(lengths) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
 
-# %% ../nbs/05_rjmcmc.ipynb #9c0bb136
+# %% ../nbs/05_rjmcmc.ipynb #fe2f4feb
 def _prepare(x, y, prior, config, basis, width, init, rng):
     "Validate the inputs and build (x, Y, k_max, Omega, initial centres, Lambda, delta^2)."
     if not isinstance(rng, np.random.Generator):
@@ -192,7 +192,7 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
     for v in d2: check_positive("delta2", float(v))
     return x, Y, k_max, space, basis, width, centres, float(Lam), d2
 
-# %% ../nbs/05_rjmcmc.ipynb #9766b889
+# %% ../nbs/05_rjmcmc.ipynb #22e78c5f
 def _resolve_calibrated(prior, config, x, y):
     "A CalibratedPrior (06_calibration) becomes its RBFPrior with Lambda-bar and delta-bar fixed and no nuisance draws."
     from rbf_bayes.calibration import CalibratedPrior
@@ -202,7 +202,7 @@ def _resolve_calibrated(prior, config, x, y):
     cfg = RJConfig(**{**asdict(config), "fix_Lambda": lam, "fix_delta2": prior.delta2_bar, "sample_nuisance": False})
     return prior.rbf_prior(), cfg
 
-# %% ../nbs/05_rjmcmc.ipynb #332ff4ca
+# %% ../nbs/05_rjmcmc.ipynb #994f0e75
 def sample_rjmcmc(x, # inputs (N, d)
                   y, # targets (N,) or (N, c)
                   *,

@@ -123,12 +123,12 @@ class SMCResult(SamplerResult):
         return self
 
 
-# %% ../nbs/09_smc.ipynb #de97614e
+# %% ../nbs/09_smc.ipynb #698e4528
 @dataclass
 class _Particle:
     g: GramFactor; centres: list; s2y: float; s2b: float; lml: float
 
-# %% ../nbs/09_smc.ipynb #58b1e298
+# %% ../nbs/09_smc.ipynb #9ffbea42
 def draw_free(centres, t: int, rng: np.random.Generator) -> int:
     "A uniform draw among the observed inputs 0..t-1 not in `centres`: rejection while k < t/2, else enumeration."
     taken = set(centres); k = len(centres)
@@ -139,7 +139,7 @@ def draw_free(centres, t: int, rng: np.random.Generator) -> int:
     free = [j for j in range(t) if j not in taken]
     return free[min(int(rng.random() * len(free)), len(free) - 1)]
 
-# %% ../nbs/09_smc.ipynb #5136b5d5
+# %% ../nbs/09_smc.ipynb #8d53a719
 def resample_slots(idx: np.ndarray, # resampled parent indices (any order)
                    N: int) -> np.ndarray:
     "src[i]: the particle slot i holds after resampling — kept slots keep their particle, extra copies fill dead slots."
@@ -148,7 +148,7 @@ def resample_slots(idx: np.ndarray, # resampled parent indices (any order)
     src[dead] = extra
     return src
 
-# %% ../nbs/09_smc.ipynb #5d1186d0
+# %% ../nbs/09_smc.ipynb #661e8252
 class _DeferredInterrupt:
     "Hold Ctrl-C (SIGINT) until the current observation is complete, so the particle system is never half-updated."
     def __enter__(self):
@@ -161,7 +161,7 @@ class _DeferredInterrupt:
         if self._old is not None: signal.signal(signal.SIGINT, self._old)
         return False
 
-# %% ../nbs/09_smc.ipynb #5fc5c2f9
+# %% ../nbs/09_smc.ipynb #3a9028af
 class _TDSMCBase:
     "What the Python reference and the C engine share: settings, the per-observation bookkeeping, estimates."
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, lam: float=1.0, k_max: int=50,
