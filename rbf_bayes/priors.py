@@ -15,11 +15,13 @@ from ._validation import check_positive
 from .basis import CentreSpace
 
 # %% auto #0
-__all__ = ['COEF_PRIORS', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior', 'log_inv_gamma',
-           'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior', 'coef_prior_cov', 'log_coef_prior']
+__all__ = ['COEF_PRIORS', 'K_PRIORS', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior', 'log_inv_gamma',
+           'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior', 'coef_prior_cov', 'log_coef_prior',
+           'log_joint_k_normaliser', 'log_k_Lambda_prior', 'k_marginal']
 
 # %% ../nbs/01_priors.ipynb #d6288f75
 COEF_PRIORS = ("ridge", "g")
+K_PRIORS = ("conditional", "joint")   # where the truncation k <= k_max is applied (see "Two hierarchies" below)
 
 @dataclass(frozen=True)
 class RBFPrior:
@@ -32,6 +34,7 @@ class RBFPrior:
     eps2: float = 1e-4
     coef_prior: str = "ridge"   # "ridge" (eq. 48, the experiments) or "g" (Zellner's g-prior, eq. 8)
     k_max: int | None = None    # maximum number of bases; None: N - (d + 1)
+    k_prior: str = "conditional"  # "conditional": k | Lambda truncated Poisson (§3.1); "joint": p(k, Lambda) truncated
     iota: float = 0.1           # centre space = data range extended by iota * spread
 
     def __post_init__(self):
@@ -45,6 +48,8 @@ class RBFPrior:
             raise ValueError(f"eps1 must be a finite number > -1/2 (the Gamma shape 1/2 + eps1 must be > 0), got {self.eps1!r}")
         if (self.v0 == 0) != (self.gamma0 == 0):
             raise ValueError(f"v0 and gamma0 must be both 0 (Jeffreys' prior) or both > 0, got v0={self.v0}, gamma0={self.gamma0}")
+        if self.k_prior not in K_PRIORS:
+            raise ValueError(f"k_prior must be one of {K_PRIORS}, got {self.k_prior!r}")
         if self.coef_prior not in COEF_PRIORS:
             raise ValueError(f"coef_prior must be one of {COEF_PRIORS}, got {self.coef_prior!r}")
         if self.k_max is not None and (isinstance(self.k_max, bool) or not isinstance(self.k_max, (int, np.integer)) or self.k_max < 0):
@@ -124,3 +129,45 @@ def log_coef_prior(alpha, # coefficients of one output, (m,)
                    D: np.ndarray, sigma2: float, delta2: float, prior: RBFPrior) -> float:
     "log N(alpha; 0, sigma^2 Sigma) under the g-prior or the ridge prior."
     return float(stats.multivariate_normal(np.zeros(D.shape[1]), coef_prior_cov(D, sigma2, delta2, prior)).logpdf(alpha))
+
+# %% ../nbs/01_priors.ipynb #03a500dd
+def log_joint_k_normaliser(k_max: int, # truncation point
+                           prior: RBFPrior,
+                          ) -> float:
+    "log Z of the joint hierarchy: the probability that a NB(1/2 + eps1, 1/(1 + eps2)) count is <= k_max."
+    a, b = 0.5 + prior.eps1, prior.eps2
+    j = np.arange(k_max + 1)
+    return float(special.logsumexp(special.gammaln(j + a) - special.gammaln(a) - special.gammaln(j + 1.0)
+                                   + a * math.log(b / (1 + b)) - j * math.log1p(b)))
+
+# %% ../nbs/01_priors.ipynb #feeb114d
+def log_k_Lambda_prior(k, # number(s) of bases
+                       Lambda: float, # Poisson rate
+                       k_max: int, # truncation point
+                       prior: RBFPrior, # its k_prior says which hierarchy
+                      ) -> np.ndarray:
+    "log p(k, Lambda) under prior.k_prior: 'conditional' p(k | Lambda) p(Lambda), or the truncated joint."
+    if prior.k_prior == "conditional": return log_k_prior(k, Lambda, k_max) + log_Lambda_prior(Lambda, prior)
+    k = np.asarray(k)
+    out = (special.xlogy(k, Lambda) - Lambda - special.gammaln(k + 1.0) + log_Lambda_prior(Lambda, prior)
+           - log_joint_k_normaliser(k_max, prior))
+    return np.where((k >= 0) & (k <= k_max), out, -np.inf)
+
+# %% ../nbs/01_priors.ipynb #c8988b06
+def k_marginal(k_max: int, # truncation point
+               prior: RBFPrior, # its k_prior says which hierarchy
+              ) -> np.ndarray:
+    "p(k), k = 0..k_max, with Lambda integrated out (closed form for 'joint', quadrature on log Lambda for 'conditional')."
+    a, b = 0.5 + prior.eps1, prior.eps2
+    j = np.arange(k_max + 1)
+    if prior.k_prior == "joint":
+        lw = special.gammaln(j + a) - special.gammaln(j + 1.0) - j * math.log1p(b)
+        return np.exp(lw - special.logsumexp(lw))
+    # conditional: integrate over u = log Lambda on a grid wide enough for Ga(a, b) (the integrand is smooth in u)
+    u = np.linspace(math.log(1e-12), math.log(max(1e4, 50 / b, 50.0 * k_max)), 20_001)
+    L = np.exp(u)
+    terms = special.xlogy(j[:, None], L) - special.gammaln(j[:, None] + 1.0)          # (k_max + 1, grid)
+    lg = stats.gamma.logpdf(L, a, scale=1.0 / b) + u                                  # density of u = log Lambda
+    terms = terms - special.logsumexp(terms, axis=0) + lg                              # log p(k | Lambda) + log p(u)
+    w = np.exp(special.logsumexp(terms, axis=1) + math.log(u[1] - u[0]))
+    return w / w.sum()
