@@ -229,7 +229,7 @@ cdef class BMARSCore:
             self.na_[slot] += acc[0]
         if not self.fix_lambda:
             rate_mh_step(self.rng, self.lam_shape + self.k, self.lam_rate + 1.0, self.kmax, self.lgam, &self.lam,
-                         &self.logS_cur)
+                         &self.logS_cur, False)
 
     def run(self, Py_ssize_t n_it, int64_t[::1] k_out, double[::1] lml_out, double[::1] lam_out,
             signed char[::1] mv_out, signed char[::1] acc_out, Py_ssize_t offset=0):

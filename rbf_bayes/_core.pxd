@@ -47,11 +47,15 @@ cdef inline bint mh_accept(bitgen_t* rng, double logr, double inv_t1, double dlo
 
 
 cdef inline bint rate_mh_step(bitgen_t* rng, double shape, double rate, Py_ssize_t kmax, const double* lgam,
-                              double* lam, double* log_norm) noexcept nogil:
-    """One independence MH step for a Poisson rate with Gamma hyperprior when k is truncated at kmax given the
-    rate: propose L* ~ Ga(shape, rate) (exact for the untruncated model), accept with the truncation
-    correction exp(log S(L) - L - log S(L*) + L*), S(L) = sum_{j <= kmax} L^j / j! (nbs/02_posterior)."""
+                              double* lam, double* log_norm, bint exact) noexcept nogil:
+    """One step for a Poisson rate with a Gamma hyperprior. Truncation of k at kmax given the rate (conditional
+    hierarchy): independence MH with L* ~ Ga(shape, rate), the untruncated conditional, accepted with the
+    correction exp(log S(L) - L - log S(L*) + L*), S(L) = sum_{j <= kmax} L^j / j!. Truncation of the joint
+    (exact = 1): Ga(shape, rate) is the exact conditional, a Gibbs draw (log_norm is left alone). nbs/01, 02."""
     cdef double Ls = random_standard_gamma(rng, shape) / rate
+    if exact:
+        lam[0] = Ls
+        return True
     cdef double lSs = log_trunc_poisson_norm(Ls, kmax, lgam)
     if log(random_standard_uniform(rng)) < (log_norm[0] - lam[0]) - (lSs - Ls):
         lam[0] = Ls

@@ -38,7 +38,9 @@ cdef class RJCore:
     cdef object _x, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam, _d2, _s2
     cdef double* lgam          # lgamma(j + 1), j = 0..kmax
     cdef Likelihood lik        # the likelihood seam: collapsed over sigma^2, reads delta2_buf
-    cdef double logS_cur
+    cdef double logS_cur       # log S(Lambda) (conditional hierarchy)
+    cdef double logZk          # log Z of the joint hierarchy (a constant)
+    cdef bint joint            # prior.k_prior == "joint"
     cdef double* x
     cdef double* lo
     cdef double* hi
@@ -112,6 +114,10 @@ cdef class RJCore:
         self.v0, self.g0 = prior.v0, prior.gamma0
         self.eps1, self.eps2 = prior.eps1, prior.eps2
         self.gprior = prior.coef_prior == "g"
+        self.joint = getattr(prior, "k_prior", "conditional") == "joint"
+        if self.joint:
+            from rbf_bayes.priors import log_joint_k_normaliser
+            self.logZk = log_joint_k_normaliser(kmax, prior)
         self.jeffreys = prior.v0 == 0
         a_ = 0.5 * (self.v0 + self.N)
         self.lik.kind, self.lik.gprior, self.lik.n = COLLAPSED, self.gprior, self.N
@@ -177,10 +183,11 @@ cdef class RJCore:
 
     # ---------------------------------------------------------------- maths
     cdef double _log_prior(self) noexcept nogil:
-        """log p(k | Lambda) + log p(mu | k) + sum log p(delta^2) + log p(Lambda)."""
+        """log p(k, Lambda) (either hierarchy) + log p(mu | k) + sum log p(delta^2)."""
         cdef Py_ssize_t o
         cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1
-        lp = (self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k] - self.logS_cur - self.k * self.logvol
+        lp = ((self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k] - self.k * self.logvol
+              - (L + self.logZk if self.joint else self.logS_cur))
         for o in range(self.c):
             lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
                    - self.b_d / self.delta2_buf[o])
@@ -476,7 +483,7 @@ cdef class RJCore:
             self.lml = log_ml(&self.lik, self.st, False)
         if not self.fix_Lambda:
             rate_mh_step(self.rng, self.k + 0.5 + self.eps1, 1.0 + self.eps2, self.kmax, self.lgam, &self.Lambda,
-                         &self.logS_cur)
+                         &self.logS_cur, self.joint)
 
     cdef void _iterate(self) noexcept nogil:
         cdef double b, dd, s, m, u

@@ -16,8 +16,7 @@ from rbf_bayes.priors import (
     RBFPrior,
     log_centres_prior,
     log_delta2_prior,
-    log_k_prior,
-    log_Lambda_prior,
+    log_k_Lambda_prior,
     log_poisson_normaliser,
 )
 
@@ -104,11 +103,10 @@ def log_posterior(x, # inputs (N, d)
     centres = np.asarray(centres, dtype=float).reshape(-1, d); k = len(centres)
     delta2 = np.broadcast_to(np.asarray(delta2, dtype=float), (c,))
     space = CentreSpace.from_data(x, prior.iota) if space is None else space
-    lp = float(log_k_prior(k, Lambda, k_max)) + log_centres_prior(centres, space)
+    lp = float(log_k_Lambda_prior(k, Lambda, k_max, prior)) + log_centres_prior(centres, space)
     if not np.isfinite(lp): return -np.inf
     D = design_matrix(x, centres, basis, width)
-    return (log_marginal_likelihood(D, Y, delta2, prior) + lp + float(np.sum(log_delta2_prior(delta2, prior)))
-            + float(log_Lambda_prior(Lambda, prior)))
+    return log_marginal_likelihood(D, Y, delta2, prior) + lp + float(np.sum(log_delta2_prior(delta2, prior)))
 
 # %% ../nbs/02_posterior.ipynb #bd0459b6
 def coef_posterior(D: np.ndarray, # design (N, m)
@@ -165,13 +163,14 @@ def sample_rate(rng: np.random.Generator, # source of randomness
                 shape: float, # shape of the Gamma proposal: the untruncated conditional's
                 rate_param: float, # rate of the Gamma proposal
                 k_max: int, # truncation of the Poisson prior on k
+                exact: bool=False, # the Gamma is the exact conditional (joint truncation): a Gibbs draw
                ) -> tuple[float, bool]:
-    "One independence MH step for a truncated-Poisson rate (the NumPy twin of `_core.rate_mh_step`)."
+    "One step for a truncated-Poisson rate: independence MH, or a Gibbs draw (NumPy twin of `_core.rate_mh_step`)."
     new = rng.standard_gamma(shape) / rate_param
-    if math.log(rng.random()) < lambda_log_accept(rate, new, k_max): return float(new), True
+    if exact or math.log(rng.random()) < lambda_log_accept(rate, new, k_max): return float(new), True
     return float(rate), False
 
 # %% ../nbs/02_posterior.ipynb #9a22032b
 def sample_Lambda(rng: np.random.Generator, Lambda: float, k: int, k_max: int, prior: RBFPrior) -> tuple[float, bool]:
-    "One MH step for Lambda | k with the untruncated conditional Ga(k + 1/2 + eps1, 1 + eps2) as proposal."
-    return sample_rate(rng, Lambda, k + 0.5 + prior.eps1, 1.0 + prior.eps2, k_max)
+    "Lambda | k: Ga(k + 1/2 + eps1, 1 + eps2) as MH proposal (conditional hierarchy) or exact draw (joint)."
+    return sample_rate(rng, Lambda, k + 0.5 + prior.eps1, 1.0 + prior.eps2, k_max, exact=prior.k_prior == "joint")

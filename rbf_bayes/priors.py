@@ -130,7 +130,7 @@ def log_coef_prior(alpha, # coefficients of one output, (m,)
     "log N(alpha; 0, sigma^2 Sigma) under the g-prior or the ridge prior."
     return float(stats.multivariate_normal(np.zeros(D.shape[1]), coef_prior_cov(D, sigma2, delta2, prior)).logpdf(alpha))
 
-# %% ../nbs/01_priors.ipynb #03a500dd
+# %% ../nbs/01_priors.ipynb #7e6ffedd
 def log_joint_k_normaliser(k_max: int, # truncation point
                            prior: RBFPrior,
                           ) -> float:
@@ -140,7 +140,7 @@ def log_joint_k_normaliser(k_max: int, # truncation point
     return float(special.logsumexp(special.gammaln(j + a) - special.gammaln(a) - special.gammaln(j + 1.0)
                                    + a * math.log(b / (1 + b)) - j * math.log1p(b)))
 
-# %% ../nbs/01_priors.ipynb #feeb114d
+# %% ../nbs/01_priors.ipynb #d751843f
 def log_k_Lambda_prior(k, # number(s) of bases
                        Lambda: float, # Poisson rate
                        k_max: int, # truncation point
@@ -153,7 +153,7 @@ def log_k_Lambda_prior(k, # number(s) of bases
            - log_joint_k_normaliser(k_max, prior))
     return np.where((k >= 0) & (k <= k_max), out, -np.inf)
 
-# %% ../nbs/01_priors.ipynb #c8988b06
+# %% ../nbs/01_priors.ipynb #04007911
 def k_marginal(k_max: int, # truncation point
                prior: RBFPrior, # its k_prior says which hierarchy
               ) -> np.ndarray:

@@ -11,7 +11,7 @@ from scipy import integrate, stats
 
 from rbf_bayes.basis import CentreSpace, design_matrix
 from rbf_bayes.posterior import log_marginal_likelihood
-from rbf_bayes.priors import RBFPrior, log_k_prior
+from rbf_bayes.priors import RBFPrior, k_marginal, log_k_prior
 from rbf_bayes.rjmcmc import RJConfig, Trace, sample_rjmcmc, sample_rjmcmc_reference
 
 P_MIN = 1e-3      # reject at the 0.1 % level; every test uses a fixed seed
@@ -66,6 +66,29 @@ def test_prior_recovery_single_chain(moves):
     c = _random_centres(tr)
     for i in range(2):
         assert _ks_uniform(c[:, i], i) > P_MIN
+
+
+@pytest.mark.parametrize("k_prior", ["conditional", "joint"])
+def test_prior_recovery_with_Lambda_free(k_prior):
+    """Lambda sampled too, with a proper Ga(1, 0.3): k must follow the hierarchy's marginal p(k) (01_priors:
+    quadrature for the conditional one, closed form for the joint one), which differ by up to 0.027 here. Six
+    independent chains: their mean p(k) within 4 SE + 0.003 of the marginal, and more than 6 SE + 0.01 away from the
+    other hierarchy's somewhere. (With a vaguer Ga(1, 0.15) the conditional hierarchy's Lambda mixes so slowly -- ESS
+    ~1,500 per 10^6 iterations, rare long excursions into its tail -- that 150k-iteration chains are biased low at
+    k_max; 8 chains of 600k match within 1.2 SE. The joint hierarchy has no such problem.)"""
+    pr = RBFPrior(k_max=KMAX, eps1=0.5, eps2=0.3, k_prior=k_prior)
+    cfg = RJConfig(n_iter=150_000, burn_in=1000, thin=1, prior_only=True, split_scale=0.15)
+    runs = []
+    for seed in range(6):
+        tr = sample_rjmcmc(X, Y, prior=pr, config=cfg, rng=np.random.default_rng(100 + seed), basis="gaussian",
+                           width=0.3)
+        runs.append(np.bincount(tr.k[1000:], minlength=KMAX + 1) / len(tr.k[1000:]))
+    runs = np.array(runs)
+    mean, se = runs.mean(0), runs.std(0, ddof=1) / np.sqrt(len(runs))
+    pk = k_marginal(KMAX, pr)
+    other = k_marginal(KMAX, pr.replace(k_prior="joint" if k_prior == "conditional" else "conditional"))
+    assert np.all(np.abs(mean - pk) < 4 * se + 0.003), (k_prior, mean, pk, se)
+    assert np.any(np.abs(mean - other) > 6 * se + 0.01), (k_prior, mean, other)
 
 
 def test_prior_recovery_update_only():
@@ -178,16 +201,16 @@ def test_trace_log_posterior_matches_dense(tmp_path):
     """The C loop's recorded log posterior equals the dense eq. 49 / eq. 14 at the recorded state."""
     from rbf_bayes.posterior import log_posterior
     x, y = _small_problem()
-    for cp in ("ridge", "g"):
-        prior = RBFPrior(k_max=6, coef_prior=cp)
+    for cp, kp in (("ridge", "conditional"), ("g", "conditional"), ("ridge", "joint")):
+        prior = RBFPrior(k_max=6, coef_prior=cp, k_prior=kp)
         tr = sample_rjmcmc(x, y, prior=prior, config=RJConfig(n_iter=400, burn_in=300, thin=20),
                            rng=np.random.default_rng(0), basis="gaussian", width=0.2)
         om = CentreSpace.from_data(x, prior.iota)
         for s, it in enumerate(tr.kept):
             dense = log_posterior(x, y, tr.sample_centres(s), tr.Lambda[it], tr.delta2[it], prior, "gaussian", 0.2, om)
             np.testing.assert_allclose(tr.log_posterior[it], dense, rtol=1e-9)
-        tr.save(tmp_path / f"t_{cp}.npz")
-        tr2 = Trace.load(tmp_path / f"t_{cp}.npz")
+        tr.save(tmp_path / f"t_{cp}_{kp}.npz")
+        tr2 = Trace.load(tmp_path / f"t_{cp}_{kp}.npz")
         np.testing.assert_array_equal(tr2.centres, tr.centres)
         np.testing.assert_allclose(tr2.predict(x), tr.predict(x))
         assert tr2.meta["prior"]["coef_prior"] == cp
