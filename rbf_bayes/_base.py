@@ -28,6 +28,9 @@ class BaseBayesEstimator:
         Number of input columns seen by `fit`.
     n_outputs_ : int
         Number of outputs c; `predict` returns (n,) when `y` was a vector and (n, c) otherwise.
+    x_shift_, x_scale_, y_shift_, y_scale_ : numpy.ndarray
+        The standardisation learned by `fit` (`standardize=True`: column means and standard deviations; else 0 and 1).
+        The model lives on the standardised scale; `predict` returns means and standard deviations on the scale of y.
     """
     @classmethod
     def _param_names(cls):
@@ -68,6 +71,25 @@ class BaseBayesEstimator:
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with {self.n_features_in_}")
         return X
+
+    def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        "With `standardize`, learn per-column location and scale of X and Y and return them standardised."
+        if getattr(self, "standardize", False):
+            xm, xs, ym, ys = X.mean(0), X.std(0), Y.mean(0), Y.std(0)
+            xs[xs == 0] = 1.0; ys[ys == 0] = 1.0       # a constant column is left as is (the model rejects it)
+        else:
+            xm, xs, ym, ys = np.zeros(X.shape[1]), np.ones(X.shape[1]), np.zeros(Y.shape[1]), np.ones(Y.shape[1])
+        self.x_shift_, self.x_scale_, self.y_shift_, self.y_scale_ = xm, xs, ym, ys
+        return (X - xm) / xs, (Y - ym) / ys
+
+    def _scale_x(self, X) -> np.ndarray:
+        "New inputs on the scale the model was fitted on."
+        return (X - self.x_shift_) / self.x_scale_
+
+    def _unscale(self, out, return_std: bool):
+        "Predictions (mean, or (mean, sd)) from the fitted scale back to the scale of y."
+        if return_std: return out[0] * self.y_scale_ + self.y_shift_, out[1] * self.y_scale_
+        return out * self.y_scale_ + self.y_shift_
 
     def _shape_output(self, out):
         "(n, c) arrays (or a (mean, sd) pair of them) to (n,) when y was a vector."

@@ -179,24 +179,27 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     "RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5)."
     def __init__(self, criterion: str="mdl", basis: str="cubic", width: float=1.0, n_iter: int=2000,
                  schedule="linear", T0: float=1.0, T_end: float=1e-5, k_max: int|None=None, iota: float=0.1,
-                 split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None):
+                 split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None,
+                 standardize: bool=True):
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
         self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
         self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
+        self.standardize = standardize
 
     def fit(self, X, y):
         "Anneal; sets trace_ (the AnnealResult), k_, k_posterior_ (all mass at k_), centres_, coef_, criterion_, sigma2_."
-        X, Y = self._validate_fit(X, y)
+        X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cal = CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota)
         r = anneal_rbf(X, Y, calibration=cal, n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end,
                        rng=self._rng(), basis=self.basis, width=self.width,
                        rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
                        record_every=max(1, self.n_iter // 50))
         self.trace_, self.k_, self.k_posterior_ = r, r.k_best, r.p_k()
-        self.centres_, self.coef_, self.criterion_, self.sigma2_ = r.centres, r.coef, r.criterion, r.sigma2
+        self.centres_, self.coef_, self.criterion_ = r.centres, r.coef, r.criterion   # on the standardised scale
+        self.sigma2_ = r.sigma2 * self.y_scale_ ** 2
         return self
 
     def predict(self, X, return_std: bool=False):
         "Least-squares prediction; return_std gives the classical prediction sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
-        X = self._validate_predict(X)
-        return self._shape_output(self.trace_.predict(X, return_std))
+        X = self._scale_x(self._validate_predict(X))
+        return self._shape_output(self._unscale(self.trace_.predict(X, return_std), return_std))

@@ -311,14 +311,9 @@ class BMARSRegressor(BaseBayesEstimator):
 
     def fit(self, X, y):
         "Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_."
-        X, Y = self._validate_fit(X, y)
-        if self.standardize:   # the vague priors are stated for standardised data (Denison et al. §4)
-            self._xm, self._xs = X.mean(0), X.std(0); self._ym, self._ys = Y.mean(0), Y.std(0)
-            self._xs[self._xs == 0] = 1.0; self._ys[self._ys == 0] = 1.0
-        else:
-            self._xm, self._xs = np.zeros(X.shape[1]), np.ones(X.shape[1]); self._ym, self._ys = np.zeros(Y.shape[1]), np.ones(Y.shape[1])
+        X, Y = self._fit_scaling(*self._validate_fit(X, y))   # the vague priors are stated for standardised data (§4)
         pr = self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
-        self.trace_ = sample_bmars((X - self._xm) / self._xs, (Y - self._ym) / self._ys, prior=pr, n_iter=self.n_iter,
+        self.trace_ = sample_bmars(X, Y, prior=pr, n_iter=self.n_iter,
                                    burn_in=self.burn_in, thin=self.thin, rng=self._rng())
         self.k_posterior_ = self.trace_.p_k(); self.term_probabilities_ = self.trace_.term_probabilities()
         self.variable_importance_ = self.trace_.variable_importance()
@@ -326,7 +321,5 @@ class BMARSRegressor(BaseBayesEstimator):
 
     def predict(self, X, return_std: bool=False):
         "Posterior mean (pointwise average over the sampled models) and optionally the predictive sd."
-        X = self._validate_predict(X)
-        out = self.trace_.predict((X - self._xm) / self._xs, return_std=return_std)
-        out = (out[0] * self._ys + self._ym, out[1] * self._ys) if return_std else out * self._ys + self._ym
-        return self._shape_output(out)
+        X = self._scale_x(self._validate_predict(X))
+        return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))

@@ -27,14 +27,15 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  varpi: float=0.5, # probability of the uniform centre proposal
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # print progress
+                 standardize: bool=True, # fit on standardised X and y (Omega, width and the ridge prior live there)
                 ):
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
-        self.random_state, self.progress = random_state, progress
+        self.random_state, self.progress, self.standardize = random_state, progress, standardize
 
     def fit(self, X, y):
         "Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_."
-        X, Y = self._validate_fit(X, y)
+        X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
                        rw_var=self.rw_var, varpi=self.varpi, progress=self.progress)
         self.trace_ = sample_rjmcmc(X, Y, prior=self.prior if self.prior is not None else RBFPrior(), config=cfg,
@@ -44,5 +45,5 @@ class RJMCMCRegressor(BaseBayesEstimator):
 
     def predict(self, X, return_std: bool=False):
         "Posterior mean (Rao-Blackwellised) and optionally the predictive standard deviation."
-        X = self._validate_predict(X)
-        return self._shape_output(self.trace_.predict(X, return_std=return_std))
+        X = self._scale_x(self._validate_predict(X))
+        return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))

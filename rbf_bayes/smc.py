@@ -430,11 +430,12 @@ class SMCRegressor(BaseBayesEstimator):
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, lam: float=1.0, k_max: int=50,
                  a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True, capacity: int|None=None,
-                 move_steps: int=0, birth_at_new: float=0.0, random_state=None):
+                 move_steps: int=0, birth_at_new: float=0.0, random_state=None, standardize: bool=True):
         self.n_particles, self.basis, self.width, self.lam, self.k_max = n_particles, basis, width, lam, k_max
         self.a_y, self.b_y, self.a_b, self.b_b, self.c_move = a_y, b_y, a_b, b_b, c_move
         self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
         self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
+        self.standardize = standardize   # partial_fit: the scaling is learned from the first batch and then kept
 
     def _new(self, n):
         self._gen = self._rng()
@@ -444,7 +445,7 @@ class SMCRegressor(BaseBayesEstimator):
 
     def fit(self, X, y):
         "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."
-        X, Y = self._validate_fit(X, y)
+        X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._new(len(X))
         order = self._gen.permutation(len(X)) if self.shuffle else np.arange(len(X))
         t0 = time.perf_counter(); self.smc_.partial_fit(X[order], Y[order]); self.seconds_ = time.perf_counter() - t0
@@ -454,15 +455,16 @@ class SMCRegressor(BaseBayesEstimator):
     def partial_fit(self, X, y):
         "Process more observations, in the given order, continuing the particle system."
         if not hasattr(self, "smc_"):
-            X, Y = self._validate_fit(X, y); self._new(len(X))
+            X, Y = self._fit_scaling(*self._validate_fit(X, y)); self._new(len(X))
         else:
             X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
+            X, Y = self._scale_x(X), (Y - self.y_shift_) / self.y_scale_
         self.smc_.partial_fit(X, Y)
         self.trace_ = self.smc_.result(); self.k_posterior_ = self.trace_.p_k()
         return self
 
     def predict(self, X, return_std: bool=False):
         "Weighted posterior mean (and predictive sd) over the particles."
-        X = self._validate_predict(X)
-        return self._shape_output(self.trace_.predict(X, return_std))
+        X = self._scale_x(self._validate_predict(X))
+        return self._shape_output(self._unscale(self.trace_.predict(X, return_std), return_std))

@@ -38,3 +38,15 @@ def test_every_sampler_returns_the_protocol(est, tmp_path):
     np.testing.assert_array_equal(back.p_k(), tr.p_k())
     assert len(repr(tr)) < 200                                             # a summary, never an array dump
     assert isinstance(tr.select(), type(tr))
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_units_do_not_change_the_answer(est):
+    """Inputs and outputs are standardised internally by default: fitting on 1000 X and 1e-3 y with the same seed gives
+    the same predictions, rescaled, and standard deviations rescaled."""
+    from sklearn.base import clone
+    a, b = clone(est).fit(X, Y), clone(est).fit(1000 * X, 1e-3 * Y)
+    ma, sa = a.predict(X, return_std=True)
+    mb, sb = b.predict(1000 * X, return_std=True)
+    np.testing.assert_allclose(mb, 1e-3 * ma, rtol=1e-8, atol=1e-11)
+    np.testing.assert_allclose(sb, 1e-3 * sa, rtol=1e-8, atol=1e-11)
