@@ -24,7 +24,7 @@ def robot(n_iter, k_max, seed=1, n_train=200):
     d = robot_arm(np.random.default_rng(0), n_train=n_train, n_test=10)
     cfg = RJConfig(n_iter=n_iter, burn_in=n_iter - 1, chunk_size=min(n_iter, 10_000))
     t0 = time.perf_counter()
-    tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=k_max), config=cfg, rng=np.random.default_rng(seed), basis="cubic")
+    tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=k_max, coef_prior="ridge", k_prior="conditional"), config=cfg, rng=np.random.default_rng(seed), basis="cubic")
     return tr, time.perf_counter() - t0, d
 
 
@@ -42,7 +42,7 @@ def main():
         cen = tr.sample_centres(tr.n_samples - 1)
         cfg = RJConfig(n_iter=n_r, burn_in=n_r - 1)
         t0 = time.perf_counter()
-        sample_rjmcmc_reference(d.x, d.y, prior=RBFPrior(k_max=k_max), config=cfg, rng=np.random.default_rng(2),
+        sample_rjmcmc_reference(d.x, d.y, prior=RBFPrior(k_max=k_max, coef_prior="ridge", k_prior="conditional"), config=cfg, rng=np.random.default_rng(2),
                                 basis="cubic", init={"centres": cen, "Lambda": float(tr.Lambda[-1]),
                                                      "delta2": tr.delta2[-1]})
         r_secs = time.perf_counter() - t0
@@ -58,11 +58,11 @@ def main():
         tr = None
         # time only the measured iterations: run burn-in and measurement as one chain, timing the tail
         cfg_b = RJConfig(n_iter=burn, burn_in=burn - 1)
-        trb = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20), config=cfg_b, rng=np.random.default_rng(3), basis="cubic")
+        trb = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional"), config=cfg_b, rng=np.random.default_rng(3), basis="cubic")
         init = {"centres": trb.sample_centres(trb.n_samples - 1), "Lambda": float(trb.Lambda[-1]), "delta2": trb.delta2[-1]}
         cfg_m = RJConfig(n_iter=meas, burn_in=meas - 1)
         t0 = time.perf_counter()
-        trm = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20), config=cfg_m, rng=np.random.default_rng(4), basis="cubic", init=init)
+        trm = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional"), config=cfg_m, rng=np.random.default_rng(4), basis="cubic", init=init)
         dt = (time.perf_counter() - t0) / meas
         print(f"{N:>8} {trm.k.mean():>4.0f} {dt * 1e3:>13.3f} {dt / N * 1e9:>17.2f}")
 

@@ -14,8 +14,8 @@ import numpy as np
 from ._validation import as_inputs, check_positive
 
 # %% auto #0
-__all__ = ['BASES', 'WIDTH_BASES', 'check_basis', 'basis_from_sq', 'basis_function', 'sq_distances', 'rbf_columns',
-           'design_matrix', 'CentreSpace', 'max_bases', 'check_k_max']
+__all__ = ['BASES', 'WIDTH_BASES', 'DEFAULT_K_MAX_CAP', 'check_basis', 'basis_from_sq', 'basis_function', 'sq_distances',
+           'rbf_columns', 'design_matrix', 'CentreSpace', 'max_bases', 'default_k_max', 'check_k_max']
 
 # %% ../nbs/00_basis.ipynb #ec2ae110
 BASES = ("linear", "cubic", "thin_plate", "multiquadric", "gaussian")
@@ -137,7 +137,15 @@ def max_bases(n: int, # number of data points N
     return n - (d + 1)
 
 # %% ../nbs/00_basis.ipynb #49b58061
-def check_k_max(k_max, # requested maximum number of bases (None: the largest admissible)
+DEFAULT_K_MAX_CAP = 100   # the default k_max never exceeds this (memory: the state holds (k_max + d + 2) x N numbers)
+
+def default_k_max(n: int, # number of data points N
+                  d: int, # input dimension
+                 ) -> int:
+    "min(N - (d + 2), 100): D has at most N - 1 columns, so it is never square and Corollary 2's bound holds."
+    return max(0, min(max_bases(n, d) - 1, DEFAULT_K_MAX_CAP))
+
+def check_k_max(k_max, # requested maximum number of bases (None: `default_k_max`)
                 n: int, # number of data points N
                 d: int, # input dimension
                ) -> int:
@@ -145,7 +153,7 @@ def check_k_max(k_max, # requested maximum number of bases (None: the largest ad
     top = max_bases(n, d)
     if top < 0:
         raise ValueError(f"too few points for d={d}: need N >= d + 1 = {d + 1} to fit even the linear model, got N={n}")
-    if k_max is None: return top
+    if k_max is None: return default_k_max(n, d)
     if isinstance(k_max, bool) or not isinstance(k_max, numbers.Integral):
         raise TypeError(f"k_max must be an integer, got {type(k_max).__name__}")
     if not 0 <= k_max <= top:

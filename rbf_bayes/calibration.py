@@ -75,7 +75,7 @@ class CalibratedPrior:
     "Hyperparameters under which the posterior of (k, mu) is exp(-criterion) (Andrieu et al. §5.2)."
     criterion: str = "mdl"      # "aic", "bic" or "mdl"
     delta2_bar: float = 1e12    # fixed delta^2 (-> infinity; large finite = ridge safeguard)
-    k_max: int|None = None      # maximum number of bases; None: N - (d + 1)
+    k_max: int|None = None      # maximum number of bases; None: the default min(N - (d + 2), 100)
     iota: float = 0.1           # centre space = data range extended by iota * spread
 
     def __post_init__(self):
@@ -83,8 +83,8 @@ class CalibratedPrior:
         check_positive("delta2_bar", self.delta2_bar)
 
     def rbf_prior(self) -> RBFPrior:
-        "The RBFPrior part: g-prior, Jeffreys' sigma^2."
-        return RBFPrior(coef_prior="g", v0=0.0, gamma0=0.0, k_max=self.k_max, iota=self.iota)
+        "The RBFPrior part: g-prior, Jeffreys' sigma^2; Lambda is fixed, so p(k | Lambda) is the truncated Poisson."
+        return RBFPrior(coef_prior="g", v0=0.0, gamma0=0.0, k_max=self.k_max, iota=self.iota, k_prior="conditional")
 
     def log_Lambda_bar(self, space: CentreSpace, c: int, N: int) -> float:
         "log of eq. 36: (c/2) log(1 + delta_bar^2) + log Im - C."

@@ -72,7 +72,8 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     d = robot_arm(np.random.default_rng(seed))
     cfg = RJConfig(n_iter=n_iter, burn_in=burn_in, thin=10, chunk_size=5000)
     t0 = time.perf_counter()
-    tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(beta_delta2=beta_delta2, k_max=k_max), config=cfg,
+    tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(beta_delta2=beta_delta2, k_max=k_max, coef_prior="ridge",
+                                                k_prior="conditional"), config=cfg,   # the paper's model
                        rng=np.random.default_rng(seed + 1), basis="cubic")
     secs = time.perf_counter() - t0
     pred = tr.predict(d.x_test)

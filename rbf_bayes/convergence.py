@@ -23,7 +23,7 @@ class ConvergenceWarning(UserWarning):
 
 def check_conditions(x, # inputs (N, d)
                      y, # targets (N,) or (N, c)
-                     k_max=None, # maximum number of bases (None: N - (d + 1))
+                     k_max=None, # maximum number of bases (None: the default min(N - (d + 2), 100))
                      iota: float=0.1, # centre-space extension
                      strict: bool=False, # raise instead of warn on the soft conditions
                     ) -> dict:

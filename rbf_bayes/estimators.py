@@ -21,7 +21,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  n_iter: int=5000, # MCMC iterations
                  burn_in: int=2500, # iterations discarded
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
-                 prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(): ridge prior, the papers' values)
+                 prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(): g-prior, joint hierarchy; see 01_priors)
                  split_scale: float=0.1, # varsigma* of split/merge
                  rw_var: float=1e-3, # random-walk variance of the centre update
                  varpi: float=0.5, # probability of the uniform centre proposal

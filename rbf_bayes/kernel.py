@@ -122,12 +122,13 @@ def state_log_ml(e, # explained sums of squares per output (state.explained)
                  m: int, # number of columns
                  N: int, # number of observed rows
                  delta2, # delta_i^2 per output (scalar broadcasts)
-                 prior: RBFPrior|None=None, # coefficient prior and IG(v0/2, gamma0/2); None: ridge (Gaussian kind)
+                 prior: RBFPrior|None=None, # coefficient prior and IG(v0/2, gamma0/2); None: the ridge prior
                  sigma2: float|None=None, # known noise variance: the Gaussian kind (TD-SMC, latent-variable models)
                 ) -> float:
     "sum_i log p(y_i | state) from a state's e and log det: the NumPy twin of the C likelihood seam (`_likelihood.pxd`)."
     ld = np.asarray(logdet)[np.asarray(out_factor)]
-    yPy, hl = summaries_from_kernel(e, ld, yy, m, np.broadcast_to(delta2, np.shape(e)), prior or RBFPrior())
+    prior = prior if prior is not None else RBFPrior(coef_prior="ridge")
+    yPy, hl = summaries_from_kernel(e, ld, yy, m, np.broadcast_to(delta2, np.shape(e)), prior)
     if sigma2 is not None:
         return float(np.sum(-0.5 * N * np.log(2 * np.pi * sigma2) + hl - 0.5 * yPy / sigma2))
     if np.any(prior.gamma0 + yPy <= 1e-300): return -math.inf    # y in the column space: as the C seam

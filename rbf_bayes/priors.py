@@ -32,9 +32,9 @@ class RBFPrior:
     gamma0: float = 0.0
     eps1: float = 1e-4          # Lambda ~ Ga(1/2 + eps1, rate eps2)
     eps2: float = 1e-4
-    coef_prior: str = "ridge"   # "ridge" (eq. 48, the experiments) or "g" (Zellner's g-prior, eq. 8)
-    k_max: int | None = None    # maximum number of bases; None: N - (d + 1)
-    k_prior: str = "conditional"  # "conditional": k | Lambda truncated Poisson (§3.1); "joint": p(k, Lambda) truncated
+    coef_prior: str = "g"       # "g" (Zellner's g-prior, eq. 8; the default, see "The default model") or "ridge" (eq. 48)
+    k_max: int | None = None    # maximum number of bases; None: min(N - (d + 2), 100) (`basis.default_k_max`)
+    k_prior: str = "joint"      # "joint": p(k, Lambda) truncated (the default); "conditional": k | Lambda truncated (§3.1)
     iota: float = 0.1           # centre space = data range extended by iota * spread
 
     def __post_init__(self):

@@ -206,7 +206,7 @@ def _resolve_calibrated(prior, config, x, y):
 def sample_rjmcmc(x, # inputs (N, d)
                   y, # targets (N,) or (N, c)
                   *,
-                  prior: RBFPrior=RBFPrior(), # hierarchical prior (ridge by default), or a CalibratedPrior
+                  prior: RBFPrior=RBFPrior(), # hierarchical prior (01_priors), or a CalibratedPrior
                   config: RJConfig=RJConfig(), # run settings
                   rng: np.random.Generator, # source of randomness (its bit generator drives the C loop)
                   basis: str="cubic", # one of `BASES`

@@ -1,5 +1,6 @@
 """Calibration, RJ simulated annealing and the convergence tools (issue: calibration, RJSA, convergence)."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -85,7 +86,10 @@ def test_check_conditions():
     y = np.sin(x.sum(1)) + 0.1 * np.random.default_rng(1).normal(size=30)
     assert check_conditions(x, y, k_max=10)["ok"]
     with pytest.warns(ConvergenceWarning, match="Corollary 2"):
-        check_conditions(x, y)
+        check_conditions(x, y, k_max=27)                   # N - (d + 1): D can be square
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_conditions(x, y)["ok"]                # the default k_max never warns
     with pytest.raises(ValueError, match="exact linear function of x"):
         check_conditions(x, 2 + x[:, 0], k_max=5)
     with pytest.raises(ValueError, match="exact linear function of x"):

@@ -46,7 +46,8 @@ def test_too_few_points_and_k_max():
         log_posterior(X, Y, X[:2], 1.0, 1.0, prior=RBFPrior(k_max=18))
     with pytest.raises(TypeError, match="k_max must be an integer"):
         check_k_max(2.5, 20, 2)
-    assert check_k_max(None, 20, 2) == 17
+    assert check_k_max(None, 20, 2) == 16          # the default min(N - (d + 2), 100): D never square
+    assert check_k_max(None, 500, 2) == 100 and check_k_max(None, 4, 2) == 0
 
 
 @pytest.mark.parametrize("kw, msg", [
