@@ -418,6 +418,37 @@ cdef class SMCCore:
         self.X, self.Y, self.freebuf = &xv[0, 0], &yv[0, 0], &fv[0]
         self.cap = cap
 
+    def snapshot(self):
+        """Every particle's state in one pass, for `TDSMC.result`: k (Np,), centre indices (sum k_i,), posterior
+        means h = (G + rI)^{-1} D'y (sum m_i, c) and lower Cholesky factors flattened by rows (sum m_i^2,),
+        with m_i = 1 + k_i."""
+        cdef Py_ssize_t i, o, a, b, m, M1, pos = 0, pos2 = 0, tot = 0, tot2 = 0
+        cdef GramFactor g
+        for i in range(self.Np):
+            m = (<GramFactor> self.fac[i]).m
+            tot += m
+            tot2 += m * m
+        H = np.empty((tot, self.c))
+        Lf = np.empty(tot2)
+        cdef double[:, ::1] Hv = H
+        cdef double[::1] Lv = Lf
+        for i in range(self.Np):
+            g = <GramFactor> self.fac[i]
+            m = g.m
+            M1 = g.m_max + 1
+            for o in range(self.c):
+                g._back_solve(g.ofac[o], g.Z + o * M1, self.beta)
+                for a in range(m):
+                    Hv[pos + a, o] = self.beta[a]
+            for a in range(m):
+                for b in range(m):
+                    Lv[pos2 + a * m + b] = g.L[a * M1 + b] if b <= a else 0.0
+            pos += m
+            pos2 += m * m
+        k = self._k.copy()
+        cent = np.concatenate([self._cent[i, :k[i]] for i in range(self.Np)]) if self.Np else np.empty(0, np.intp)
+        return k, cent, H, Lf
+
     # ------------------------------------------------------------------ views
     @property
     def k(self):

@@ -191,6 +191,7 @@ class _TDSMCBase:
         self.ess_history, self.log_evidence, self.k_history = [], 0.0, []
         self.log_evidence_increments, self.one_step_predictions, self.filtered_estimates = [], [], []
         self.n_resampled = 0
+        self.version = 0      # bumped whenever the particle system changes (observation, rejuvenation)
 
     def _initial_variances(self):
         "pi_0 is the prior: draw (s2y, s2b) from it when it is proper (Jeffreys' a = b = 0: start at init_variances)."
@@ -220,6 +221,7 @@ class _TDSMCBase:
         return self
 
     def _step(self, xt, yt):
+        self.version += 1
         wprev = np.exp(self.logw - special.logsumexp(self.logw))
         inc, pred_prior, pred_post = self._move_and_weight(xt, yt)   # engine: new row, move, log incremental weight
         self.t += 1
@@ -243,6 +245,7 @@ class _TDSMCBase:
         approximation of pi_t; run after the last observation it turns the particles into N chains on the final posterior."""
         check_int("n_sweeps", n_sweeps, 0)
         if self.t == 0: raise ValueError("no observations yet: call partial_fit first")
+        self.version += 1
         for _ in range(n_sweeps):
             self._rj_sweep()
             if self.fix_variances is None: self._refresh_all()
@@ -261,13 +264,18 @@ class _TDSMCBase:
         "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
         return self.result().predict(x, return_std)
 
+    def _snapshot(self):
+        "Per particle: centres (k_i, d), posterior means (m_i, c), flattened factors (m_i^2,), sigma_y^2."
+        ps = self.particles
+        return ([self.X[p.centres].reshape(-1, self.d) for p in ps],
+                [np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]) for p in ps],
+                [p.g.factor().ravel() for p in ps], np.array([p.s2y for p in ps]))
+
     def result(self) -> SMCResult:
         "A snapshot of the particle system (the `SamplerResult` protocol): weights, centres, posterior means, factors."
-        ps = self.particles
-        return SMCResult(k=np.array([len(p.centres) for p in ps], np.int64), weights=self.weights,
-                         centres=[self.X[p.centres].reshape(-1, self.d) for p in ps],
-                         coef_mean=[np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]) for p in ps],
-                         factors=[p.g.factor().ravel() for p in ps], sigma2=np.array([p.s2y for p in ps]),
+        centres, coef, factors, s2y = self._snapshot()
+        return SMCResult(k=np.array([len(c) for c in centres], np.int64), weights=self.weights, centres=centres,
+                         coef_mean=coef, factors=factors, sigma2=s2y,
                          meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t,
                                    log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled))
 
@@ -418,6 +426,12 @@ class TDSMC(_TDSMCBase):
         return [_Particle(self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]))
                 for i in range(self.n_particles)]
 
+    def _snapshot(self):
+        "As the base, from one C pass over the particles (SMCCore.snapshot) instead of per-particle accessors."
+        k, cent, H, Lf = self.core.snapshot(); m = k + 1
+        cut = lambda a, n: np.split(a, np.cumsum(n)[:-1])
+        return ([self.X[c].reshape(-1, self.d) for c in cut(cent, k)], cut(H, m), cut(Lf, m * m), self.core.sigma2_y)
+
     def _grow(self, cap): self.core.grow(cap); self.capacity = cap
     def _move_and_weight(self, xt, yt): return self.core.step(xt, yt)
     def _refresh_all(self): self.core.refresh()
@@ -449,7 +463,6 @@ class SMCRegressor(BaseBayesEstimator):
         self._new(len(X))
         order = self._gen.permutation(len(X)) if self.shuffle else np.arange(len(X))
         t0 = time.perf_counter(); self.smc_.partial_fit(X[order], Y[order]); self.seconds_ = time.perf_counter() - t0
-        self.trace_ = self.smc_.result(); self.k_posterior_ = self.trace_.p_k()
         return self
 
     def partial_fit(self, X, y):
@@ -461,8 +474,20 @@ class SMCRegressor(BaseBayesEstimator):
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
             X, Y = self._scale_x(X), (Y - self.y_shift_) / self.y_scale_
         self.smc_.partial_fit(X, Y)
-        self.trace_ = self.smc_.result(); self.k_posterior_ = self.trace_.p_k()
         return self
+
+    @property
+    def trace_(self) -> SMCResult:
+        "The particle system as an SMCResult: built when read, and again only after the particles have changed."
+        if "smc_" not in vars(self): raise AttributeError("trace_ (the model is not fitted)")
+        if getattr(self, "_trace_version", None) != self.smc_.version:   # a one-row stream need not pay for it
+            self._trace, self._trace_version = self.smc_.result(), self.smc_.version
+        return self._trace
+
+    @property
+    def k_posterior_(self) -> np.ndarray:
+        "p(k | y) from the particles (`trace_.p_k()`)."
+        return self.trace_.p_k()
 
     def predict(self, X, return_std: bool=False):
         "Weighted posterior mean (and predictive sd) over the particles."
