@@ -218,3 +218,22 @@ def test_predict_is_the_weighted_closed_form():
     m2, sd2 = s.predict(xt, return_std=True)
     np.testing.assert_allclose(m2, mean, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(sd2, sd, rtol=1e-9)
+
+
+def test_c_snapshot_equals_the_per_particle_path():
+    """SMCCore.snapshot (one C pass) gives the same centres, posterior means, factors and variances as reading each
+    particle through its GramFactor (the base class's path), and the estimator's cached trace_ follows the particles."""
+    from rbf_bayes.smc import _TDSMCBase
+    x = np.random.default_rng(3).uniform(-3, 3, size=(40, 2))
+    y = np.sin(x[:, 0]) * x[:, 1] + 0.1 * np.random.default_rng(4).normal(size=40)
+    m = SMCRegressor(40, width=1.0, random_state=2).fit(x, y)
+    a, b = _TDSMCBase._snapshot(m.smc_), m.smc_._snapshot()
+    for u, v in zip(a[:3], b[:3], strict=True):
+        assert len(u) == len(v) == 40
+        for p, q in zip(u, v, strict=True):
+            np.testing.assert_allclose(p, q, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(a[3], b[3])
+    first = m.trace_
+    assert m.trace_ is first
+    m.smc_.rejuvenate(1)
+    assert m.trace_ is not first
