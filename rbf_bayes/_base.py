@@ -5,9 +5,10 @@
 # %% ../nbs/00b_base.ipynb #c431aeef
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import validate_data
 
 from ._validation import as_generator, as_inputs, as_targets
 
@@ -15,8 +16,9 @@ from ._validation import as_generator, as_inputs, as_targets
 __all__ = ['BaseBayesEstimator']
 
 # %% ../nbs/00b_base.ipynb #1ee39b28
-class BaseBayesEstimator:
-    """get_params / set_params / repr from the __init__ signature, validation of X and y (the scikit-learn protocol).
+class BaseBayesEstimator(RegressorMixin, BaseEstimator):
+    """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
+    validation of X and y per call, the standardisation and the output-shape convention of the package.
 
     Attributes
     ----------
@@ -32,45 +34,35 @@ class BaseBayesEstimator:
         The standardisation learned by `fit` (`standardize=True`: column means and standard deviations; else 0 and 1).
         The model lives on the standardised scale; `predict` returns means and standard deviations on the scale of y.
     """
-    @classmethod
-    def _param_names(cls):
-        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-    def get_params(self, deep: bool=True) -> dict:
-        "The constructor parameters."
-        return {p: getattr(self, p) for p in self._param_names()}
-    def set_params(self, **params):
-        "Set constructor parameters; returns self."
-        valid = self._param_names()
-        for k, v in params.items():
-            if k not in valid: raise ValueError(f"invalid parameter {k!r} for {type(self).__name__}; valid: {valid}")
-            setattr(self, k, v)
-        return self
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
     def _rng(self) -> np.random.Generator:
         "The Generator of `random_state` (an int seed gives the same run every time)."
         return as_generator(self.random_state)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True      # y may be (n, c): the outputs share the bases
+        return tags
+
     def _validate_fit(self, X, y) -> tuple[np.ndarray, np.ndarray]:
-        "Validate (X, y) once; set n_features_in_ and n_outputs_; return X (N, d) and Y (N, c)."
+        "Validate (X, y) once (scikit-learn's checks, then ours); set n_features_in_, n_outputs_; return X, Y (N, c)."
+        try: nx, ny = len(X), len(y)
+        except TypeError: nx = ny = None          # no len(): let validate_data report it
+        if nx is not None and nx != ny: raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64, ensure_all_finite=False,
+                             ensure_min_samples=2)
         X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y")
         self._y_1d = np.ndim(y) == 1
-        self.n_features_in_, self.n_outputs_ = X.shape[1], Y.shape[1]
+        self.n_outputs_ = Y.shape[1]
         return X, Y
 
     def _check_fitted(self):
         if not hasattr(self, "n_features_in_"):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
 
     def _validate_predict(self, X) -> np.ndarray:
         "Check that the model is fitted and X has the fitted number of columns."
         self._check_fitted()
-        X = as_inputs(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted with {self.n_features_in_}")
-        return X
+        return as_inputs(validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False), "X")
 
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         "With `standardize`, learn per-column location and scale of X and Y and return them standardised."
@@ -96,8 +88,3 @@ class BaseBayesEstimator:
         if not self._y_1d: return out
         return tuple(o[:, 0] for o in out) if isinstance(out, tuple) else out[:, 0]
 
-    def score(self, X, y) -> float:
-        "Coefficient of determination R^2 of the prediction (averaged over outputs)."
-        y = as_targets(y, len(as_inputs(X, "X")))
-        p = np.asarray(self.predict(X)).reshape(y.shape)
-        return float(np.mean(1 - ((y - p) ** 2).sum(0) / ((y - y.mean(0)) ** 2).sum(0)))

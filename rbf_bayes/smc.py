@@ -272,12 +272,16 @@ class _TDSMCBase:
                 [p.g.factor().ravel() for p in ps], np.array([p.s2y for p in ps]))
 
     def result(self) -> SMCResult:
-        "A snapshot of the particle system (the `SamplerResult` protocol): weights, centres, posterior means, factors."
+        "A snapshot of the particle system (the `SamplerResult` protocol), cached until the particles change."
+        cached = getattr(self, "_result", None)
+        if cached is not None and cached[0] == self.version: return cached[1]   # a one-row stream need not pay for it
         centres, coef, factors, s2y = self._snapshot()
-        return SMCResult(k=np.array([len(c) for c in centres], np.int64), weights=self.weights, centres=centres,
-                         coef_mean=coef, factors=factors, sigma2=s2y,
-                         meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t,
-                                   log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled))
+        res = SMCResult(k=np.array([len(c) for c in centres], np.int64), weights=self.weights, centres=centres,
+                        coef_mean=coef, factors=factors, sigma2=s2y,
+                        meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t,
+                                  log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled))
+        self._result = (self.version, res)
+        return res
 
 # %% ../nbs/09_smc.ipynb #9387b9ef
 class TDSMCReference(_TDSMCBase):
@@ -478,11 +482,9 @@ class SMCRegressor(BaseBayesEstimator):
 
     @property
     def trace_(self) -> SMCResult:
-        "The particle system as an SMCResult: built when read, and again only after the particles have changed."
+        "The particle system as an SMCResult (built when read, cached by the sampler until the particles change)."
         if "smc_" not in vars(self): raise AttributeError("trace_ (the model is not fitted)")
-        if getattr(self, "_trace_version", None) != self.smc_.version:   # a one-row stream need not pay for it
-            self._trace, self._trace_version = self.smc_.result(), self.smc_.version
-        return self._trace
+        return self.smc_.result()
 
     @property
     def k_posterior_(self) -> np.ndarray:

@@ -65,5 +65,5 @@ def test_errors_and_protocol():
     m = BMARSRegressor(n_iter=600, burn_in=300, random_state=0).fit(x, y)
     assert m.predict(x).shape == (30,)
     assert m.get_params()["n_iter"] == 600
-    with pytest.raises(ValueError, match="columns"):
+    with pytest.raises(ValueError, match="X has 5 features, but BMARSRegressor is expecting 2 features"):
         m.predict(np.zeros((3, 5)))

@@ -172,7 +172,7 @@ def test_regressor_protocol_pandas_and_two_outputs():
     assert mu.shape == (40, 2) and sd.shape == (40, 2) and np.all(sd > 0)
     assert np.sqrt(np.mean((mu - Y) ** 2)) < 0.5 * Y.std()            # it fits: well below the spread of the targets
     np.testing.assert_array_equal(mu, m.fit(x, Y).predict(x))           # pandas in = arrays in
-    with pytest.raises(ValueError, match="X has 3 columns"):
+    with pytest.raises(ValueError, match="X has 3 features, but SMCRegressor is expecting"):
         c.predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="y"):
         SMCRegressor(10).fit(x, Y[:5])
