@@ -16,6 +16,13 @@ from ._validation import as_generator, as_inputs, as_targets
 __all__ = ['BaseBayesEstimator']
 
 # %% ../nbs/00b_base.ipynb #1ee39b28
+def _n_rows(a):
+    "Rows of an array-like by its shape (len() of a DOK sparse matrix counts entries), else len(); None if unknown."
+    s = getattr(a, "shape", None)
+    if s is not None: return s[0] if len(s) else None
+    try: return len(a)
+    except TypeError: return None
+
 class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
     validation of X and y per call, the standardisation and the output-shape convention of the package.
@@ -45,9 +52,9 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
 
     def _validate_fit(self, X, y) -> tuple[np.ndarray, np.ndarray]:
         "Validate (X, y) once (scikit-learn's checks, then ours); set n_features_in_, n_outputs_; return X, Y (N, c)."
-        try: nx, ny = len(X), len(y)
-        except TypeError: nx = ny = None          # no len(): let validate_data report it
-        if nx is not None and nx != ny: raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
+        nx, ny = _n_rows(X), _n_rows(y)
+        if nx is not None and ny is not None and nx != ny:
+            raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64, ensure_all_finite=False,
                              ensure_min_samples=2)
         X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y")

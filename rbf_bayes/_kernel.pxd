@@ -57,3 +57,4 @@ cdef class GramFactor:
     cdef void _add_row(self, Py_ssize_t t, const double* dv, const double* yv) noexcept nogil
     cdef void _back_solve(self, Py_ssize_t f, const double* w, double* out) noexcept nogil
     cdef void _copy_from(self, GramFactor s, Py_ssize_t n) noexcept nogil
+    cdef void _copy_in(self, dict bufs)

@@ -116,6 +116,32 @@ cdef void _gemv_t(const double* A, Py_ssize_t N, Py_ssize_t m, const double* v, 
     dgemv(&tr, &n_, &m_, &a, <double*> A, &n_, <double*> v, &one, &b, out, &one)
 
 
+cdef object _copy_out(const double* p, Py_ssize_t n):
+    "A NumPy copy of n doubles at p."
+    out = np.empty(n)
+    cdef double[::1] o = out
+    if n:
+        memcpy(&o[0], p, n * sizeof(double))
+    return out
+
+
+cdef void _fill(double* p, a, Py_ssize_t n):
+    "Copy n doubles from the array a into p (shapes checked by the caller's construction)."
+    cdef const double[::1] v = np.ascontiguousarray(a, dtype=float).reshape(-1)
+    if v.shape[0] != n:
+        raise ValueError(f"GramFactor state: expected {n} values, got {v.shape[0]}")
+    if n:
+        memcpy(p, &v[0], n * sizeof(double))
+
+
+def _rebuild_gram_factor(N, c, m_max, ridge, out_factor, m, tol, bufs):
+    "Unpickle a GramFactor (see GramFactor.__reduce__)."
+    cdef GramFactor g = GramFactor(N, c, m_max, ridge=ridge, out_factor=out_factor)
+    g._copy_in(bufs)
+    g.m, g.tol = m, tol
+    return g
+
+
 cdef class GramFactor:
     """Incremental Cholesky state of G + r_f I, G = D'D, with D'Y and y'y (see module docstring)."""
 
@@ -515,6 +541,23 @@ cdef class GramFactor:
         memcpy(self.ld, s.ld, self.q * sizeof(double))
         memcpy(self.ridge, s.ridge, self.q * sizeof(double))
         self.m = m
+
+    # ------------------------------------------------------------------ pickling
+    def __reduce__(self):
+        """Pickle support: every buffer as a NumPy array (an idle state only), rebuilt by `_rebuild_gram_factor`."""
+        self._check_idle()
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, c = self.c, q = self.q
+        bufs = dict(Dt=_copy_out(self.Dt, M1 * N), Yt=_copy_out(self.Yt, c * N), G=_copy_out(self.G, S),
+                    B=_copy_out(self.B, M1 * c), L=_copy_out(self.L, q * S), Z=_copy_out(self.Z, c * M1),
+                    yy=_copy_out(self.yy, c), e=_copy_out(self.e, c), ld=_copy_out(self.ld, q))
+        return (_rebuild_gram_factor,
+                (self.N, self.c, self.m_max, self.ridges, self.out_factor, self.m, self.tol, bufs))
+
+    cdef void _copy_in(self, dict bufs):
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, c = self.c, q = self.q
+        _fill(self.Dt, bufs["Dt"], M1 * N); _fill(self.Yt, bufs["Yt"], c * N); _fill(self.G, bufs["G"], S)
+        _fill(self.B, bufs["B"], M1 * c); _fill(self.L, bufs["L"], q * S); _fill(self.Z, bufs["Z"], c * M1)
+        _fill(self.yy, bufs["yy"], c); _fill(self.e, bufs["e"], c); _fill(self.ld, bufs["ld"], q)
 
     # ------------------------------------------------------------------ Python API
     def _check_idle(self):

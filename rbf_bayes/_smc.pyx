@@ -50,7 +50,7 @@ cdef class SMCCore:
     """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`."""
     cdef list fac
     cdef object _lgam, _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free
-    cdef object _bitgen, _lock, _nsing
+    cdef object _bitgen, _lock, _nsing, _args
     cdef double* X             # (cap, d) observed inputs
     cdef double* Y             # (cap, c) observed targets
     cdef Py_ssize_t* cent      # (Np, kmax) centre indices, column order
@@ -89,6 +89,7 @@ cdef class SMCCore:
             if g.N != cap or g.c != self.c or g.q != 1 or g.m != 1 or g.m_max < kmax + 1:
                 raise ValueError("factors must be empty GramFactors (constant column only) with N = cap, one ridge"
                                  " and m_max >= kmax + 1")
+        self._args = (cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed)   # for pickling
         self.kind = BASIS_CODES[basis]
         self.w2 = width * width
         self.lam, self.cc = lam, c
@@ -418,6 +419,23 @@ cdef class SMCCore:
         self.X, self.Y, self.freebuf = &xv[0, 0], &yv[0, 0], &fv[0]
         self.cap = cap
 
+    def __reduce__(self):
+        """Pickle support: the settings, every particle's GramFactor, the per-particle arrays and the bit generator (so
+        the unpickled sampler continues the same random stream); rebuilt by `_rebuild_smc_core`."""
+        arrays = dict(X=self._X, Y=self._Y, cent=self._cent, k=self._k, s2y=self._s2y, s2b=self._s2b, lml=self._lml,
+                      inc=self._inc, pre=self._pre, post=self._post, nsing=self._nsing)
+        args = (self.cap,) + tuple(self._args[1:])     # the capacity may have grown since construction
+        return (_rebuild_smc_core, (self.fac, args, self.rho, self.t, self._bitgen, arrays))
+
+    def _restore(self, list factors, Py_ssize_t t, dict arrays):
+        "Install unpickled particles and arrays (same shapes as this freshly built core's)."
+        for name, dst in (("X", self._X), ("Y", self._Y), ("cent", self._cent), ("k", self._k), ("s2y", self._s2y),
+                          ("s2b", self._s2b), ("lml", self._lml), ("inc", self._inc), ("pre", self._pre),
+                          ("post", self._post), ("nsing", self._nsing)):
+            dst[...] = arrays[name]
+        self.fac = factors
+        self.t = t
+
     def snapshot(self):
         """Every particle's state in one pass, for `TDSMC.result`: k (Np,), centre indices (sum k_i,), posterior
         means h = (G + rI)^{-1} D'y (sum m_i, c) and lower Cholesky factors flattened by rows (sum m_i^2,),
@@ -481,3 +499,18 @@ cdef class SMCCore:
 
     def factor(self, Py_ssize_t i):
         return self.fac[i]
+
+
+def _rebuild_smc_core(factors, args, rho, t, bitgen, arrays):
+    "Unpickle an SMCCore: a core built on placeholder particles, then the pickled state installed."
+    cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed = args
+    g0 = factors[0]
+    empty = []
+    for _ in factors:
+        e = GramFactor(cap, g0.c, g0.m_max, ridge=(1.0,))
+        e.append(np.zeros(cap))
+        empty.append(e)
+    core = SMCCore(empty, cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed, arrays["s2y"], arrays["s2b"],
+                   bitgen, rho)
+    core._restore(list(factors), t, arrays)
+    return core

@@ -50,3 +50,22 @@ def test_units_do_not_change_the_answer(est):
     mb, sb = b.predict(1000 * X, return_std=True)
     np.testing.assert_allclose(mb, 1e-3 * ma, rtol=1e-8, atol=1e-11)
     np.testing.assert_allclose(sb, 1e-3 * sa, rtol=1e-8, atol=1e-11)
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_pickle_round_trip_in_a_fresh_process(est, tmp_path):
+    """pickle (and so joblib) works for every estimator, SMC included (its C particle states pickle with the sampler):
+    a fresh Python process loads the file and predicts exactly what the fitting process predicted."""
+    import pickle
+    import subprocess
+    import sys
+
+    from sklearn.base import clone
+    m = clone(est).fit(X, Y)
+    (tmp_path / "m.pkl").write_bytes(pickle.dumps(m))
+    np.save(tmp_path / "x.npy", X)
+    np.save(tmp_path / "want.npy", np.column_stack(m.predict(X, return_std=True)))
+    code = ("import pickle, sys, numpy as np; d = sys.argv[1]; m = pickle.load(open(d + '/m.pkl', 'rb')); "
+            "got = np.column_stack(m.predict(np.load(d + '/x.npy'), return_std=True)); "
+            "assert np.array_equal(got, np.load(d + '/want.npy')), 'predictions differ'")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
