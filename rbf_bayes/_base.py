@@ -5,17 +5,38 @@
 # %% ../nbs/00b_base.ipynb #c431aeef
 from __future__ import annotations
 
+import dataclasses
+import importlib
+from pathlib import Path
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from ._validation import as_generator, as_inputs, as_targets
+from .results import read_header, write_npz
 
 # %% auto #0
 __all__ = ['BaseBayesEstimator']
 
 # %% ../nbs/00b_base.ipynb #1ee39b28
+def _param_to_json(name, v):
+    "A constructor parameter as JSON: prior dataclasses by class name and fields; a Generator random_state as None."
+    if dataclasses.is_dataclass(v):
+        return {"__dataclass__": f"{type(v).__module__}.{type(v).__qualname__}", **dataclasses.asdict(v)}
+    if isinstance(v, np.random.Generator): return None
+    if callable(v): raise TypeError(f"{name} is a callable: it cannot be stored without pickle (use pickle or joblib)")
+    return v
+
+def _param_from_json(v):
+    "Inverse of `_param_to_json` (dataclasses only from rbf_bayes modules)."
+    if isinstance(v, dict) and "__dataclass__" in v:
+        mod, _, name = v["__dataclass__"].rpartition(".")
+        if not mod.startswith("rbf_bayes."): raise ValueError(f"refusing to load a parameter of class {mod}.{name}")
+        return getattr(importlib.import_module(mod), name)(**{k: w for k, w in v.items() if k != "__dataclass__"})
+    return v
+
 def _n_rows(a):
     "Rows of an array-like by its shape (len() of a DOK sparse matrix counts entries), else len(); None if unknown."
     s = getattr(a, "shape", None)
@@ -89,6 +110,39 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         "Predictions (mean, or (mean, sd)) from the fitted scale back to the scale of y."
         if return_std: return out[0] * self.y_scale_ + self.y_shift_, out[1] * self.y_scale_
         return out * self.y_scale_ + self.y_shift_
+
+    _result_class = None     # the SamplerResult subclass the estimator's sampler returns (set by each estimator)
+
+    def _set_fitted(self, trace):
+        "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
+        self.trace_ = trace; self.k_posterior_ = trace.p_k()
+
+    def save(self, path) -> None:
+        "Write the fitted model to one .npz file: parameters and fitted state as JSON, arrays as arrays; no pickle."
+        self._check_fitted()
+        arrays, trace = self.trace_._to_stored("trace/")
+        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_"): arrays[n] = getattr(self, n)
+        fitted = dict(n_features_in_=int(self.n_features_in_), n_outputs_=int(self.n_outputs_), y_1d=bool(self._y_1d))
+        if hasattr(self, "feature_names_in_"): fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
+        params = {k: _param_to_json(k, v) for k, v in self.get_params(deep=False).items()}
+        write_npz(path, "rbf_bayes estimator", dict(cls=type(self).__name__, params=params, fitted=fitted, trace=trace),
+                  arrays)
+
+    @classmethod
+    def load(cls, path):
+        "Read a model written by `save` (this class; a newer format version is refused): predicts as the saved one."
+        with np.load(Path(path), allow_pickle=False) as z:
+            h = read_header(z, path, "rbf_bayes estimator")
+            if h.get("cls") != cls.__name__:
+                raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
+            m = cls(**{k: _param_from_json(v) for k, v in h["params"].items()})
+            arrays = {k: z[k] for k in z.files if k != "__header__"}
+        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_"): setattr(m, n, arrays[n])
+        f = h["fitted"]
+        m.n_features_in_, m.n_outputs_, m._y_1d = f["n_features_in_"], f["n_outputs_"], f["y_1d"]
+        if "feature_names_in_" in f: m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
+        m._set_fitted(cls._result_class._from_stored_arrays(arrays, h["trace"], "trace/"))
+        return m
 
     def _shape_output(self, out):
         "(n, c) arrays (or a (mean, sd) pair of them) to (n,) when y was a vector."

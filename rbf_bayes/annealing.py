@@ -194,10 +194,15 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                        rng=self._rng(), basis=self.basis, width=self.width,
                        rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
                        record_every=max(1, self.n_iter // 50))
-        self.trace_, self.k_, self.k_posterior_ = r, r.k_best, r.p_k()
-        self.centres_, self.coef_, self.criterion_ = r.centres, r.coef, r.criterion   # on the standardised scale
-        self.sigma2_ = r.sigma2 * self.y_scale_ ** 2
+        self._set_fitted(r)
         return self
+
+    _result_class = AnnealResult
+
+    def _set_fitted(self, r):
+        super()._set_fitted(r)   # trace_, k_posterior_ (all mass at k_best)
+        self.k_, self.centres_, self.coef_, self.criterion_ = r.k_best, r.centres, r.coef, r.criterion   # standardised scale
+        self.sigma2_ = r.sigma2 * self.y_scale_ ** 2
 
     def predict(self, X, return_std: bool=False):
         "Least-squares prediction; return_std gives the classical prediction sd sqrt(s^2 (1 + d'(D'D)^-1 d))."

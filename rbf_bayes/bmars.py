@@ -313,11 +313,15 @@ class BMARSRegressor(BaseBayesEstimator):
         "Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_."
         X, Y = self._fit_scaling(*self._validate_fit(X, y))   # the vague priors are stated for standardised data (§4)
         pr = self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
-        self.trace_ = sample_bmars(X, Y, prior=pr, n_iter=self.n_iter,
-                                   burn_in=self.burn_in, thin=self.thin, rng=self._rng())
-        self.k_posterior_ = self.trace_.p_k(); self.term_probabilities_ = self.trace_.term_probabilities()
-        self.variable_importance_ = self.trace_.variable_importance()
+        self._set_fitted(sample_bmars(X, Y, prior=pr, n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
+                                      rng=self._rng()))
         return self
+
+    _result_class = BMARSTrace
+
+    def _set_fitted(self, trace):
+        super()._set_fitted(trace)   # trace_, k_posterior_
+        self.term_probabilities_, self.variable_importance_ = trace.term_probabilities(), trace.variable_importance()
 
     def predict(self, X, return_std: bool=False):
         "Posterior mean (pointwise average over the sampled models) and optionally the predictive sd."

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ._base import BaseBayesEstimator
 from .priors import RBFPrior
-from .rjmcmc import RJConfig, sample_rjmcmc
+from .rjmcmc import RJConfig, Trace, sample_rjmcmc
 
 # %% auto #0
 __all__ = ['RJMCMCRegressor']
@@ -38,10 +38,11 @@ class RJMCMCRegressor(BaseBayesEstimator):
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
                        rw_var=self.rw_var, varpi=self.varpi, progress=self.progress)
-        self.trace_ = sample_rjmcmc(X, Y, prior=self.prior if self.prior is not None else RBFPrior(), config=cfg,
-                                    rng=self._rng(), basis=self.basis, width=self.width)
-        self.k_posterior_ = self.trace_.p_k()
+        self._set_fitted(sample_rjmcmc(X, Y, prior=self.prior if self.prior is not None else RBFPrior(), config=cfg,
+                                       rng=self._rng(), basis=self.basis, width=self.width))
         return self
+
+    _result_class = Trace
 
     def predict(self, X, return_std: bool=False):
         "Posterior mean (Rao-Blackwellised) and optionally the predictive standard deviation."

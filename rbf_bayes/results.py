@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['FORMAT_VERSION', 'SamplerResult']
+__all__ = ['FORMAT_VERSION', 'write_npz', 'read_header', 'SamplerResult']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
@@ -26,6 +26,21 @@ def _jsonable(v):
     raise TypeError(f"cannot store {type(v).__name__} in a result's JSON part")
 
 # %% ../nbs/04a_results.ipynb #0723e77f
+def write_npz(path, kind: str, header: dict, arrays: dict) -> None:
+    "One .npz: a JSON header (format kind, version) and arrays; no pickle anywhere."
+    h = dict(format=kind, version=FORMAT_VERSION, **header)
+    np.savez(path, __header__=np.array(json.dumps(h, default=_jsonable)), **arrays)
+
+def read_header(z, path, kind: str) -> dict:
+    "The JSON header of a file written by `write_npz`, checked for its kind and format version."
+    if "__header__" not in z.files: raise ValueError(f"{path} is not an {kind} file")
+    h = json.loads(str(z["__header__"]))
+    if h.get("format") != kind: raise ValueError(f"{path} is a {h.get('format')} file, not an {kind} file")
+    if h.get("version", 0) > FORMAT_VERSION:
+        raise ValueError(f"{path} was written by a newer rbf_bayes (format {h['version']}; this version reads up to "
+                         f"{FORMAT_VERSION}): upgrade rbf_bayes to load it")
+    return h
+
 def _is_ragged(v) -> bool:
     return isinstance(v, list) and len(v) > 0 and all(isinstance(a, np.ndarray) for a in v)
 
@@ -66,39 +81,45 @@ class SamplerResult:
         return (f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
                 + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "") + ")")
 
-    def save(self, path) -> None:
-        "Write to one .npz file (arrays, ragged lists as flat + offsets, the rest as JSON); no pickle."
+    def _to_stored(self, prefix: str="") -> tuple[dict, dict]:
+        "(arrays, JSON fields): arrays as arrays, ragged lists as flat + offsets, the rest JSON (keys under prefix)."
         arrays, plain = {}, {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, np.ndarray): arrays[f"a:{f.name}"] = v
+            if isinstance(v, np.ndarray): arrays[f"{prefix}a:{f.name}"] = v
             elif f.name in self._ragged_fields or _is_ragged(v):
                 v = [np.asarray(a) for a in v]
-                arrays[f"r:{f.name}"] = np.concatenate(v) if v else np.empty(0)
-                arrays[f"o:{f.name}"] = np.cumsum([0] + [len(a) for a in v]).astype(np.int64)
+                arrays[f"{prefix}r:{f.name}"] = np.concatenate(v) if v else np.empty(0)
+                arrays[f"{prefix}o:{f.name}"] = np.cumsum([0] + [len(a) for a in v]).astype(np.int64)
             else: plain[f.name] = v
-        header = dict(format="rbf_bayes result", version=FORMAT_VERSION, cls=type(self).__name__, fields=plain)
-        np.savez(path, __header__=np.array(json.dumps(header, default=_jsonable)), **arrays)
+        return arrays, dict(cls=type(self).__name__, fields=plain)
+
+    @classmethod
+    def _from_stored_arrays(cls, z, h: dict, prefix: str=""):
+        "Rebuild from what `_to_stored` wrote (z: a mapping of arrays, h: its JSON part)."
+        if h.get("cls") != cls.__name__:
+            raise ValueError(f"the file holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
+        kw = dict(h["fields"])
+        for key in z:
+            if not key.startswith(prefix): continue
+            kind, _, name = key[len(prefix):].partition(":")
+            if kind == "a": kw[name] = z[key]
+            elif kind == "r":
+                flat, off = z[key], z[f"{prefix}o:{name}"]
+                kw[name] = [flat[off[i]:off[i + 1]] for i in range(len(off) - 1)]
+        return cls(**cls._from_stored(kw))
+
+    def save(self, path) -> None:
+        "Write to one .npz file (arrays, ragged lists as flat + offsets, the rest as JSON); no pickle."
+        arrays, h = self._to_stored()
+        write_npz(path, "rbf_bayes result", h, arrays)
 
     @classmethod
     def load(cls, path):
         "Read a result written by `save` (the same class; a file of a newer format version is refused)."
         with np.load(Path(path), allow_pickle=False) as z:
-            if "__header__" not in z.files: raise ValueError(f"{path} is not an rbf_bayes result file")
-            h = json.loads(str(z["__header__"]))
-            if h.get("version", 0) > FORMAT_VERSION:
-                raise ValueError(f"{path} was written by a newer rbf_bayes (result format {h['version']}; this version "
-                                 f"reads up to {FORMAT_VERSION}): upgrade rbf_bayes to load it")
-            if h.get("cls") != cls.__name__:
-                raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
-            kw = dict(h["fields"])
-            for key in z.files:
-                kind, _, name = key.partition(":")
-                if kind == "a": kw[name] = z[key]
-                elif kind == "r":
-                    flat, off = z[key], z[f"o:{name}"]
-                    kw[name] = [flat[off[i]:off[i + 1]] for i in range(len(off) - 1)]
-        return cls(**cls._from_stored(kw))
+            h = read_header(z, path, "rbf_bayes result")
+            return cls._from_stored_arrays({k: z[k] for k in z.files if k != "__header__"}, h)
 
     @classmethod
     def _from_stored(cls, kw: dict) -> dict:

@@ -471,6 +471,9 @@ class SMCRegressor(BaseBayesEstimator):
 
     def partial_fit(self, X, y):
         "Process more observations, in the given order, continuing the particle system."
+        if "_loaded_trace" in vars(self) and "smc_" not in vars(self):
+            raise ValueError("this SMCRegressor was loaded from a file, which keeps its predictions but not its particle "
+                             "system: partial_fit cannot continue it (save it with pickle or joblib to continue a stream)")
         if not hasattr(self, "smc_"):
             X, Y = self._fit_scaling(*self._validate_fit(X, y)); self._new(len(X))
         else:
@@ -483,8 +486,15 @@ class SMCRegressor(BaseBayesEstimator):
     @property
     def trace_(self) -> SMCResult:
         "The particle system as an SMCResult (built when read, cached by the sampler until the particles change)."
-        if "smc_" not in vars(self): raise AttributeError("trace_ (the model is not fitted)")
-        return self.smc_.result()
+        if "smc_" in vars(self): return self.smc_.result()
+        if "_loaded_trace" in vars(self): return self._loaded_trace      # loaded from a file by `load`
+        raise AttributeError("trace_ (the model is not fitted)")
+
+    _result_class = SMCResult
+
+    def _set_fitted(self, trace):
+        "`load`: a saved SMCResult predicts; the particle states are not in the file, so partial_fit cannot continue."
+        self._loaded_trace = trace
 
     @property
     def k_posterior_(self) -> np.ndarray:
