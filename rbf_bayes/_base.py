@@ -117,7 +117,9 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
         self.trace_ = trace; self.k_posterior_ = trace.p_k()
 
-    def save(self, path) -> None:
+    def save(self, path, # the .npz file to write
+             metadata: dict|None=None, # JSON-able notes kept with the model (e.g. column names); `metadata_` on load
+            ) -> None:
         "Write the fitted model to one .npz file: parameters and fitted state as JSON, arrays as arrays; no pickle."
         self._check_fitted()
         arrays, trace = self.trace_._to_stored("trace/")
@@ -125,8 +127,8 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         fitted = dict(n_features_in_=int(self.n_features_in_), n_outputs_=int(self.n_outputs_), y_1d=bool(self._y_1d))
         if hasattr(self, "feature_names_in_"): fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
         params = {k: _param_to_json(k, v) for k, v in self.get_params(deep=False).items()}
-        write_npz(path, "rbf_bayes estimator", dict(cls=type(self).__name__, params=params, fitted=fitted, trace=trace),
-                  arrays)
+        write_npz(path, "rbf_bayes estimator", dict(cls=type(self).__name__, params=params, fitted=fitted, trace=trace,
+                                                    metadata=dict(metadata or getattr(self, "metadata_", {}))), arrays)
 
     @classmethod
     def load(cls, path):
@@ -142,6 +144,7 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         m.n_features_in_, m.n_outputs_, m._y_1d = f["n_features_in_"], f["n_outputs_"], f["y_1d"]
         if "feature_names_in_" in f: m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
         m._set_fitted(cls._result_class._from_stored_arrays(arrays, h["trace"], "trace/"))
+        m.metadata_ = h.get("metadata", {})
         return m
 
     def _shape_output(self, out):

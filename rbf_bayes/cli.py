@@ -6,20 +6,27 @@
 from __future__ import annotations
 
 import argparse
+import csv
+import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+from . import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor, __version__
 from .basis import BASES, CentreSpace, design_matrix
+from .convergence import ess
 from .datasets import robot_arm
 from .kernel import basis_column, rbf_state, state_log_ml
 from .posterior import coef_posterior, log_marginal_likelihood, log_posterior
 from .priors import RBFPrior
+from .results import read_header
 from .rjmcmc import RJConfig, sample_rjmcmc
 
 # %% auto #0
-__all__ = ['demo', 'robot_arm_experiment', 'main']
+__all__ = ['MODELS', 'demo', 'robot_arm_experiment', 'CLIError', 'read_csv', 'columns', 'load_model', 'cmd_fit', 'cmd_predict',
+           'cmd_summary', 'cmd_plot', 'main']
 
 # %% ../nbs/15_cli.ipynb #1c8b85b6
 def demo(seed: int=0, # seed of the data and of the centres
@@ -93,34 +100,199 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     print(f"sampler time: {secs:.2f} s ({n_iter / secs:,.0f} iterations/s)", file=out)
     return dict(mse=mse, fn_err=fn, floor=floor, p_k=pk, seconds=secs, trace=tr)
 
-# %% ../nbs/15_cli.ipynb #90a53d96
-def main(argv=None):
-    "Entry point of the `rbf-bayes` console script."
-    ap = argparse.ArgumentParser(prog="rbf-bayes", description="Bayesian RBF networks with an unknown number of basis "
-                                 "functions. Default: the robot-arm experiment with the reversible-jump sampler.")
-    sub = ap.add_subparsers(dest="command")
-    ra = sub.add_parser("robot-arm", help="experiment 2 of Andrieu, de Freitas & Doucet (the default)")
-    dm = sub.add_parser("demo", help="the model core on the robot-arm data (log posterior of a few network sizes)")
-    for p_ in (ap, ra):
-        p_.add_argument("--n-iter", type=int, default=50_000, help="iterations (default 50000)")
-        p_.add_argument("--burn-in", type=int, default=30_000, help="burn-in (default 30000)")
-        p_.add_argument("--k-max", type=int, default=20, help="maximum number of bases (default 20; 0 means N - d - 1)")
-        p_.add_argument("--beta-delta2", type=float, default=10.0, help="scale of the delta^2 prior (default 10)")
-        p_.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    dm.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    dm.add_argument("--basis", choices=BASES, default="cubic", help="basis function (default cubic)")
-    dm.add_argument("--k", type=int, nargs="+", default=[0, 5, 10, 20, 40], help="network sizes to evaluate")
-    args = ap.parse_args(argv)
+# %% ../nbs/15_cli.ipynb #481e1961
+MODELS = {"rjmcmc": RJMCMCRegressor, "rjsa": AnnealedRBFRegressor, "smc": SMCRegressor, "bmars": BMARSRegressor}
+
+class CLIError(Exception):
+    "A user error: printed as one line, exit code 2."
+
+def read_csv(path, # a CSV file with a header row of column names
+            ) -> tuple[list[str], np.ndarray]:
+    "(column names, float array (rows, columns)); a missing file, a ragged row or a non-number is a CLIError."
+    p = Path(path)
+    if not p.is_file(): raise CLIError(f"{path}: no such file")
+    with p.open(newline="") as f:
+        rows = list(csv.reader(f))
+    if len(rows) < 2: raise CLIError(f"{path}: needs a header row and at least one data row")
+    names = [n.strip() for n in rows[0]]
+    data = np.empty((len(rows) - 1, len(names)))
+    for i, row in enumerate(rows[1:], start=2):
+        if len(row) != len(names): raise CLIError(f"{path}, line {i}: {len(row)} fields, the header has {len(names)}")
+        for j, v in enumerate(row):
+            try: data[i - 2, j] = float(v)
+            except ValueError: raise CLIError(f"{path}, line {i}, column {names[j]!r}: {v!r} is not a number") from None
+    return names, data
+
+def columns(names: list[str], wanted: list[str], path) -> list[int]:
+    "Indices of the wanted columns, or a CLIError naming the missing ones."
+    missing = [w for w in wanted if w not in names]
+    if missing: raise CLIError(f"{path}: no column(s) {missing}; the columns are {names}")
+    return [names.index(w) for w in wanted]
+
+def load_model(path):
+    "The estimator saved in `path` (`save`), whichever of the four it is."
+    p = Path(path)
+    if not p.is_file(): raise CLIError(f"{path}: no such file")
+    try:
+        with np.load(p, allow_pickle=False) as z: cls = read_header(z, path, "rbf_bayes estimator")["cls"]
+    except (ValueError, OSError): raise CLIError(f"{path} is not an rbf_bayes estimator file (a .npz written by "
+                                                 "`rbf-bayes fit` or `save`)") from None
+    est = {c.__name__: c for c in MODELS.values()}.get(cls)
+    if est is None: raise CLIError(f"{path}: unknown model class {cls!r}")
+    return est.load(p)
+
+# %% ../nbs/15_cli.ipynb #1828313a
+def cmd_fit(args):
+    "fit: read the CSV, fit the chosen model, save it with the column names."
+    names, data = read_csv(args.data)
+    targets = args.target
+    feats = args.features or [n for n in names if n not in targets]
+    X, Y = data[:, columns(names, feats, args.data)], data[:, columns(names, targets, args.data)]
+    kw = dict(random_state=args.seed)
+    if args.model != "smc": kw.update(n_iter=args.n_iter)
+    if args.model in ("rjmcmc", "bmars"): kw.update(burn_in=args.burn_in)
+    model = MODELS[args.model](**kw)
+    print(f"fitting {type(model).__name__} to {len(X)} rows, {len(feats)} inputs, {len(targets)} output(s) ...",
+          file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    if args.command == "demo":
+    model.fit(X, Y[:, 0] if len(targets) == 1 else Y)
+    secs = time.perf_counter() - t0
+    model.save(args.out, metadata=dict(features=feats, targets=targets, data=str(args.data), seconds=secs))
+    print(f"saved {args.out} ({secs:.2f} s); most probable number of bases: {int(np.argmax(model.k_posterior_))}")
+
+def cmd_predict(args):
+    "predict: the posterior mean and sd of every target at the rows of a CSV, as CSV."
+    model = load_model(args.model_file)
+    meta = model.metadata_
+    names, data = read_csv(args.data)
+    X = data[:, columns(names, meta["features"], args.data)]
+    mean, sd = model.predict(X, return_std=True)
+    mean, sd = np.reshape(mean, (len(X), -1)), np.reshape(sd, (len(X), -1))
+    out = open(args.output, "w", newline="") if args.output else sys.stdout
+    try:
+        w = csv.writer(out)
+        w.writerow([f"{t}_{s}" for t in meta["targets"] for s in ("mean", "sd")])
+        for i in range(len(X)):
+            w.writerow([f"{v:.10g}" for o in range(mean.shape[1]) for v in (mean[i, o], sd[i, o])])
+    finally:
+        if args.output: out.close()
+
+def cmd_summary(args):
+    "summary: p(k | y), acceptance rates, ESS of k, timings."
+    model = load_model(args.model_file)
+    tr, meta = model.trace_, model.metadata_
+    pk = model.k_posterior_; lo, hi = np.searchsorted(np.cumsum(pk), [0.05, 0.95])
+    print(f"{type(model).__name__} fitted to {meta.get('data', '?')}: {model.n_features_in_} inputs "
+          f"{meta.get('features', '')}, target(s) {meta.get('targets', '')}, {meta.get('seconds', float('nan')):.2f} s")
+    print(f"p(k | y): mode {int(np.argmax(pk))}, mean {np.arange(len(pk)) @ pk:.2f}, 90% interval [{lo}, {hi}]"
+          + ("  (the annealer's point estimate)" if isinstance(model, AnnealedRBFRegressor) else ""))
+    print("  " + ", ".join(f"p(k={k})={p:.3f}" for k, p in enumerate(pk) if p >= 0.01))
+    if hasattr(tr, "acceptance_rates"):
+        print("acceptance rates: " + ", ".join(f"{m} {r:.3f}" for m, r in tr.acceptance_rates().items()))
+    b = tr.meta.get("burn_in", 0)
+    if not isinstance(model, SMCRegressor) and len(tr.k) > b + 10:
+        print(f"effective sample size of k after burn-in: {ess(np.asarray(tr.k[b:], float)[None, :]):.0f} "
+              f"of {len(tr.k) - b} iterations")
+
+def cmd_plot(args):
+    "plot: p(k | y) and the trace of k, to a PNG."
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    model = load_model(args.model_file)
+    pk, tr = model.k_posterior_, model.trace_
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3))
+    ax[0].bar(np.arange(len(pk)), pk); ax[0].set_xlabel("k"); ax[0].set_title("p(k | y)")
+    ax[1].plot(np.asarray(tr.k), lw=0.5); ax[1].set_xlabel("iteration (SMC: particle)"); ax[1].set_ylabel("k")
+    fig.tight_layout(); fig.savefig(args.output, dpi=100); plt.close(fig)
+    print(f"wrote {args.output}")
+
+# %% ../nbs/15_cli.ipynb #90a53d96
+class _Parser(argparse.ArgumentParser):
+    "argparse, with an error as one line (exit code 2) instead of the usage block."
+    def error(self, message):
+        raise CLIError(message)
+
+_OPTS = {   # option -> argparse keywords; every default is filled in after parsing (see `_DEFAULTS`)
+    "--n-iter": dict(type=int, help="iterations (robot-arm: 50000; fit: the model's default)"),
+    "--burn-in": dict(type=int, help="burn-in iterations (robot-arm: 30000; fit: the model's default)"),
+    "--k-max": dict(type=int, help="robot-arm: maximum number of bases (default 20; 0 means N - d - 1)"),
+    "--beta-delta2": dict(type=float, help="robot-arm: scale of the delta^2 prior (default 10)"),
+    "--seed": dict(type=int, help="random seed (default 0)"),
+    "--basis": dict(choices=BASES, help="demo: basis function (default cubic)"),
+    "--target": dict(action="append", help="fit: a target column (repeat for several outputs)"),
+    "--features": dict(help="fit: input columns, comma-separated (default: every column but the targets)"),
+    "--model": dict(choices=list(MODELS), help="fit: rjmcmc (default), rjsa, smc or bmars"),
+    "--out": dict(help="fit: the model file to write (default model.npz)"),
+    "--output": dict(help="predict: CSV to write (default: standard output); plot: PNG (default model.png)"),
+}
+_COMMANDS = {   # command -> (positional arguments, options, help)
+    "robot-arm": ((), ("--n-iter", "--burn-in", "--k-max", "--beta-delta2", "--seed"),
+                  "experiment 2 of Andrieu, de Freitas & Doucet (the default)"),
+    "demo": ((), ("--seed", "--basis"), "the model core on the robot-arm data (log posterior of a few network sizes)"),
+    "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed"),
+            "fit a model to a CSV file and save it"),
+    "predict": (("model_file", "data"), ("--output",), "posterior mean and sd at the rows of a CSV file"),
+    "summary": (("model_file",), (), "p(k | y), acceptance rates, ESS and timings of a saved model"),
+    "plot": (("model_file",), ("--output",), "p(k | y) and the trace of k of a saved model, as a PNG"),
+}
+_DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
+                 target=None, features=None, model="rjmcmc", out="model.npz", output=None)
+
+def _parser() -> argparse.ArgumentParser:
+    "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."
+    S = argparse.SUPPRESS
+    ap = _Parser(prog="rbf-bayes", description="Bayesian RBF networks with an unknown number of basis functions. "
+                 "Without a command: the robot-arm experiment with the reversible-jump sampler.")
+    ap.add_argument("--version", action="version", version=f"rbf-bayes {__version__}")
+    for o, kw in _OPTS.items(): ap.add_argument(*(("-o", o) if o == "--output" else (o,)), default=S, **kw)
+    sub = ap.add_subparsers(dest="command", parser_class=_Parser)
+    for name, (pos, opts, hlp) in _COMMANDS.items():
+        p = sub.add_parser(name, help=hlp)
+        for a in pos: p.add_argument(a, metavar=a.split("_")[0])
+        for o in opts: p.add_argument(*(("-o", o) if o == "--output" else (o,)), default=S, **_OPTS[o])
+        if name == "demo": p.add_argument("--k", type=int, nargs="+", default=S, help="network sizes to evaluate")
+    return ap
+
+def _main(argv):
+    args = _parser().parse_args(argv)
+    cmd = args.command or "robot-arm"
+    given = set(vars(args)) - {"command"}
+    allowed = {o[2:].replace("-", "_") for o in _COMMANDS[cmd][1]} | set(_COMMANDS[cmd][0]) | ({"k"} if cmd == "demo" else set())
+    stray = sorted(given - allowed)
+    if stray: raise CLIError(f"option(s) {', '.join('--' + s.replace('_', '-') for s in stray)} do not apply to {cmd}")
+    for k, v in _DEFAULTS.items():
+        if not hasattr(args, k): setattr(args, k, v)
+    if cmd == "fit":
+        if not args.target: raise CLIError("fit needs --target (the column to predict)")
+        args.features = [f.strip() for f in args.features.split(",") if f.strip()] if args.features else None
+    t0 = time.perf_counter()
+    if cmd == "demo":
         if any(k < 0 or k > 197 for k in args.k):
-            ap.error("--k values must be in [0, 197] (k_max = N - (d + 1) for 200 points in 2-d)")
+            raise CLIError("--k values must be in [0, 197] (k_max = N - (d + 1) for 200 points in 2-d)")
         demo(args.seed, args.basis, tuple(args.k))
+    elif cmd == "robot-arm":
+        n_iter = args.n_iter if args.n_iter is not None else 50_000
+        burn = args.burn_in if args.burn_in is not None else 30_000
+        if n_iter < 1 or not 0 <= burn < n_iter: raise CLIError("need --n-iter >= 1 and 0 <= --burn-in < --n-iter")
+        if not 0 <= args.k_max <= 197: raise CLIError("--k-max must be in [0, 197] (0 means N - d - 1 = 197)")
+        robot_arm_experiment(n_iter, burn, args.k_max or None, args.beta_delta2, args.seed)
     else:
-        if args.n_iter < 1 or not 0 <= args.burn_in < args.n_iter:
-            ap.error("need --n-iter >= 1 and 0 <= --burn-in < --n-iter")
-        if not 0 <= args.k_max <= 197:
-            ap.error("--k-max must be in [0, 197] (0 means N - d - 1 = 197)")
-        robot_arm_experiment(args.n_iter, args.burn_in, args.k_max or None, args.beta_delta2, args.seed)
+        {"fit": cmd_fit, "predict": cmd_predict, "summary": cmd_summary, "plot": cmd_plot}[cmd](args)
+        return 0
     print(f"done in {time.perf_counter() - t0:.2f} s")
     return 0
+
+def main(argv=None) -> int:
+    "Entry point of the `rbf-bayes` console script (and of `python -m rbf_bayes`): exit code 0, 2 (user error), 130."
+    try:
+        return _main(argv)
+    except (CLIError, ValueError, TypeError) as err:      # bad values reach us as the estimators' ValueError/TypeError
+        print(f"rbf-bayes: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:                               # `rbf-bayes ... | head`: the reader went away; stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("rbf-bayes: interrupted", file=sys.stderr)
+        return 130

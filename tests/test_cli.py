@@ -1,6 +1,8 @@
 """The console script runs end to end and refuses bad arguments."""
 import subprocess
+import sys
 
+import numpy as np
 import pytest
 
 from rbf_bayes.cli import main
@@ -26,13 +28,79 @@ def test_robot_arm_experiment_short(capsys):
     (["--k-max", "300"], "--k-max must be in [0, 197]"),
 ])
 def test_cli_rejects_bad_arguments(argv, msg, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(argv)
-    assert e.value.code == 2
-    assert msg in capsys.readouterr().err
+    assert main(argv) == 2                      # one line on stderr, exit code 2, no traceback
+    err = capsys.readouterr().err
+    assert msg in err and err.count("\n") == 1 and err.startswith("rbf-bayes: error:")
 
 
 def test_console_script_installed():
     r = subprocess.run(["rbf-bayes", "--n-iter", "500", "--burn-in", "100"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "test MSE" in r.stdout
+
+
+def _csv(path, n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-2, 2, size=(n, 2))
+    y = np.sin(x[:, 0]) + 0.3 * x[:, 1] + 0.05 * rng.normal(size=n)
+    with open(path, "w") as f:
+        f.write("a,b,noise,y\n")
+        for i in range(n):
+            f.write(f"{x[i, 0]},{x[i, 1]},{rng.normal()},{y[i]}\n")
+    return x, y
+
+
+def _run(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "rbf_bayes", *map(str, args)], capture_output=True, text=True, **kw)
+
+
+@pytest.mark.parametrize("model", ["rjmcmc", "rjsa", "smc", "bmars"])
+def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
+    """The user's path: fit on a CSV (options before and after the command), predict a new CSV with mean and sd columns,
+    summary, plot -- through `python -m rbf_bayes`."""
+    x, y = _csv(tmp_path / "train.csv")
+    _csv(tmp_path / "new.csv", n=7, seed=1)
+    r = _run("--seed", 3, "fit", tmp_path / "train.csv", "--target", "y", "--features", "a,b", "--model", model,
+             "--out", tmp_path / "m.npz", *([] if model == "smc" else ["--n-iter", 600]),
+             *(["--burn-in", 300] if model in ("rjmcmc", "bmars") else []))
+    assert r.returncode == 0, r.stderr
+    assert "saved" in r.stdout and "fitting" in r.stderr            # progress on stderr, result on stdout
+    r = _run("predict", tmp_path / "m.npz", tmp_path / "new.csv", "-o", tmp_path / "p.csv")
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines[0] == "y_mean,y_sd" and len(lines) == 8
+    vals = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
+    assert np.all(np.isfinite(vals)) and np.all(vals[:, 1] > 0)
+    r = _run("summary", tmp_path / "m.npz")
+    assert r.returncode == 0 and "p(k | y): mode" in r.stdout, r.stderr
+    r = _run("plot", tmp_path / "m.npz", "--output", tmp_path / "f.png")
+    assert r.returncode == 0 and (tmp_path / "f.png").stat().st_size > 1000, r.stderr
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["fit", "{d}/train.csv"], "fit needs --target"),
+    (["fit", "{d}/train.csv", "--target", "z"], "no column(s) ['z']"),
+    (["fit", "{d}/missing.csv", "--target", "y"], "missing.csv: no such file"),
+    (["fit", "{d}/bad.csv", "--target", "y"], "line 3, column 'a': 'x' is not a number"),
+    (["fit", "{d}/train.csv", "--target", "y", "--n-iter", "0", "--out", "{d}/m.npz"], "n_iter must be an integer >= 1"),
+    (["predict", "{d}/train.csv", "{d}/train.csv"], "not an rbf_bayes estimator file"),
+    (["summary", "{d}/nothing.npz"], "no such file"),
+    (["--model", "smc", "demo"], "do not apply to demo"),
+    (["fit", "{d}/train.csv", "--target", "y", "--bogus", "1"], "unrecognized arguments: --bogus"),
+    (["--n-iter", "x"], "invalid int value: 'x'"),
+])
+def test_bad_values_and_files_are_one_line_errors(args, msg, tmp_path):
+    _csv(tmp_path / "train.csv")
+    (tmp_path / "bad.csv").write_text("a,b,y\n1,2,3\nx,2,3\n")
+    r = _run(*[a.format(d=tmp_path) for a in args])
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    last = r.stderr.strip().splitlines()[-1]          # a progress line may come first; the error is one line
+    assert msg in last and last.startswith("rbf-bayes: error:") and "Traceback" not in r.stderr, r.stderr
+
+
+def test_version_and_closed_pipe(tmp_path):
+    r = _run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("rbf-bayes ")
+    r = subprocess.run(f"{sys.executable} -m rbf_bayes demo --k 0 5 10 20 | head -1", shell=True, capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
