@@ -89,18 +89,23 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     floor = float(np.mean(np.sum((d.y_test - d.f_test) ** 2, 1)))
     pk = tr.p_k()
     print("robot arm (Andrieu, de Freitas & Doucet 1999, experiment 2): 200 training / 200 test points, cubic bases,", file=out)
-    print(f"ridge prior with beta_delta2 = {beta_delta2:g}, k_max = {k_max if k_max is not None else 'N - d - 1'}, "
+    print(f"the paper's model (ridge prior on the coefficients, beta_delta2 = {beta_delta2:g} the scale of its variance "
+          f"prior), at most k_max = {k_max if k_max is not None else 'N - d - 1'} bases, "
           f"{n_iter} iterations ({burn_in} burn-in), seed {seed}", file=out)
-    print(f"test MSE (summed over both outputs): {mse:.5f}   [paper: 0.00502-0.00505 on MacKay's test set]", file=out)
+    print(f"test MSE (summed over both outputs): {mse:.5f}   [paper: 0.00502-0.00505 on MacKay's test set, which "
+          "is not available here]", file=out)
     print(f"  noise floor of this test set: {floor:.5f}; error of the fitted function: {fn:.5f}", file=out)
     top = np.argsort(pk)[::-1][:6]
     print("posterior over k (largest): " + ", ".join(f"p(k={k})={pk[k]:.3f}" for k in sorted(top) if pk[k] > 0), file=out)
+    if np.argmax(pk) == len(pk) - 1 and len(pk) - 1 == (k_max if k_max is not None else len(pk) - 1):
+        print(f"  note: p(k | y) is piled at k_max = {len(pk) - 1} -- a property of the paper's model, not of the data; "
+              "the package's default prior (rbf-bayes fit, RJMCMCRegressor()) selects about 12 bases here", file=out)
     acc = ", ".join(f"{m} {r:.2f}" for m, r in tr.acceptance_rates().items())
     print(f"acceptance rates: {acc}", file=out)
     print(f"sampler time: {secs:.2f} s ({n_iter / secs:,.0f} iterations/s)", file=out)
     return dict(mse=mse, fn_err=fn, floor=floor, p_k=pk, seconds=secs, trace=tr)
 
-# %% ../nbs/15_cli.ipynb #481e1961
+# %% ../nbs/15_cli.ipynb #bbabe639
 MODELS = {"rjmcmc": RJMCMCRegressor, "rjsa": AnnealedRBFRegressor, "smc": SMCRegressor, "bmars": BMARSRegressor}
 
 class CLIError(Exception):
@@ -141,7 +146,7 @@ def load_model(path):
     if est is None: raise CLIError(f"{path}: unknown model class {cls!r}")
     return est.load(p)
 
-# %% ../nbs/15_cli.ipynb #1828313a
+# %% ../nbs/15_cli.ipynb #09bfa025
 def cmd_fit(args):
     "fit: read the CSV, fit the chosen model, save it with the column names."
     names, data = read_csv(args.data)
