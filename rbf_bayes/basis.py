@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_inputs, check_positive
+from ._validation import as_inputs, check_choice, check_positive
 
 # %% auto #0
 __all__ = ['BASES', 'WIDTH_BASES', 'DEFAULT_K_MAX_CAP', 'check_basis', 'basis_from_sq', 'basis_function', 'sq_distances',
@@ -25,8 +25,7 @@ def check_basis(basis: str, # one of `BASES`
                 width: float=1.0, # length scale of the multiquadric / Gaussian
                ) -> tuple[str, float]:
     "Validate a basis name and width; return them."
-    if not isinstance(basis, str) or basis not in BASES:
-        raise ValueError(f"basis must be one of {BASES}, got {basis!r}")
+    check_choice("basis", basis, BASES)
     if not isinstance(width, numbers.Real) or not math.isfinite(width) or width <= 0:
         raise ValueError(f"width must be a finite number > 0, got {width!r}")
     return basis, float(width)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_inputs, as_targets, check_positive
+from ._validation import as_inputs, as_targets, check_choice, check_positive
 from .basis import CentreSpace, check_basis, design_matrix
 from .priors import RBFPrior
 
@@ -27,13 +27,13 @@ def n_parameters(k: int, c: int, d: int) -> int:
 
 def penalty_slope(criterion: str, c: int, N: int) -> float:
     "C with P = C k + C_0: c + 1 (AIC) or (c + 1) log(N) / 2 (BIC, MDL)."
-    if criterion not in CRITERIA: raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    check_choice("criterion", criterion, CRITERIA)
     return float(c + 1) if criterion == "aic" else (c + 1) * math.log(N) / 2
 
 def penalty(criterion: str, k: int, c: int, d: int, N: int) -> float:
     "P_AIC = xi, P_BIC = P_MDL = xi log(N) / 2."
     xi = n_parameters(k, c, d)
-    penalty_slope(criterion, c, N)
+    check_choice("criterion", criterion, CRITERIA)
     return float(xi) if criterion == "aic" else xi * math.log(N) / 2
 
 def least_squares_fit(D: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +79,7 @@ class CalibratedPrior:
     iota: float = 0.1           # centre space = data range extended by iota * spread
 
     def __post_init__(self):
-        if self.criterion not in CRITERIA: raise ValueError(f"criterion must be one of {CRITERIA}, got {self.criterion!r}")
+        check_choice("criterion", self.criterion, CRITERIA)
         check_positive("delta2_bar", self.delta2_bar)
 
     def rbf_prior(self) -> RBFPrior:

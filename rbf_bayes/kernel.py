@@ -115,6 +115,8 @@ def rbf_state(x, # inputs (N, d)
             raise np.linalg.LinAlgError("the initial design matrix is numerically rank deficient")
     return st
 
+_RIDGE = RBFPrior(coef_prior="ridge")   # the Gaussian kind's coefficient prior (built once, not per call)
+
 def state_log_ml(e, # explained sums of squares per output (state.explained)
                  logdet, # log det per factor (state.logdet)
                  yy, # y_i'y_i per output
@@ -127,7 +129,7 @@ def state_log_ml(e, # explained sums of squares per output (state.explained)
                 ) -> float:
     "sum_i log p(y_i | state) from a state's e and log det: the NumPy twin of the C likelihood seam (`_likelihood.pxd`)."
     ld = np.asarray(logdet)[np.asarray(out_factor)]
-    prior = prior if prior is not None else RBFPrior(coef_prior="ridge")
+    prior = prior if prior is not None else _RIDGE
     yPy, hl = summaries_from_kernel(e, ld, yy, m, np.broadcast_to(delta2, np.shape(e)), prior)
     if sigma2 is not None:
         return float(np.sum(-0.5 * N * np.log(2 * np.pi * sigma2) + hl - 0.5 * yPy / sigma2))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special, stats
 
-from ._validation import check_positive
+from ._validation import check_choice, check_positive
 from .basis import CentreSpace
 
 # %% auto #0
@@ -48,10 +48,8 @@ class RBFPrior:
             raise ValueError(f"eps1 must be a finite number > -1/2 (the Gamma shape 1/2 + eps1 must be > 0), got {self.eps1!r}")
         if (self.v0 == 0) != (self.gamma0 == 0):
             raise ValueError(f"v0 and gamma0 must be both 0 (Jeffreys' prior) or both > 0, got v0={self.v0}, gamma0={self.gamma0}")
-        if self.k_prior not in K_PRIORS:
-            raise ValueError(f"k_prior must be one of {K_PRIORS}, got {self.k_prior!r}")
-        if self.coef_prior not in COEF_PRIORS:
-            raise ValueError(f"coef_prior must be one of {COEF_PRIORS}, got {self.coef_prior!r}")
+        check_choice("k_prior", self.k_prior, K_PRIORS)
+        check_choice("coef_prior", self.coef_prior, COEF_PRIORS)
         if self.k_max is not None and (isinstance(self.k_max, bool) or not isinstance(self.k_max, (int, np.integer)) or self.k_max < 0):
             raise ValueError(f"k_max must be None or an integer >= 0, got {self.k_max!r}")
 

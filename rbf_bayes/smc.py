@@ -16,7 +16,7 @@ import numpy as np
 from scipy import linalg, special
 
 from ._base import BaseBayesEstimator
-from ._validation import as_inputs, as_targets, check_int, check_positive
+from ._validation import as_inputs, as_targets, check_choice, check_int, check_positive
 from .basis import basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
@@ -173,7 +173,7 @@ class _TDSMCBase:
         self.birth_at_new = float(birth_at_new)
         self.move_steps = check_int("move_steps", move_steps, 0)
         n_particles, k_max, capacity = (check_int(n, v) for n, v in (("n_particles", n_particles), ("k_max", k_max), ("capacity", capacity)))
-        if resampling not in RESAMPLING: raise ValueError(f"resampling must be one of {RESAMPLING}, got {resampling!r}")
+        check_choice("resampling", resampling, RESAMPLING)
         if not 0 <= ess_threshold <= 1: raise ValueError(f"ess_threshold must be in [0, 1], got {ess_threshold}")
         if not 0 < c_move <= 0.5: raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
         check_positive("lam", lam)
