@@ -18,6 +18,7 @@ from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .calibration import CalibratedPrior, criterion_value, least_squares_fit
 from .kernel import rbf_state
+from .progress import Progress
 from .results import SamplerResult
 from .rjmcmc import RJConfig
 
@@ -97,6 +98,7 @@ def anneal_rbf(x, # inputs (N, d)
                record_every: int=1, # compute criterion / train / test error every this many iterations
                x_test=None, y_test=None, # optional test set for the error trace (Fig. 9)
                moves=("birth", "death", "split", "merge", "update"),
+               progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
               ) -> AnnealResult:
     "MAP search over (k, mu) for the calibrated posterior exp(-criterion) by RJ simulated annealing."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
@@ -126,10 +128,12 @@ def anneal_rbf(x, # inputs (N, d)
         x_test = as_inputs(x_test, "x_test"); Yt = as_targets(y_test, len(x_test), "y_test")
     rec, crit_tr, tr_err, te_err = [], [], [], []
     t0 = time.perf_counter(); done = 0
+    bar = Progress(n_iter, "RJ annealing", enabled=progress)
     while done < n_iter:
         todo = min(record_every - done % record_every, n_iter - done)
         core.run(todo, k, lp, la, dd, ss, mv, ac, done, temps)
         done += todo
+        bar.update(todo, k=int(k[done - 1]))
         if done % record_every == 0 or done == n_iter:
             cen = core.centres; D = design_matrix(x, cen, basis, width)
             coef, rss = least_squares_fit(D, Y)
@@ -137,6 +141,7 @@ def anneal_rbf(x, # inputs (N, d)
             crit_tr.append(criterion_value(x, Y, cen, basis, width, calibration.criterion))
             tr_err.append(_mse(D, coef, Y))
             te_err.append(_mse(design_matrix(x_test, cen, basis, width), coef, Yt) if has_test else math.nan)
+    bar.close()
     secs = time.perf_counter() - t0
     best = core.best_centres; D = design_matrix(x, best, basis, width)
     coef, _ = least_squares_fit(D, Y)
@@ -180,11 +185,11 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     def __init__(self, criterion: str="mdl", basis: str="cubic", width: float=1.0, n_iter: int=2000,
                  schedule="linear", T0: float=1.0, T_end: float=1e-5, k_max: int|None=None, iota: float=0.1,
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None,
-                 standardize: bool=True):
+                 standardize: bool=True, progress: bool=False):
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
         self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
         self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
-        self.standardize = standardize
+        self.standardize, self.progress = standardize, progress
 
     def fit(self, X, y):
         "Anneal; sets trace_ (the AnnealResult), k_, k_posterior_ (all mass at k_), centres_, coef_, criterion_, sigma2_."
@@ -193,7 +198,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         r = anneal_rbf(X, Y, calibration=cal, n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end,
                        rng=self._rng(), basis=self.basis, width=self.width,
                        rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
-                       record_every=max(1, self.n_iter // 50))
+                       record_every=max(1, self.n_iter // 50), progress=self.progress)
         self._set_fitted(r)
         return self
 

@@ -19,6 +19,7 @@ from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
 from .priors import RBFPrior
+from .progress import Progress
 from .results import SamplerResult
 
 # %% auto #0
@@ -208,6 +209,7 @@ def sample_bmars(x, # predictors (n, p)
                  prior_only: bool=False, # switch the likelihood off (correctness tests)
                  fix_lambda: float|None=None, # hold lambda fixed
                  chunk_size: int=5000, # iterations per call into C
+                 progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                 ) -> BMARSTrace:
     "Bayesian MARS by reversible jump (change / birth / death, lambda by MH), coefficients and noise integrated out (C loop)."
     from rbf_bayes._bmars import BMARSCore
@@ -217,17 +219,20 @@ def sample_bmars(x, # predictors (n, p)
     k = np.zeros(n_iter, np.int64); ll = np.zeros(n_iter); la = np.zeros(n_iter); mv = np.zeros(n_iter, np.int8); ac = np.zeros(n_iter, np.int8)
     kept, snaps, hs, ds, s2s = [], [], [], [], []
     t0, done = time.perf_counter(), 0
+    bar = Progress(n_iter, "Bayesian MARS", enabled=progress)
     while done < n_iter:
         nxt = burn_in if done <= burn_in else done + (-(done - burn_in)) % thin
         todo = min(nxt + 1 - done, chunk_size, n_iter - done)
         core.run(todo, k, ll, la, mv, ac, done)
         done += todo
+        bar.update(todo, k=int(k[done - 1]))
         if done - 1 == nxt:
             kept.append(done - 1)
             bv, bs, bk, bJ, h, dr, s2 = core.snapshot()
             snaps.append([(tuple(bv[j, :bJ[j]].tolist()), tuple(bs[j, :bJ[j]].tolist()),
                            tuple(sorted_x[v][t] for v, t in zip(bv[j, :bJ[j]], bk[j, :bJ[j]], strict=False))) for j in range(len(bJ))])
             if not prior_only: hs.append(h); ds.append(dr); s2s.append(s2)
+    bar.close()
     return BMARSTrace(k=k, log_marginal_likelihood=ll, lam=la, move=mv, accepted=ac, kept=np.array(kept, np.int64), bases=snaps,
                       coef_mean=hs, coef_draw=ds, sigma2=np.array(s2s) if s2s else np.empty((0, c)), meta=dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
                            seconds=time.perf_counter() - t0, n_types=len(types), engine="c", counts=[a.tolist() for a in core.counts]))
@@ -305,16 +310,16 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
 class BMARSRegressor(BaseBayesEstimator):
     "Bayesian MARS regression (Denison, Mallick & Smith 1998) in the scikit-learn protocol."
     def __init__(self, max_interaction: int=2, k_max: int=50, n_iter: int=10_000, burn_in: int=5_000, thin: int=10,
-                 prior: BMARSPrior|None=None, standardize: bool=True, random_state=None):
+                 prior: BMARSPrior|None=None, standardize: bool=True, random_state=None, progress: bool=False):
         self.max_interaction, self.k_max, self.n_iter, self.burn_in, self.thin = max_interaction, k_max, n_iter, burn_in, thin
-        self.prior, self.standardize, self.random_state = prior, standardize, random_state
+        self.prior, self.standardize, self.random_state, self.progress = prior, standardize, random_state, progress
 
     def fit(self, X, y):
         "Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_."
         X, Y = self._fit_scaling(*self._validate_fit(X, y))   # the vague priors are stated for standardised data (§4)
         pr = self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
         self._set_fitted(sample_bmars(X, Y, prior=pr, n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
-                                      rng=self._rng()))
+                                      rng=self._rng(), progress=self.progress))
         return self
 
     _result_class = BMARSTrace

@@ -73,11 +73,13 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
                          k_max: int|None=20, # maximum number of bases (None: N - d - 1)
                          beta_delta2: float=10.0, # scale of the delta^2 prior (Table 2: 0.1, 10, 100)
                          seed: int=0, # data seed; the chain uses seed + 1
-                         out=None) -> dict:
+                         out=None, # where the report goes (default stdout)
+                         progress: bool=False, # progress bar on stderr (`rbf_bayes.progress`)
+                        ) -> dict:
     "Experiment 2 end to end: fit the 200 training points, report test MSE, p(k | y) and time."
     out = out or sys.stdout
     d = robot_arm(np.random.default_rng(seed))
-    cfg = RJConfig(n_iter=n_iter, burn_in=burn_in, thin=10, chunk_size=5000)
+    cfg = RJConfig(n_iter=n_iter, burn_in=burn_in, thin=10, chunk_size=5000, progress=progress)
     t0 = time.perf_counter()
     tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(beta_delta2=beta_delta2, k_max=k_max, coef_prior="ridge",
                                                 k_prior="conditional"), config=cfg,   # the paper's model
@@ -153,10 +155,14 @@ def cmd_fit(args):
     targets = args.target
     feats = args.features or [n for n in names if n not in targets]
     X, Y = data[:, columns(names, feats, args.data)], data[:, columns(names, targets, args.data)]
-    kw = dict(random_state=args.seed)
-    if args.model != "smc": kw.update(n_iter=args.n_iter)
-    if args.model in ("rjmcmc", "bmars"): kw.update(burn_in=args.burn_in)
-    model = MODELS[args.model](**kw)
+    kw = dict(random_state=args.seed, progress=not args.no_progress)
+    cls = MODELS[args.model]
+    defaults = cls().get_params()
+    if args.n_iter is not None and "n_iter" in defaults: kw.update(n_iter=args.n_iter)
+    if "burn_in" in defaults:
+        if args.burn_in is not None: kw.update(burn_in=args.burn_in)
+        elif args.n_iter is not None and defaults["burn_in"] >= args.n_iter: kw.update(burn_in=args.n_iter // 2)
+    model = cls(**kw)
     print(f"fitting {type(model).__name__} to {len(X)} rows, {len(feats)} inputs, {len(targets)} output(s) ...",
           file=sys.stderr, flush=True)
     t0 = time.perf_counter()
@@ -220,7 +226,7 @@ class _Parser(argparse.ArgumentParser):
 
 _OPTS = {   # option -> argparse keywords; every default is filled in after parsing (see `_DEFAULTS`)
     "--n-iter": dict(type=int, help="iterations (robot-arm: 50000; fit: the model's default)"),
-    "--burn-in": dict(type=int, help="burn-in iterations (robot-arm: 30000; fit: the model's default)"),
+    "--burn-in": dict(type=int, help="burn-in iterations (robot-arm: 30000; fit: the model's default, or half of --n-iter if that is smaller)"),
     "--k-max": dict(type=int, help="robot-arm: maximum number of bases (default 20; 0 means N - d - 1)"),
     "--beta-delta2": dict(type=float, help="robot-arm: scale of the delta^2 prior (default 10)"),
     "--seed": dict(type=int, help="random seed (default 0)"),
@@ -230,19 +236,21 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
     "--model": dict(choices=list(MODELS), help="fit: rjmcmc (default), rjsa, smc or bmars"),
     "--out": dict(help="fit: the model file to write (default model.npz)"),
     "--output": dict(help="predict: CSV to write (default: standard output); plot: PNG (default model.png)"),
+    "--no-progress": dict(action="store_true", help="fit, robot-arm: no progress bar on stderr"),
 }
 _COMMANDS = {   # command -> (positional arguments, options, help)
-    "robot-arm": ((), ("--n-iter", "--burn-in", "--k-max", "--beta-delta2", "--seed"),
+    "robot-arm": ((), ("--n-iter", "--burn-in", "--k-max", "--beta-delta2", "--seed", "--no-progress"),
                   "experiment 2 of Andrieu, de Freitas & Doucet (the default)"),
     "demo": ((), ("--seed", "--basis"), "the model core on the robot-arm data (log posterior of a few network sizes)"),
-    "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed"),
+    "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed", "--no-progress"),
             "fit a model to a CSV file and save it"),
     "predict": (("model_file", "data"), ("--output",), "posterior mean and sd at the rows of a CSV file"),
     "summary": (("model_file",), (), "p(k | y), acceptance rates, ESS and timings of a saved model"),
     "plot": (("model_file",), ("--output",), "p(k | y) and the trace of k of a saved model, as a PNG"),
 }
 _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
-                 target=None, features=None, model="rjmcmc", out="model.npz", output=None)
+                 target=None, features=None, model="rjmcmc", out="model.npz", output=None,
+                 no_progress=False)
 
 def _parser() -> argparse.ArgumentParser:
     "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."
@@ -281,7 +289,7 @@ def _main(argv):
         burn = args.burn_in if args.burn_in is not None else 30_000
         if n_iter < 1 or not 0 <= burn < n_iter: raise CLIError("need --n-iter >= 1 and 0 <= --burn-in < --n-iter")
         if not 0 <= args.k_max <= 197: raise CLIError("--k-max must be in [0, 197] (0 means N - d - 1 = 197)")
-        robot_arm_experiment(n_iter, burn, args.k_max or None, args.beta_delta2, args.seed)
+        robot_arm_experiment(n_iter, burn, args.k_max or None, args.beta_delta2, args.seed, progress=not args.no_progress)
     else:
         {"fit": cmd_fit, "predict": cmd_predict, "summary": cmd_summary, "plot": cmd_plot}[cmd](args)
         return 0

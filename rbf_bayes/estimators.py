@@ -26,7 +26,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  rw_var: float=1e-3, # random-walk variance of the centre update
                  varpi: float=0.5, # probability of the uniform centre proposal
                  random_state=None, # int, numpy Generator or None
-                 progress: bool=False, # print progress
+                 progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                  standardize: bool=True, # fit on standardised X and y (Omega, width and the ridge prior live there)
                 ):
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin

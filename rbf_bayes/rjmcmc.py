@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 import time
 from dataclasses import asdict, dataclass
 
@@ -41,6 +40,7 @@ from rbf_bayes.posterior import (
     sample_sigma2,
 )
 from .priors import RBFPrior
+from .progress import Progress
 from .results import SamplerResult
 
 # %% auto #0
@@ -62,7 +62,7 @@ class RJConfig:
     fix_Lambda: float|None = None   # hold Lambda fixed at this value
     fix_delta2: float|None = None   # hold delta^2 fixed at this value
     chunk_size: int = 2000      # iterations per call into C
-    progress: bool = False      # print progress between chunks
+    progress: bool = False      # show a progress bar (`rbf_bayes.progress`: a widget in Jupyter, stderr in a terminal)
     fixed_probs: tuple|None = None  # (b, d, s, m) held constant instead of eq. 22 (RJ simulated annealing: 0.2 each)
     sample_nuisance: bool = True    # draw sigma^2 and alpha each iteration (needed for delta^2 and predictive sd)
 
@@ -226,6 +226,7 @@ def sample_rjmcmc(x, # inputs (N, d)
     mv = np.zeros(n, np.int8); acc = np.zeros(n, np.int8)
     kept, cs, hs, als = [], [], [], []
     t0, done, interrupted = time.perf_counter(), 0, False
+    bar = Progress(n, "RJMCMC", enabled=config.progress)
     def next_keep(i):  # first snapshot iteration >= i
         if i <= config.burn_in: return config.burn_in
         return i + (-(i - config.burn_in)) % config.thin
@@ -238,12 +239,12 @@ def sample_rjmcmc(x, # inputs (N, d)
             if done - 1 == t_next:
                 cen, h, al = core.snapshot()
                 kept.append(done - 1); cs.append(cen); hs.append(h); als.append(al)
-            if config.progress and (done % config.chunk_size == 0 or done == n):
-                print(f"\r{done}/{n} iterations, k = {k[done - 1]}, {time.perf_counter() - t0:.1f} s", end="", file=sys.stderr)
+            bar.update(todo, k=int(k[done - 1]))
             if callback is not None: callback(done, int(k[done - 1]))
     except KeyboardInterrupt:
         interrupted = True
-    if config.progress: print(file=sys.stderr)
+    finally:
+        bar.close()
     sl = slice(0, done)
     n_prop, n_acc = core.counts
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,

@@ -20,6 +20,7 @@ from ._validation import as_inputs, as_targets, check_choice, check_int, check_p
 from .basis import basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
+from .progress import Progress
 from .results import SamplerResult
 
 # %% auto #0
@@ -200,19 +201,20 @@ class _TDSMCBase:
         s2b = self.b_b / self.rng.standard_gamma(self.a_b) if self.a_b > 0 and self.b_b > 0 else float(self.init_variances[1])
         return s2y, s2b
 
-    def partial_fit(self, x, y):
+    def partial_fit(self, x, y, progress: bool=False):
         """Process observations one at a time (rows of x, y), continuing the current particle system. Ctrl-C stops after
         the observation in progress (never half-way through one): a warning says how far it got and `interrupted` is set;
-        `partial_fit` on the remaining rows continues exactly where it stopped."""
+        `partial_fit` on the remaining rows continues exactly where it stopped. `progress`: a bar over the rows."""
         x = as_inputs(x); Y = as_targets(y, len(x))
         if self.logw is None: self._init(x.shape[1], Y.shape[1])
         elif x.shape[1] != self.d or Y.shape[1] != self.c_out:
             raise ValueError("x and y must have the dimensions of the data seen so far")
         if self.t + len(x) > self.capacity: self._grow(max(2 * self.capacity, self.t + len(x)))
         self.interrupted = False
-        with _DeferredInterrupt() as stop:
+        with _DeferredInterrupt() as stop, Progress(len(x), "TD-SMC", enabled=progress, unit="obs") as bar:
             for i, (xt, yt) in enumerate(zip(x, Y, strict=False)):
                 self._step(np.ascontiguousarray(xt, dtype=float), np.ascontiguousarray(yt, dtype=float))
+                bar.update(1, k=round(self.k_history[-1], 1))
                 if stop.requested and i + 1 < len(x):
                     self.interrupted = True
                     warnings.warn(f"interrupted: {i + 1} of the {len(x)} rows given were processed (t = {self.t}); "
@@ -448,12 +450,14 @@ class SMCRegressor(BaseBayesEstimator):
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, lam: float=1.0, k_max: int=50,
                  a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True, capacity: int|None=None,
-                 move_steps: int=0, birth_at_new: float=0.0, random_state=None, standardize: bool=True):
+                 move_steps: int=0, birth_at_new: float=0.0, random_state=None, standardize: bool=True,
+                 progress: bool=False):
         self.n_particles, self.basis, self.width, self.lam, self.k_max = n_particles, basis, width, lam, k_max
         self.a_y, self.b_y, self.a_b, self.b_b, self.c_move = a_y, b_y, a_b, b_b, c_move
         self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
         self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
         self.standardize = standardize   # partial_fit: the scaling is learned from the first batch and then kept
+        self.progress = progress
 
     def _new(self, n):
         self._gen = self._rng()
@@ -466,7 +470,7 @@ class SMCRegressor(BaseBayesEstimator):
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._new(len(X))
         order = self._gen.permutation(len(X)) if self.shuffle else np.arange(len(X))
-        t0 = time.perf_counter(); self.smc_.partial_fit(X[order], Y[order]); self.seconds_ = time.perf_counter() - t0
+        t0 = time.perf_counter(); self.smc_.partial_fit(X[order], Y[order], self.progress); self.seconds_ = time.perf_counter() - t0
         return self
 
     def partial_fit(self, X, y):
@@ -480,7 +484,7 @@ class SMCRegressor(BaseBayesEstimator):
             X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
             X, Y = self._scale_x(X), (Y - self.y_shift_) / self.y_scale_
-        self.smc_.partial_fit(X, Y)
+        self.smc_.partial_fit(X, Y, self.progress)
         return self
 
     @property

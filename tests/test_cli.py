@@ -65,6 +65,13 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
              *(["--burn-in", 300] if model in ("rjmcmc", "bmars") else []))
     assert r.returncode == 0, r.stderr
     assert "saved" in r.stdout and "fitting" in r.stderr            # progress on stderr, result on stdout
+    assert "100%" in r.stderr and "100%" not in r.stdout             # the progress bar is on by default, on stderr
+    r = _run("fit", tmp_path / "train.csv", "--target", "y", "--model", model, "--no-progress", "--out", tmp_path / "m2.npz")
+    assert r.returncode == 0 and "%|" not in r.stderr, r.stderr     # --no-progress: no bar; the model's own defaults
+    if model in ("rjmcmc", "bmars"):                                 # --n-iter below the default burn-in: half of it
+        r = _run("fit", tmp_path / "train.csv", "--target", "y", "--model", model, "--n-iter", 200,
+                 "--out", tmp_path / "m3.npz")
+        assert r.returncode == 0, r.stderr
     r = _run("predict", tmp_path / "m.npz", tmp_path / "new.csv", "-o", tmp_path / "p.csv")
     assert r.returncode == 0, r.stderr
     lines = (tmp_path / "p.csv").read_text().splitlines()
