@@ -15,7 +15,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from ._validation import as_generator, as_inputs, as_targets
-from .results import read_header, write_npz
+from .results import Summary, read_header, write_npz
 
 # %% auto #0
 __all__ = ['BaseBayesEstimator']
@@ -116,6 +116,27 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     def _set_fitted(self, trace):
         "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
         self.trace_ = trace; self.k_posterior_ = trace.p_k()
+
+    def summary(self) -> Summary:
+        "The fitted model in a few lines: data shape and scaling, then its sampler's summary (p(k | y), acceptance, ESS, time)."
+        self._check_fitted()
+        s = self.trace_.summary()
+        rows = [("data", f"{self.n_features_in_} input(s), {self.n_outputs_} output(s), "
+                         + ("standardised" if getattr(self, "standardize", False) else "on their own scale"))]
+        return Summary(f"{type(self).__name__}, fitted by {type(self.trace_).__name__}", rows + s.rows, s.notes)
+
+    def _fit_summary_html(self) -> str:
+        return self.summary()._repr_html_() if hasattr(self, "n_features_in_") and hasattr(self, "trace_") else ""
+
+    def _repr_html_inner(self):
+        "Jupyter: scikit-learn's parameter diagram, then the fit summary once fitted."
+        return super()._repr_html_inner() + self._fit_summary_html()
+
+    def _repr_mimebundle_(self, **kwargs):
+        "Jupyter's preferred display: scikit-learn's bundle, the fit summary added to its HTML once fitted."
+        out = super()._repr_mimebundle_(**kwargs)
+        if "text/html" in out: out["text/html"] += self._fit_summary_html()
+        return out
 
     def save(self, path, # the .npz file to write
              metadata: dict|None=None, # JSON-able notes kept with the model (e.g. column names); `metadata_` on load

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._base import BaseBayesEstimator
-from ._rjmcmc import RJCore
+from ._rjmcmc import MOVES, RJCore
 from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .calibration import CalibratedPrior, criterion_value, least_squares_fit
@@ -70,6 +70,24 @@ class AnnealResult(SamplerResult):
         if not return_std: return mean
         lev = np.einsum("ij,jk,ik->i", D, self.gram_inv, D)
         return mean, np.sqrt(self.sigma2[None, :] * (1 + lev[:, None]))
+
+    def acceptance_rates(self) -> dict:
+        "Accepted / proposed per move type (update counts single-centre steps)."
+        return {m: (self.n_accepted[i] / self.n_proposed[i] if self.n_proposed[i] else float("nan"))
+                for i, m in enumerate(MOVES)}
+
+    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+        "The best network and its criterion, the schedule, the sizes visited, acceptance, time."
+        T, k, crit = self.temperatures, np.asarray(self.k), str(self.meta.get("criterion", "criterion")).upper()
+        rows = [("iterations", f"{len(k)}, temperature {T[0]:.3g} to {T[-1]:.3g} ({self.meta.get('schedule', '?')})"),
+                ("best network", f"k = {self.k_best}, {crit} = {self.criterion:.3f}"),
+                ("k visited", f"{k.min()} to {k.max()}, {k[-1]} at the end" if len(k) else "none"),
+                ("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in self.acceptance_rates().items())),
+                ("time", f"{self.seconds:.2f} s")]
+        km = self.meta.get("k_max")
+        notes = ([f"the best network uses all k_max = {km} bases: the limit, not the criterion, set its size; raise k_max"]
+                 if km is not None and self.k_best >= km else [])
+        return rows, notes
 
     def select(self, burn_in: int=0, thin: int=1) -> AnnealResult:
         "The per-iteration and recorded traces from iteration burn_in on, every thin-th; the best network is kept."

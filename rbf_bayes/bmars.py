@@ -165,6 +165,13 @@ class BMARSTrace(SamplerResult):
             for t in {tuple(sorted(v)) for v, _, _ in bs}: counts[t] = counts.get(t, 0) + 1
         return {t: c / len(self.bases) for t, c in sorted(counts.items(), key=lambda kv: -kv[1])}
 
+    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+        rows, notes = super()._summary_rows(burn_in)
+        names = lambda t: "*".join(f"x{v}" for v in t) or "constant"   # noqa: E731
+        top = list(self.term_probabilities().items())[:5]
+        if top: rows.append(("most probable terms", ", ".join(f"{names(t)} {p:.2f}" for t, p in top)))
+        return rows, notes
+
     def variable_importance(self) -> np.ndarray:
         "Posterior probability that each predictor appears in at least one basis."
         p = self.meta["p"]; inc = np.zeros(p)

@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 from pathlib import Path
 
 import numpy as np
 
 # %% auto #0
-__all__ = ['FORMAT_VERSION', 'write_npz', 'read_header', 'SamplerResult']
+__all__ = ['FORMAT_VERSION', 'write_npz', 'read_header', 'Summary', 'SamplerResult']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
@@ -43,6 +44,30 @@ def read_header(z, path, kind: str) -> dict:
 
 def _is_ragged(v) -> bool:
     return isinstance(v, list) and len(v) > 0 and all(isinstance(a, np.ndarray) for a in v)
+
+# %% ../nbs/04a_results.ipynb #4df7d652
+@dataclasses.dataclass
+class Summary:
+    "Key numbers of a result or a fitted model: aligned text when printed, a table in Jupyter."
+    title: str
+    rows: list = dataclasses.field(default_factory=list)    # (label, value) pairs, both text
+    notes: list = dataclasses.field(default_factory=list)   # what a user must not miss
+
+    def __getitem__(self, label: str) -> str:
+        for lab, v in self.rows:
+            if lab == label: return v
+        raise KeyError(label)
+
+    def __repr__(self):
+        w = max((len(lab) for lab, _ in self.rows), default=0)
+        return "\n".join([self.title] + [f"  {lab:<{w}}  {v}" for lab, v in self.rows] + [f"  note: {n}" for n in self.notes])
+
+    def _repr_html_(self):
+        e = html.escape
+        rows = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{e(lab)}</th><td style='text-align:left'>{e(v)}"
+                       "</td></tr>" for lab, v in self.rows)
+        notes = "".join(f"<p style='margin:0.2em 0'><b>note:</b> {e(n)}</p>" for n in self.notes)
+        return f"<div class='rbf-bayes-summary'><p style='margin:0.2em 0'><b>{e(self.title)}</b></p><table>{rows}</table>{notes}</div>"
 
 # %% ../nbs/04a_results.ipynb #42a6f0d4
 @dataclasses.dataclass(kw_only=True)
@@ -80,6 +105,54 @@ class SamplerResult:
         secs = self.meta.get("seconds")
         return (f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
                 + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "") + ")")
+
+    def acceptance_rates(self) -> dict:
+        "Accepted / proposed per move type, from the per-iteration move codes ({} if the sampler records none)."
+        mv, ac = getattr(self, "move", None), getattr(self, "accepted", None)
+        if mv is None or ac is None or len(mv) == 0: return {}
+        from rbf_bayes.moves import MOVE_CODES
+        names = {v: n for n, v in MOVE_CODES.items()}
+        mv, ac = np.asarray(mv), np.asarray(ac)
+        return {names[int(c)]: float(ac[mv == c].mean()) for c in np.unique(mv) if names.get(int(c)) != "stay"}
+
+    def _k_rows(self, burn_in: int|None=None) -> list:
+        "p(k | y): mode, mean, central 90% interval and the largest probabilities."
+        pk = self.p_k(burn_in); cdf = np.cumsum(pk)
+        lo, hi = (min(int(i), len(pk) - 1) for i in np.searchsorted(cdf, [0.05, 0.95 - 1e-9]))
+        top = [k for k in sorted(np.argsort(pk)[::-1][:6]) if pk[k] >= 0.01]
+        return [("p(k | y)", f"mode {int(np.argmax(pk))}, mean {float(np.arange(len(pk)) @ pk):.2f}, 90% interval [{lo}, {hi}]"),
+                ("largest p(k | y)", ", ".join(f"k={k}: {pk[k]:.3f}" for k in top))]
+
+    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+        "Hook: the (rows, notes) of `summary`; subclasses extend it."
+        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
+        n = len(self.k)
+        rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))] + self._k_rows(burn_in)
+        acc = self.acceptance_rates()
+        if acc: rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
+        if self._k_unit == "iterations" and n - b >= 10:
+            from rbf_bayes.convergence import ess
+            kk = np.asarray(self.k[b:], float)
+            rows.append(("ESS of k", f"{ess(kk[None, :]):.0f} of {n - b} iterations" if kk.std() > 0
+                         else f"k constant at {int(kk[0])} after burn-in"))
+        secs = self.meta.get("seconds")
+        if isinstance(secs, (int, float)): rows.append(("time", f"{secs:.2f} s"))
+        notes = []
+        if self.meta.get("interrupted"):
+            notes.append(f"interrupted by the user after {self.meta.get('n_done', n)} {self._k_unit}: these are the "
+                         "samples of an incomplete run")
+        pk, km = self.p_k(burn_in), self.meta.get("k_max")
+        if km is not None and len(pk) == km + 1 and pk[-1] >= 0.1:
+            notes.append(f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
+                         "not the data, sets the network size; raise k_max or use a more parsimonious prior")
+        return rows, notes
+
+    def summary(self, burn_in: int|None=None) -> Summary:
+        "Key numbers: samples, p(k | y), acceptance, ESS of k, time, and notes (k_max reached, interrupted)."
+        rows, notes = self._summary_rows(burn_in)
+        return Summary(type(self).__name__, rows, notes)
+
+    def _repr_html_(self): return self.summary()._repr_html_()
 
     def _to_stored(self, prefix: str="") -> tuple[dict, dict]:
         "(arrays, JSON fields): arrays as arrays, ragged lists as flat + offsets, the rest JSON (keys under prefix)."

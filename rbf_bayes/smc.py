@@ -123,6 +123,13 @@ class SMCResult(SamplerResult):
             raise ValueError("an SMC result has no iterations to burn in or thin: use burn_in=0, thin=1")
         return self
 
+    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+        rows, notes = super()._summary_rows(burn_in)
+        w = np.asarray(self.weights)
+        rows[1:1] = [("observations", f"{self.meta.get('t', '?')}, log evidence {self.meta.get('log_evidence', math.nan):.2f}"),
+                     ("weight ESS", f"{1 / np.sum(w ** 2):.1f} of {len(w)} particles")]
+        return rows, notes
+
 
 # %% ../nbs/09_smc.ipynb #698e4528
 @dataclass
@@ -280,7 +287,7 @@ class _TDSMCBase:
         centres, coef, factors, s2y = self._snapshot()
         res = SMCResult(k=np.array([len(c) for c in centres], np.int64), weights=self.weights, centres=centres,
                         coef_mean=coef, factors=factors, sigma2=s2y,
-                        meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t,
+                        meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t, k_max=self.k_max,
                                   log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled))
         self._result = (self.version, res)
         return res
