@@ -16,7 +16,6 @@ import numpy as np
 
 from . import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor, __version__
 from .basis import BASES, CentreSpace, design_matrix
-from .convergence import ess
 from .datasets import robot_arm
 from .kernel import basis_column, rbf_state, state_log_ml
 from .posterior import coef_posterior, log_marginal_likelihood, log_posterior
@@ -189,33 +188,23 @@ def cmd_predict(args):
         if args.output: out.close()
 
 def cmd_summary(args):
-    "summary: p(k | y), acceptance rates, ESS of k, timings."
+    "summary: the model's `summary()` (p(k | y), acceptance rates, ESS of k, time, notes) and what it was fitted to."
     model = load_model(args.model_file)
-    tr, meta = model.trace_, model.metadata_
-    pk = model.k_posterior_; lo, hi = np.searchsorted(np.cumsum(pk), [0.05, 0.95])
-    print(f"{type(model).__name__} fitted to {meta.get('data', '?')}: {model.n_features_in_} inputs "
-          f"{meta.get('features', '')}, target(s) {meta.get('targets', '')}, {meta.get('seconds', float('nan')):.2f} s")
-    print(f"p(k | y): mode {int(np.argmax(pk))}, mean {np.arange(len(pk)) @ pk:.2f}, 90% interval [{lo}, {hi}]"
-          + ("  (the annealer's point estimate)" if isinstance(model, AnnealedRBFRegressor) else ""))
-    print("  " + ", ".join(f"p(k={k})={p:.3f}" for k, p in enumerate(pk) if p >= 0.01))
-    if hasattr(tr, "acceptance_rates"):
-        print("acceptance rates: " + ", ".join(f"{m} {r:.3f}" for m, r in tr.acceptance_rates().items()))
-    b = tr.meta.get("burn_in", 0)
-    if not isinstance(model, SMCRegressor) and len(tr.k) > b + 10:
-        print(f"effective sample size of k after burn-in: {ess(np.asarray(tr.k[b:], float)[None, :]):.0f} "
-              f"of {len(tr.k) - b} iterations")
+    meta, s = model.metadata_, model.summary()
+    s.rows.insert(0, ("fitted to", f"{meta.get('data', '?')}: inputs {', '.join(meta.get('features', [])) or '?'}; "
+                                   f"target(s) {', '.join(meta.get('targets', [])) or '?'}"))
+    if isinstance(meta.get("seconds"), (int, float)): s.rows.append(("fit time", f"{meta['seconds']:.2f} s (with setup)"))
+    print(s)
 
 def cmd_plot(args):
-    "plot: p(k | y) and the trace of k, to a PNG."
+    "plot: `rbf_bayes.plot.overview` of the model (trace of k, p(k | y), acceptance, log posterior), to a PNG."
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    model = load_model(args.model_file)
-    pk, tr = model.k_posterior_, model.trace_
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3))
-    ax[0].bar(np.arange(len(pk)), pk); ax[0].set_xlabel("k"); ax[0].set_title("p(k | y)")
-    ax[1].plot(np.asarray(tr.k), lw=0.5); ax[1].set_xlabel("iteration (SMC: particle)"); ax[1].set_ylabel("k")
-    fig.tight_layout(); fig.savefig(args.output, dpi=100); plt.close(fig)
+    from matplotlib import pyplot as plt
+
+    from rbf_bayes.plot import overview
+    fig = overview(load_model(args.model_file))
+    fig.savefig(args.output, dpi=100); plt.close(fig)
     print(f"wrote {args.output}")
 
 # %% ../nbs/15_cli.ipynb #90a53d96
@@ -246,7 +235,7 @@ _COMMANDS = {   # command -> (positional arguments, options, help)
             "fit a model to a CSV file and save it"),
     "predict": (("model_file", "data"), ("--output",), "posterior mean and sd at the rows of a CSV file"),
     "summary": (("model_file",), (), "p(k | y), acceptance rates, ESS and timings of a saved model"),
-    "plot": (("model_file",), ("--output",), "p(k | y) and the trace of k of a saved model, as a PNG"),
+    "plot": (("model_file",), ("--output",), "trace of k, p(k | y), acceptance and log posterior of a saved model, as a PNG"),
 }
 _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
                  target=None, features=None, model="rjmcmc", out="model.npz", output=None,

@@ -79,7 +79,7 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
     vals = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
     assert np.all(np.isfinite(vals)) and np.all(vals[:, 1] > 0)
     r = _run("summary", tmp_path / "m.npz")
-    assert r.returncode == 0 and "p(k | y): mode" in r.stdout, r.stderr
+    assert r.returncode == 0 and ("best network" if model == "rjsa" else "p(k | y)") in r.stdout and "fitted to" in r.stdout, r.stderr
     r = _run("plot", tmp_path / "m.npz", "--output", tmp_path / "f.png")
     assert r.returncode == 0 and (tmp_path / "f.png").stat().st_size > 1000, r.stderr
 

@@ -9,6 +9,8 @@ Expected failures, each with the reason a user gets:
 """
 import warnings
 
+import numpy as np
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor
@@ -31,3 +33,18 @@ def test_sklearn_compatible_estimator(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check(estimator)
+
+
+@pytest.mark.parametrize("Est", [RJMCMCRegressor, AnnealedRBFRegressor, SMCRegressor, BMARSRegressor])
+def test_rich_display_with_this_scikit_learn(Est):
+    """Jupyter's display (scikit-learn's bundle) gets the fit summary appended once fitted, under every supported
+    scikit-learn; the text repr stays scikit-learn's parameter repr."""
+    X = np.random.default_rng(0).uniform(-1, 1, (30, 2)); y = X[:, 0] - X[:, 1] ** 2
+    fast = {RJMCMCRegressor: dict(n_iter=200, burn_in=100), AnnealedRBFRegressor: dict(n_iter=200),
+            SMCRegressor: dict(n_particles=20), BMARSRegressor: dict(n_iter=200, burn_in=100)}
+    m = Est(**fast[Est], random_state=0)
+    assert "rbf-bayes-summary" not in m._repr_mimebundle_()["text/html"]
+    m.fit(X, y)
+    b = m._repr_mimebundle_()
+    assert "rbf-bayes-summary" in b["text/html"] and b["text/plain"].startswith(Est.__name__ + "(")
+    assert "rbf-bayes-summary" in m._repr_html_()
