@@ -71,13 +71,13 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         tags.target_tags.multi_output = True      # y may be (n, c): the outputs share the bases
         return tags
 
-    def _validate_fit(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+    def _validate_fit(self, X, y, min_samples: int=2) -> tuple[np.ndarray, np.ndarray]:
         "Validate (X, y) once (scikit-learn's checks, then ours); set n_features_in_, n_outputs_; return X, Y (N, c)."
         nx, ny = _n_rows(X), _n_rows(y)
         if nx is not None and ny is not None and nx != ny:
             raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64, ensure_all_finite=False,
-                             ensure_min_samples=2)
+                             ensure_min_samples=min_samples)
         X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y")
         self._y_1d = np.ndim(y) == 1
         self.n_outputs_ = Y.shape[1]

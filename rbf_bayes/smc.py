@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, special
 
-from ._base import BaseBayesEstimator
+from ._base import BaseBayesEstimator, _n_rows
 from ._validation import as_inputs, as_targets, check_choice, check_int, check_positive
 from .basis import basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
@@ -481,12 +481,17 @@ class SMCRegressor(BaseBayesEstimator):
         return self
 
     def partial_fit(self, X, y):
-        "Process more observations, in the given order, continuing the particle system."
+        """Process more observations, in the given order, continuing the particle system. With standardize=True the first
+        batch (at least 2 rows) fixes the standardisation for the whole stream; later batches are scaled with it."""
         if "_loaded_trace" in vars(self) and "smc_" not in vars(self):
             raise ValueError("this SMCRegressor was loaded from a file, which keeps its predictions but not its particle "
                              "system: partial_fit cannot continue it (save it with pickle or joblib to continue a stream)")
-        if not hasattr(self, "smc_"):
-            X, Y = self._fit_scaling(*self._validate_fit(X, y)); self._new(len(X))
+        if not hasattr(self, "smc_"):      # the first batch: it fixes the standardisation for the whole stream
+            n = _n_rows(X)
+            if self.standardize and n is not None and n < 2:
+                raise ValueError(f"the first partial_fit batch sets the standardisation (standardize=True) and needs at "
+                                 f"least 2 rows, got {n}: pass a larger first batch, or standardize=False")
+            X, Y = self._fit_scaling(*self._validate_fit(X, y, min_samples=2 if self.standardize else 1)); self._new(len(X))
         else:
             X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")

@@ -237,3 +237,26 @@ def test_c_snapshot_equals_the_per_particle_path():
     assert m.trace_ is first
     m.smc_.rejuvenate(1)
     assert m.trace_ is not first
+
+
+def test_streaming_scale_contract():
+    """partial_fit with standardize=True: the first batch fixes the standardisation for the whole stream (later batches
+    are scaled with it, never re-estimated), so a stream equals the same run on data standardised by the first batch."""
+    r = np.random.default_rng(3)
+    x = r.uniform(-10, 10, (45, 2)) * [1.0, 1e3] + [0.0, 5e3]; y = 100 * np.sinc(x[:, 0] / np.pi) + 1e-2 * x[:, 1]
+    xt = r.uniform(-10, 10, (7, 2)) * [1.0, 1e3] + [0.0, 5e3]
+    a = SMCRegressor(40, random_state=1, move_steps=1)
+    for lo, hi in ((0, 15), (15, 16), (16, 45)):
+        a.partial_fit(x[lo:hi], y[lo:hi])
+        np.testing.assert_array_equal(a.x_shift_, x[:15].mean(0)); np.testing.assert_array_equal(a.y_scale_, [y[:15].std()])
+    xm, xs, ym, ys = x[:15].mean(0), x[:15].std(0), y[:15].mean(), y[:15].std()
+    b = SMCRegressor(40, random_state=1, move_steps=1, standardize=False)
+    for lo, hi in ((0, 15), (15, 16), (16, 45)):
+        b.partial_fit((x[lo:hi] - xm) / xs, (y[lo:hi] - ym) / ys)
+    pa, sa = a.predict(xt, return_std=True); pb, sb = b.predict((xt - xm) / xs, return_std=True)
+    np.testing.assert_allclose(pa, pb * ys + ym, rtol=1e-9, atol=1e-9 * ys)
+    np.testing.assert_allclose(sa, sb * ys, rtol=1e-9)
+    with pytest.raises(ValueError, match="first partial_fit batch sets the standardisation"):
+        SMCRegressor(10).partial_fit(x[:1], y[:1])
+    one = SMCRegressor(10, standardize=False, random_state=0).partial_fit(x[:1] / xs, y[:1] / ys)   # one row is fine unscaled
+    assert one.smc_.t == 1
