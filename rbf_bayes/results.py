@@ -102,9 +102,10 @@ class SamplerResult:
 
     def __repr__(self):
         pk = self.p_k(); k_mean = float(np.arange(len(pk)) @ pk)
-        secs = self.meta.get("seconds")
+        secs, acc = self.meta.get("seconds"), self.acceptance_rates()
+        bd = (f", birth/death accepted {acc['birth']:.3f}/{acc['death']:.3f}" if "birth" in acc and "death" in acc else "")
         return (f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
-                + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "") + ")")
+                + bd + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "") + ")")
 
     def acceptance_rates(self) -> dict:
         "Accepted / proposed per move type, from the per-iteration move codes ({} if the sampler records none)."
