@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
-from ._validation import as_generator, as_inputs, as_targets
+from ._validation import as_generator, as_inputs, as_targets, check_bool
 from .results import Summary, read_header, write_npz
 
 # %% auto #0
@@ -76,8 +76,18 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         nx, ny = _n_rows(X), _n_rows(y)
         if nx is not None and ny is not None and nx != ny:
             raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64, ensure_all_finite=False,
-                             ensure_min_samples=min_samples)
+        for name, a in (("X", X), ("y", y)):
+            dt = getattr(a, "dtype", None)    # an array's own dtype; lists and array-likes through np.asarray
+            if (np.dtype(dt).kind if isinstance(dt, np.dtype) else np.asarray(a).dtype.kind) == "c":
+                raise ValueError(f"{name} must be real-valued: Complex data not supported")
+        if nx is not None and nx < min_samples:
+            raise ValueError(f"X has {nx} row(s) ({nx} sample(s)): {type(self).__name__} needs at least {min_samples}")
+        try:
+            X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64, ensure_all_finite=False,
+                                 ensure_min_samples=min_samples)
+        except ValueError as err:
+            if "could not convert" in str(err): raise ValueError(f"X and y must be numeric: {err}") from None
+            raise
         X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y")
         self._y_1d = np.ndim(y) == 1
         self.n_outputs_ = Y.shape[1]
@@ -94,7 +104,7 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
 
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         "With `standardize`, learn per-column location and scale of X and Y and return them standardised."
-        if getattr(self, "standardize", False):
+        if check_bool("standardize", getattr(self, "standardize", False)):
             xm, xs, ym, ys = X.mean(0), X.std(0), Y.mean(0), Y.std(0)
             xs[xs == 0] = 1.0; ys[ys == 0] = 1.0       # a constant column is left as is (the model rejects it)
         else:
@@ -107,9 +117,12 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         return (X - self.x_shift_) / self.x_scale_
 
     def _unscale(self, out, return_std: bool):
-        "Predictions (mean, or (mean, sd)) from the fitted scale back to the scale of y."
-        if return_std: return out[0] * self.y_scale_ + self.y_shift_, out[1] * self.y_scale_
-        return out * self.y_scale_ + self.y_shift_
+        "Predictions (mean, or (mean, sd)) from the fitted scale back to the scale of y; an overflow is an error, never NaN."
+        res = (out[0] * self.y_scale_ + self.y_shift_, out[1] * self.y_scale_) if return_std else out * self.y_scale_ + self.y_shift_
+        if not all(np.isfinite(r).all() for r in (res if return_std else (res,))):
+            raise ValueError("the prediction overflows at some rows of X: they lie so far outside the training inputs that "
+                             "the basis functions exceed the floating-point range; predict nearer the data")
+        return res
 
     _result_class = None     # the SamplerResult subclass the estimator's sampler returns (set by each estimator)
 

@@ -18,6 +18,8 @@ gemv) plus O(q m^2) (factor row / rank-one update of the trailing block), never 
 Every change is a proposal first (`_prop_*`), then `_commit()` or `_reject()`; a proposal
 whose new pivot is numerically zero returns 1 and leaves the state untouched.
 """
+import math
+
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport sqrt, log, exp, isfinite
@@ -75,13 +77,23 @@ cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam
     if L <= 0.0:
         return 0.0
     lL = log(L)
-    jm = <Py_ssize_t> L
-    if jm > kmax:
+    if L >= <double> kmax:      # compare as doubles: casting a rate above 2^63 to an integer overflows
         jm = kmax
+    else:
+        jm = <Py_ssize_t> L
     mx = jm * lL - lgam[jm]
     for j in range(kmax + 1):
         s += exp(j * lL - lgam[j] - mx)
     return mx + log(s)
+
+
+def log_trunc_poisson_norm_py(double L, Py_ssize_t kmax):
+    """The C `log_trunc_poisson_norm` from Python (tests compare it with the NumPy twin `smc.log_Z` for any rate)."""
+    if kmax < 0:
+        raise ValueError(f"kmax must be >= 0, got {kmax}")
+    lg = np.array([math.lgamma(j + 1.0) for j in range(kmax + 1)])
+    cdef double[::1] lgv = lg
+    return log_trunc_poisson_norm(L, kmax, &lgv[0])
 
 
 def basis_column(const double[:, ::1] x, const double[::1] mu, str basis, double width=1.0):

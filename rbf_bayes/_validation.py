@@ -12,7 +12,8 @@ import weakref
 import numpy as np
 
 # %% auto #0
-__all__ = ['as_inputs', 'as_targets', 'check_positive', 'check_int', 'check_choice', 'as_generator']
+__all__ = ['MEMORY_FRACTION', 'as_inputs', 'as_targets', 'check_positive', 'check_int', 'check_choice', 'check_bool',
+           'as_generator', 'ResourceError', 'available_memory', 'check_memory']
 
 # %% ../nbs/00a_validation.ipynb #b15afd2e
 _CHECKED = weakref.WeakValueDictionary()   # id -> read-only view returned by as_inputs / as_targets
@@ -96,6 +97,13 @@ def check_choice(name: str, # argument name
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return value
 
+def check_bool(name: str, # argument name
+               value, # the value to check
+              ) -> bool:
+    "True or False (a numpy bool too), else a TypeError naming `name` (a string such as 'no' is not silently true)."
+    if not isinstance(value, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
 def as_generator(random_state, # None, a non-negative int seed, or a numpy Generator (used as is)
                  name: str="random_state", # argument name for error messages
                 ) -> np.random.Generator:
@@ -106,3 +114,35 @@ def as_generator(random_state, # None, a non-negative int seed, or a numpy Gener
         if random_state < 0: raise ValueError(f"{name} must be >= 0, got {random_state}")
         return np.random.default_rng(int(random_state))
     raise TypeError(f"{name} must be None, a non-negative int or a numpy.random.Generator, got {random_state!r}")
+
+# %% ../nbs/00a_validation.ipynb #6f7fb35d
+class ResourceError(MemoryError, ValueError):
+    "A request whose estimated memory exceeds what the machine can give; the message names the argument to change."
+
+MEMORY_FRACTION = 0.5   # refuse requests above this fraction of the available memory
+
+def available_memory() -> int|None:
+    "Bytes of memory available to new allocations (Linux MemAvailable), or None where unknown."
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"): return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB": return f"{n:.3g} {unit}"
+        n /= 1024
+
+def check_memory(nbytes: float, # estimated peak allocation
+                 what: str, # what needs it, e.g. "the traces of n_iter = 10^12 iterations"
+                 fix: str, # which argument to change, e.g. "lower n_iter (or raise thin)"
+                 available: int|None=None, # bytes available (default: `available_memory()`)
+                ) -> None:
+    "Raise ResourceError when nbytes exceeds MEMORY_FRACTION of the available memory."
+    avail = available_memory() if available is None else available
+    if avail is not None and nbytes > MEMORY_FRACTION * avail:
+        raise ResourceError(f"{what} would need about {_fmt_bytes(nbytes)}, more than {MEMORY_FRACTION:.0%} of the "
+                            f"{_fmt_bytes(avail)} available: {fix}")

@@ -20,7 +20,7 @@ from .calibration import CalibratedPrior, criterion_value, least_squares_fit
 from .kernel import rbf_state
 from .progress import Progress
 from .results import SamplerResult
-from .rjmcmc import RJConfig
+from .rjmcmc import RJConfig, _check_rj_memory
 
 # %% auto #0
 __all__ = ['cooling_schedule', 'AnnealResult', 'anneal_rbf', 'exhaustive_search', 'AnnealedRBFRegressor']
@@ -30,6 +30,7 @@ def cooling_schedule(schedule, # "linear", "geometric", or a callable i -> T_i
                      n_iter: int, T0: float=1.0, T_end: float=1e-5) -> np.ndarray:
     "Temperatures T_0 .. T_{n-1}."
     check_positive("T0", T0); check_positive("T_end", T_end)
+    if T_end > T0: raise ValueError(f"T_end must be <= T0 (a cooling schedule), got T0 = {T0}, T_end = {T_end}")
     i = np.arange(n_iter)
     frac = i / max(n_iter - 1, 1)
     if callable(schedule): T = np.array([float(schedule(int(j))) for j in i])
@@ -123,10 +124,12 @@ def anneal_rbf(x, # inputs (N, d)
     if not isinstance(calibration, CalibratedPrior): raise TypeError("calibration must be a CalibratedPrior")
     basis, width = check_basis(basis, width)
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape; c = Y.shape[1]
+    n_iter = check_int("n_iter", n_iter)
     if not 0 < move_prob <= 0.25: raise ValueError(f"move_prob must be in (0, 0.25], got {move_prob}")
     record_every = check_int("record_every", record_every)
-    temps = cooling_schedule(schedule, n_iter, T0, T_end)
     prior = calibration.rbf_prior(); k_max = check_k_max(prior.k_max, N, d)
+    _check_rj_memory(n_iter, n_iter, 1, k_max, N, d, c)   # no kept samples; before any allocation
+    temps = cooling_schedule(schedule, n_iter, T0, T_end)
     space = CentreSpace.from_data(x, prior.iota)
     from rbf_bayes.convergence import check_conditions
     check_conditions(x, Y, k_max, prior.iota)   # Theorem 2's conditions (08_convergence)
@@ -211,6 +214,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
 
     def fit(self, X, y):
         "Anneal; sets trace_ (the AnnealResult), k_, k_posterior_ (all mass at k_), centres_, coef_, criterion_, sigma2_."
+        check_int("n_iter", self.n_iter)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cal = CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota)
         r = anneal_rbf(X, Y, calibration=cal, n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end,

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._base import BaseBayesEstimator
-from ._validation import as_inputs, as_targets, check_int, check_positive
+from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
@@ -75,33 +75,43 @@ def _quadrant_counts(a, b, ua, ub):
 
 # %% ../nbs/10_bmars.ipynb #c2140aa4
 def count_valid(x: np.ndarray, type_: tuple, n_min: int) -> int:
-    "Number of (sign, knot) combinations of this type whose basis is non-zero at >= n_min data points."
-    n = len(x); total = 0
+    """Number of (sign, knot) combinations of this type whose basis is non-zero at >= n_min data points. Exact, in
+    O(n log n) time and O(n) memory for one input, O(n log n) for two (a Fenwick-tree count), and O(n^(I-1) log n) for an
+    interaction of I >= 3 inputs (one two-input count per distinct knot of each further input): never an n x n array."""
+    n = len(x)
     if len(type_) == 1:
-        v = x[:, type_[0]]; t = np.sort(v)   # knots: the n data values (with repetitions)
-        total += int(np.sum(np.sum(v[None, :] > t[:, None], 1) >= n_min))    # sign +
-        total += int(np.sum(np.sum(v[None, :] < t[:, None], 1) >= n_min))    # sign -
-        return total
-    if len(type_) == 2:
-        u, w = type_; tu, tw = np.sort(x[:, u]), np.sort(x[:, w])
-        from rbf_bayes._bmars import count_valid_pairs  # the O(n log n) count (checked against the grid below)
+        t = np.sort(x[:, type_[0]])   # knots: the n data values (with repetitions)
+        return (int(np.sum(n - np.searchsorted(t, t, side="right") >= n_min))     # sign +: #{x > t}
+                + int(np.sum(np.searchsorted(t, t, side="left") >= n_min)))       # sign -: #{x < t}
+    from rbf_bayes._bmars import count_valid_pairs  # the O(n log n) count (checked against the grid below)
+    signed = {(v, s): np.sort(s * x[:, v]) for v in type_[-2:] for s in (1, -1)}
+    def pairs(rows, u, w):   # knots: all n data values of u and of w; points: the rows still non-zero
+        tot = 0
         for su in (1, -1):
+            ia = np.searchsorted(signed[u, su], su * x[rows, u], side="left").astype(np.intp)
             for sw in (1, -1):
-                ia = np.searchsorted(np.sort(su * tu), su * x[:, u], side="left").astype(np.intp)
-                ib = np.searchsorted(np.sort(sw * tw), sw * x[:, w], side="left").astype(np.intp)
-                total += int(count_valid_pairs(ia, ib, n, n, n_min))
-        return total
-    for signs in itertools.product((1, -1), repeat=len(type_)):
-        for kn in itertools.product(*[np.sort(x[:, v]) for v in type_]):
-            total += int(np.sum(hinge_column(x, type_, signs, kn) > 0) >= n_min)
-    return total
+                ib = np.searchsorted(signed[w, sw], sw * x[rows, w], side="left").astype(np.intp)
+                tot += int(count_valid_pairs(ia, ib, n, n, n_min))
+        return tot
+    def count(rows, vars_):
+        if len(vars_) == 2: return pairs(rows, *vars_)
+        vals, mult = np.unique(x[:, vars_[0]], return_counts=True)    # equal knots give equal counts
+        tot = 0
+        for s in (1, -1):
+            for t, m in zip(vals, mult, strict=True):
+                sub = rows[s * (x[rows, vars_[0]] - t) > 0]
+                if len(sub) >= n_min: tot += int(m) * count(sub, vars_[1:])
+        return tot
+    return count(np.arange(n), tuple(type_))
 
 # %% ../nbs/10_bmars.ipynb #38116f13
 def log_valid_fraction(x: np.ndarray, max_interaction: int, n_min: int) -> float:
     "log Z_V: the q-probability that a uniformly proposed basis is valid (exact count)."
     n, p = x.shape; types = bmars_types(p, max_interaction)
     z = sum(count_valid(x, t, n_min) / (2.0 * n) ** len(t) for t in types) / len(types)
-    if z <= 0: raise ValueError(f"no basis is non-zero at n_min={n_min} points: lower n_min")
+    if z <= 0:
+        raise ValueError(f"no basis is non-zero at n_min = {n_min} or more of the {n} data points: "
+                         + ("lower n_min" if n_min > 1 else "every input needs at least two distinct values"))
     return math.log(z)
 
 # %% ../nbs/10_bmars.ipynb #3970ae66
@@ -190,6 +200,12 @@ def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
     if not 0 <= burn_in < n_iter: raise ValueError(f"burn_in must be in [0, n_iter), got {burn_in}")
     if not 0 < c_move <= 0.5: raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
     k_max = min(prior.k_max, n - 1)
+    n_kept = (n_iter - burn_in - 1) // thin + 1
+    parts = {"lower n_iter (the per-iteration traces)": 26.0 * n_iter,
+             "raise thin or lower n_iter (the kept models)": n_kept * (k_max * (24.0 * prior.max_interaction + 200) + 16.0 * (k_max + 1) * Y.shape[1]),
+             "lower k_max (the n x (k_max + 1) basis matrix and its factor)": 8.0 * (3 * n * (k_max + 1) + 3 * (k_max + 1) ** 2)}
+    check_memory(sum(parts.values()), f"Bayesian MARS with n_iter = {n_iter}, k_max = {k_max} on n = {n} rows",
+                 max(parts, key=parts.get))
     types = bmars_types(p, prior.max_interaction)
     log_zv = log_valid_fraction(x, prior.max_interaction, prior.n_min)
     st = GramFactor(n, Y.shape[1], k_max + 1, ridge=(1.0 / prior.coef_var,)); st.set_targets(Y); st.append(np.ones(n))

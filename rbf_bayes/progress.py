@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sys
 
+from ._validation import check_bool
+
 # %% auto #0
 __all__ = ['Progress']
 
@@ -19,7 +21,7 @@ class Progress:
                  unit: str="it", # what a step is ("it", "obs")
                  file=None, # text stream of a terminal bar (default sys.stderr; ignored by the notebook widget)
                 ):
-        self.enabled, self.total, self.n, self._bar = bool(enabled), int(total), 0, None
+        self.enabled, self.total, self.n, self._bar = check_bool("progress", enabled), int(total), 0, None
         if self.enabled:
             from tqdm.auto import tqdm
             self._bar = tqdm(total=self.total, desc=desc, unit=unit, file=file if file is not None else sys.stderr,

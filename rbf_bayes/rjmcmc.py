@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._rjmcmc import MOVES, RJCore
-from ._validation import as_inputs, as_targets, check_int, check_positive
+from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import rbf_state
 from rbf_bayes.moves import (
@@ -44,7 +44,7 @@ from .progress import Progress
 from .results import SamplerResult
 
 # %% auto #0
-__all__ = ['RJConfig', 'Trace', 'sample_rjmcmc', 'sample_rjmcmc_reference']
+__all__ = ['RJConfig', 'Trace', 'rj_memory', 'sample_rjmcmc', 'sample_rjmcmc_reference']
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
 @dataclass(frozen=True)
@@ -192,6 +192,19 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
     for v in d2: check_positive("delta2", float(v))
     return x, Y, k_max, space, basis, width, centres, float(Lam), d2
 
+def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int) -> tuple[float, str]:
+    "Estimated peak bytes of a reversible-jump run, and what to change if that is too much (the largest part)."
+    m = 1 + d + k_max
+    parts = {"lower n_iter (the per-iteration traces)": n_iter * (34.0 + 16 * c),
+             "raise thin or lower n_iter (the kept samples)": n_kept * 8.0 * (k_max * d + 2 * m * c + 2),
+             "lower k_max (the N x (1 + d + k_max) design and its factor)": 8.0 * (3 * N * m + 3 * m * m)}
+    return sum(parts.values()), max(parts, key=parts.get)
+
+def _check_rj_memory(n_iter, burn_in, thin, k_max, N, d, c):
+    n_kept = 0 if n_iter <= burn_in else (n_iter - burn_in - 1) // thin + 1
+    nb, fix = rj_memory(n_iter, n_kept, k_max, N, d, c)
+    check_memory(nb, f"a reversible-jump run with n_iter = {n_iter}, k_max = {k_max} on N = {N} rows", fix)
+
 # %% ../nbs/05_rjmcmc.ipynb #22e78c5f
 def _resolve_calibrated(prior, config, x, y):
     "A CalibratedPrior (06_calibration) becomes its RBFPrior with Lambda-bar and delta-bar fixed and no nuisance draws."
@@ -218,6 +231,7 @@ def sample_rjmcmc(x, # inputs (N, d)
     prior, config = _resolve_calibrated(prior, config, x, y)
     x, Y, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]
+    _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c)   # before any allocation
     st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
     core.set_state(centres, Lam, d2)

@@ -16,7 +16,15 @@ import numpy as np
 from scipy import linalg, special
 
 from ._base import BaseBayesEstimator, _n_rows
-from ._validation import as_inputs, as_targets, check_choice, check_int, check_positive
+from rbf_bayes._validation import (
+    as_inputs,
+    as_targets,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_positive,
+)
 from .basis import basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
@@ -201,6 +209,12 @@ class _TDSMCBase:
         self.n_resampled = 0
         self.version = 0      # bumped whenever the particle system changes (observation, rejuvenation)
 
+    def _check_memory(self, cap):
+        "Refuse (ResourceError) a particle system whose designs, n_particles x (k_max + 2) x capacity doubles, cannot fit."
+        nb = 8.0 * self.n_particles * (self.k_max + 2) * (1.5 * cap + 2 * (self.k_max + 2))
+        check_memory(nb, f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
+                     "lower n_particles or k_max (every particle keeps its k_max x N design), or stream fewer rows")
+
     def _initial_variances(self):
         "pi_0 is the prior: draw (s2y, s2b) from it when it is proper (Jeffreys' a = b = 0: start at init_variances)."
         if self.fix_variances is not None: return tuple(map(float, self.fix_variances))
@@ -213,10 +227,11 @@ class _TDSMCBase:
         the observation in progress (never half-way through one): a warning says how far it got and `interrupted` is set;
         `partial_fit` on the remaining rows continues exactly where it stopped. `progress`: a bar over the rows."""
         x = as_inputs(x); Y = as_targets(y, len(x))
-        if self.logw is None: self._init(x.shape[1], Y.shape[1])
+        if self.logw is None: self._check_memory(self.capacity); self._init(x.shape[1], Y.shape[1])
         elif x.shape[1] != self.d or Y.shape[1] != self.c_out:
             raise ValueError("x and y must have the dimensions of the data seen so far")
-        if self.t + len(x) > self.capacity: self._grow(max(2 * self.capacity, self.t + len(x)))
+        if self.t + len(x) > self.capacity:
+            cap = max(2 * self.capacity, self.t + len(x)); self._check_memory(cap); self._grow(cap)
         self.interrupted = False
         with _DeferredInterrupt() as stop, Progress(len(x), "TD-SMC", enabled=progress, unit="obs") as bar:
             for i, (xt, yt) in enumerate(zip(x, Y, strict=False)):
@@ -467,6 +482,7 @@ class SMCRegressor(BaseBayesEstimator):
         self.progress = progress
 
     def _new(self, n):
+        self._stream_params = self.get_params(deep=False)   # what the particle system was built with
         self._gen = self._rng()
         self.smc_ = TDSMC(self.n_particles, self.basis, self.width, self.lam, self.k_max, self.a_y, self.b_y, self.a_b,
                           self.b_b, self.c_move, self.resampling, self.ess_threshold, capacity=self.capacity or max(n, 16),
@@ -476,7 +492,7 @@ class SMCRegressor(BaseBayesEstimator):
         "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._new(len(X))
-        order = self._gen.permutation(len(X)) if self.shuffle else np.arange(len(X))
+        order = self._gen.permutation(len(X)) if check_bool("shuffle", self.shuffle) else np.arange(len(X))
         t0 = time.perf_counter(); self.smc_.partial_fit(X[order], Y[order], self.progress); self.seconds_ = time.perf_counter() - t0
         return self
 
@@ -493,6 +509,11 @@ class SMCRegressor(BaseBayesEstimator):
                                  f"least 2 rows, got {n}: pass a larger first batch, or standardize=False")
             X, Y = self._fit_scaling(*self._validate_fit(X, y, min_samples=2 if self.standardize else 1)); self._new(len(X))
         else:
+            now = self.get_params(deep=False)
+            changed = sorted(k for k, v in self._stream_params.items() if k != "progress" and now[k] is not v and now[k] != v)
+            if changed:
+                raise ValueError(f"set_params changed {', '.join(changed)} after the stream started: a running particle "
+                                 "system cannot take new settings; call fit (or partial_fit on a clone) to start again")
             X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
             X, Y = self._scale_x(X), (Y - self.y_shift_) / self.y_scale_
