@@ -1,0 +1,200 @@
+"""The bad-input suite (issue 13): every estimator and the CLI refuse bad or unrepresentable input with the right
+exception type and a message that names the argument (or the data) to fix; numeric paths that used to overflow give
+finite, correct answers. Cases where a crash was possible (C loops, allocation) run in a subprocess."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor
+from rbf_bayes._validation import ResourceError
+from rbf_bayes.bmars import BMARSPrior
+from rbf_bayes.cli import main
+from rbf_bayes.priors import RBFPrior
+
+R = np.random.default_rng(0)
+X = R.uniform(-1, 1, (40, 2))
+Y = np.sin(3 * X[:, 0]) + 0.1 * R.standard_normal(40)
+XN = X.copy(); XN[3, 1] = np.nan
+YN = Y.copy(); YN[2] = np.nan
+BIG = 10**12
+
+FAST = {RJMCMCRegressor: dict(n_iter=300, burn_in=100), AnnealedRBFRegressor: dict(n_iter=300),
+        SMCRegressor: dict(n_particles=20), BMARSRegressor: dict(n_iter=300, burn_in=100)}
+SIZE = {RJMCMCRegressor: "n_iter", AnnealedRBFRegressor: "n_iter", SMCRegressor: "n_particles", BMARSRegressor: "n_iter"}
+
+
+def _fit(est, X_=X, y_=Y, **kw):
+    return lambda: est(**{**FAST[est], **kw}).fit(X_, y_)
+
+
+def _common(est):
+    "(id, action, exception, words in the message) shared by the four estimators: 14 each."
+    n = est.__name__
+    fitted = est(**FAST[est], random_state=0).fit(X, Y)
+    return [
+        (f"{n}-X-nan", _fit(est, XN), ValueError, "X contains NaN"),
+        (f"{n}-y-nan", _fit(est, X, YN), ValueError, "y contains NaN"),
+        (f"{n}-X-complex", _fit(est, X + 1j), ValueError, "X must be real-valued"),
+        (f"{n}-X-strings", _fit(est, [["a", "b"]] * 40), ValueError, "X and y must be numeric"),
+        (f"{n}-rows-mismatch", _fit(est, X, Y[:-1]), ValueError, "y has 39 rows but X has 40"),
+        (f"{n}-one-row", _fit(est, X[:1], Y[:1]), ValueError, "X has 1 row"),
+        (f"{n}-predict-unfitted", lambda: est().predict(X), NotFittedError, "not fitted"),
+        (f"{n}-predict-columns", lambda: fitted.predict(np.c_[X, X[:, :1]]), ValueError, "X has 3 features"),
+        (f"{n}-random-state", _fit(est, random_state="abc"), TypeError, "random_state"),
+        (f"{n}-standardize-str", _fit(est, standardize="no"), TypeError, "standardize must be True or False"),
+        (f"{n}-progress-str", _fit(est, progress="x"), TypeError, "progress must be True or False"),
+        (f"{n}-size-zero", _fit(est, **{SIZE[est]: 0}), ValueError, SIZE[est]),
+        (f"{n}-size-float", _fit(est, **{SIZE[est]: 1.5}), TypeError, SIZE[est]),
+        (f"{n}-predict-nan", lambda: fitted.predict(XN), ValueError, "X contains NaN"),
+    ]
+
+
+SPECIFIC = [
+    ("rj-basis", _fit(RJMCMCRegressor, basis="foo"), ValueError, "basis must be one of"),
+    ("rj-width", _fit(RJMCMCRegressor, width=-1.0), ValueError, "width"),
+    ("rj-width-nan", _fit(RJMCMCRegressor, width=float("nan")), ValueError, "width"),
+    ("rj-burn-in", _fit(RJMCMCRegressor, burn_in=300), ValueError, "burn_in"),
+    ("rj-thin", _fit(RJMCMCRegressor, thin=0), ValueError, "thin"),
+    ("rj-prior-type", _fit(RJMCMCRegressor, prior="g"), TypeError, "prior"),
+    ("rj-k-max", _fit(RJMCMCRegressor, prior=RBFPrior(k_max=1000)), ValueError, "k_max"),
+    ("rj-n-iter-huge", _fit(RJMCMCRegressor, n_iter=BIG, burn_in=0), ResourceError, "n_iter"),
+    ("rj-y-constant", _fit(RJMCMCRegressor, X, np.ones(40)), ValueError, "exact linear function of x"),
+    ("rj-X-constant-column", _fit(RJMCMCRegressor, np.c_[X, np.ones(40)], Y), ValueError, "zero spread in column"),
+    ("sa-criterion", _fit(AnnealedRBFRegressor, criterion="hqc"), ValueError, "criterion must be one of"),
+    ("sa-schedule", _fit(AnnealedRBFRegressor, schedule="cubic"), ValueError, "schedule"),
+    ("sa-warming", _fit(AnnealedRBFRegressor, T0=1.0, T_end=2.0), ValueError, "T_end must be <= T0"),
+    ("sa-T0", _fit(AnnealedRBFRegressor, T0=0.0), ValueError, "T0"),
+    ("sa-k-max", _fit(AnnealedRBFRegressor, k_max=-1), ValueError, "k_max"),
+    ("sa-n-iter-str", _fit(AnnealedRBFRegressor, n_iter="100"), TypeError, "n_iter"),
+    ("sa-n-iter-huge", _fit(AnnealedRBFRegressor, n_iter=BIG), ResourceError, "n_iter"),
+    ("sa-iota", _fit(AnnealedRBFRegressor, iota=-1.0), ValueError, "iota"),
+    ("smc-lam", _fit(SMCRegressor, lam=0.0), ValueError, "lam"),
+    ("smc-lam-inf", _fit(SMCRegressor, lam=float("inf")), ValueError, "lam"),
+    ("smc-resampling", _fit(SMCRegressor, resampling="foo"), ValueError, "resampling must be one of"),
+    ("smc-ess", _fit(SMCRegressor, ess_threshold=2.0), ValueError, "ess_threshold"),
+    ("smc-k-max", _fit(SMCRegressor, k_max=0), ValueError, "k_max"),
+    ("smc-shuffle", _fit(SMCRegressor, shuffle="yes"), TypeError, "shuffle"),
+    ("smc-particles-huge", _fit(SMCRegressor, n_particles=10**7), ResourceError, "n_particles"),
+    ("smc-first-batch", lambda: SMCRegressor(10).partial_fit(X[:1], Y[:1]), ValueError, "first partial_fit batch"),
+    ("bm-interaction", _fit(BMARSRegressor, max_interaction=0), ValueError, "max_interaction"),
+    ("bm-burn-in-float", _fit(BMARSRegressor, burn_in=1.5), TypeError, "burn_in"),
+    ("bm-thin", _fit(BMARSRegressor, thin=0), ValueError, "thin"),
+    ("bm-k-max", _fit(BMARSRegressor, k_max=-1), ValueError, "k_max"),
+    ("bm-prior-type", _fit(BMARSRegressor, prior="vague"), TypeError, "prior"),
+    ("bm-n-iter-huge", _fit(BMARSRegressor, n_iter=BIG, burn_in=0), ResourceError, "n_iter"),
+    ("bm-n-min", _fit(BMARSRegressor, prior=BMARSPrior(n_min=100)), ValueError, "lower n_min"),
+    ("bm-one-value", _fit(BMARSRegressor, np.zeros((40, 2)), Y), ValueError, "two distinct values"),
+]
+
+
+def _smc_set_params():
+    s = SMCRegressor(20, random_state=0).partial_fit(X[:10], Y[:10])
+    s.set_params(n_particles=50)
+    s.partial_fit(X[10:20], Y[10:20])
+
+
+def _smc_columns():
+    s = SMCRegressor(20, random_state=0).partial_fit(X[:10], Y[:10])
+    s.partial_fit(X[10:20, :1], Y[10:20])
+
+
+def _rj_overflow():
+    m = RJMCMCRegressor(n_iter=300, burn_in=100, random_state=0).fit(X, Y)
+    m.predict(X * 1e150)
+
+
+SPECIFIC += [("smc-set-params-mid-stream", _smc_set_params, ValueError, "set_params changed n_particles"),
+             ("smc-columns-mid-stream", _smc_columns, ValueError, "X has 1 features"),
+             ("rj-predict-overflow", _rj_overflow, ValueError, "prediction overflows")]
+
+CASES = [c for est in FAST for c in _common(est)] + SPECIFIC
+
+
+def test_the_suite_is_large_enough():
+    assert len(CASES) >= 60, len(CASES)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("action, exc, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_refused_with_a_message_naming_it(action, exc, words):
+    with pytest.raises(exc) as info:
+        action()
+    assert words in str(info.value), str(info.value)
+
+
+CLI = [
+    (["--n-iter", "-5", "robot-arm"], "need --n-iter >= 1"),
+    (["fit", "nonexistent.csv", "--target", "y"], "no such file"),
+    (["fit", "{csv}", "--target", "nope"], "nope"),
+    (["fit", "{csv}"], "fit needs --target"),
+    (["fit", "{csv}", "--target", "y", "--model", "foo"], "--model"),
+    (["fit", "{csv}", "--target", "y", "--features", "a,zzz"], "zzz"),
+    (["fit", "{csv}", "--target", "y", "--n-iter", "0"], "n_iter"),
+    (["predict", "{csv}", "{csv}"], "is not an rbf_bayes estimator file"),
+    (["summary", "missing.npz"], "no such file"),
+    (["demo", "--target", "y"], "unrecognized arguments: --target"),
+    (["--target", "y", "demo"], "do not apply to demo"),
+    (["--k-max", "1000"], "--k-max must be in [0, 197]"),
+    (["fit", "{one}", "--target", "y"], "X has 1 row"),
+]
+
+
+@pytest.mark.parametrize("argv, words", CLI, ids=[f"cli{i}" for i in range(len(CLI))])
+def test_cli_refuses_with_one_line(argv, words, tmp_path, capsys):
+    csv = tmp_path / "d.csv"
+    csv.write_text("a,b,y\n" + "\n".join(f"{a},{b},{np.sin(a) + b * b}" for a, b in R.uniform(-1, 1, (30, 2))) + "\n")
+    one = tmp_path / "one.csv"; one.write_text("a,b,y\n1,2,3\n")
+    argv = [a.format(csv=csv, one=one) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("rbf-bayes: error:") and words in err, err
+
+
+SUBPROCESS = {   # paths through the C loops that used to overflow or allocate without bound: run where a crash is harmless
+    "annealing-4-outputs": """
+        from rbf_bayes import AnnealedRBFRegressor
+        from rbf_bayes.datasets import robot_arm
+        d = robot_arm(np.random.default_rng(0)); Y4 = np.c_[d.y, d.y[:, ::-1] * 0.5]
+        m = AnnealedRBFRegressor(n_iter=1000, random_state=0).fit(d.x, Y4)
+        assert m.k_ >= 5 and m.score(d.x, Y4) > 0.99, (m.k_, m.score(d.x, Y4))   # was k = 0, R^2 0.21
+    """,
+    "smc-huge-rate": """
+        from rbf_bayes import SMCRegressor
+        for lam in (1e19, 1e300):
+            m = SMCRegressor(20, lam=lam, random_state=0).fit(X, y)
+            assert np.isfinite(m.predict(X)).all() and m.score(X, y) > 0.9                 # was NaN everywhere
+    """,
+    "c-normaliser-any-rate": """
+        from rbf_bayes._kernel import log_trunc_poisson_norm_py
+        from rbf_bayes.smc import log_Z
+        for L in (1e-300, 1e-3, 1.0, 50.0, 1e10, 9.3e18, 1e19, 1e300):
+            for k in (0, 1, 20, 100):
+                a, b = log_trunc_poisson_norm_py(L, k), log_Z(L, 10**9, k)
+                assert abs(a - b) <= 1e-12 * max(1.0, abs(b)), (L, k, a, b)
+    """,
+    "bmars-200k-rows-no-n-by-n": """
+        from rbf_bayes.bmars import log_valid_fraction
+        x = np.random.default_rng(0).uniform(size=(200_000, 3))
+        assert np.isfinite(log_valid_fraction(x, 2, 1))              # was a 37 GiB n x n array
+    """,
+    "extreme-scales-same-fit": """
+        from rbf_bayes import RJMCMCRegressor, SMCRegressor
+        for Est, kw in ((RJMCMCRegressor, dict(n_iter=600, burn_in=200)), (SMCRegressor, dict(n_particles=30))):
+            ref = Est(**kw, random_state=0).fit(X, y).predict(X)
+            for sx, sy in ((1e150, 1.0), (1e-150, 1.0), (1.0, 1e150), (1.0, 1e-150), (1e4, 1.0)):
+                p = Est(**kw, random_state=0).fit(X * sx, y * sy).predict(X * sx) / sy
+                np.testing.assert_allclose(p, ref, rtol=1e-6, atol=1e-8)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", list(SUBPROCESS))
+def test_numeric_paths_in_a_subprocess(name):
+    code = ("import numpy as np\nr = np.random.default_rng(0)\nX = r.uniform(-1, 1, (40, 2))\n"
+            "y = np.sin(3 * X[:, 0]) + 0.1 * r.standard_normal(40)\n" + textwrap.dedent(SUBPROCESS[name]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
