@@ -54,6 +54,8 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         What the sampler returned: `Trace` (RJMCMC), `AnnealResult` (RJSA), `SMCResult` (TD-SMC), `BMARSTrace`.
     k_posterior_ : numpy.ndarray
         p(k | y) over k = 0, 1, ..., i.e. `trace_.p_k()` (the annealer's point estimate puts all mass at `k_`).
+    interrupted_ : bool
+        True if Ctrl-C stopped the last fit early (one InterruptedWarning said so); `continue_fit()` finishes it.
     n_features_in_ : int
         Number of input columns seen by `fit`.
     n_outputs_ : int
@@ -128,7 +130,28 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
 
     def _set_fitted(self, trace):
         "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
-        self.trace_ = trace; self.k_posterior_ = trace.p_k()
+        self.trace_ = trace; self.k_posterior_ = trace.p_k(); self.interrupted_ = trace.interrupted
+
+    def _can_continue(self) -> bool:
+        "True if an interrupted fit still holds its run in memory (so `continue_fit` can finish it)."
+        return self.trace_.resumable
+
+    def continue_fit(self):
+        """Finish a fit that Ctrl-C interrupted (`interrupted_` is True): the fitted model is then the uninterrupted fit's,
+        bit for bit (the package's contract, `04b_progress`). Ctrl-C again stops it again. A model saved and loaded, or
+        pickled, keeps its predictions but not its run: it cannot be continued (fit again)."""
+        self._check_fitted()
+        if not self.interrupted_:
+            raise ValueError(f"this {type(self).__name__}'s fit ran to the end: there is nothing to continue")
+        if not self._can_continue():
+            raise ValueError(f"this {type(self).__name__} was interrupted, but its run is no longer in memory (it was saved "
+                             "and loaded, pickled or copied): call fit again")
+        self._continue()
+        return self
+
+    def _continue(self):
+        "Hook of `continue_fit`: run the rest (default: resume the result's run)."
+        self._set_fitted(self.trace_.resume(self.progress))
 
     def summary(self) -> Summary:
         "The fitted model in a few lines: data shape and scaling, then its sampler's summary (p(k | y), acceptance, ESS, time)."
@@ -136,7 +159,11 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         s = self.trace_.summary()
         rows = [("data", f"{self.n_features_in_} input(s), {self.n_outputs_} output(s), "
                          + ("standardised" if getattr(self, "standardize", False) else "on their own scale"))]
-        return Summary(f"{type(self).__name__}, fitted by {type(self.trace_).__name__}", rows + s.rows, s.notes)
+        notes = [n for n in s.notes if not n.startswith("interrupted")]
+        if getattr(self, "interrupted_", False):
+            notes.insert(0, "interrupted by the user (Ctrl-C): the model holds an incomplete fit; " +
+                         ("continue_fit() finishes it" if self._can_continue() else "fit again to finish it"))
+        return Summary(f"{type(self).__name__}, fitted by {type(self.trace_).__name__}", rows + s.rows, notes)
 
     def _fit_summary_html(self) -> str:
         return self.summary()._repr_html_() if hasattr(self, "n_features_in_") and hasattr(self, "trace_") else ""

@@ -8,17 +8,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._base import BaseBayesEstimator
-from ._rjmcmc import MOVES, RJCore
+from ._rjmcmc import RJCore
 from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .calibration import CalibratedPrior, criterion_value, least_squares_fit
 from .kernel import rbf_state
-from .progress import Progress
+from .progress import ChunkedRun, DeferredInterrupt, InterruptedWarning, interrupt_message
 from .results import SamplerResult
 from .rjmcmc import RJConfig, _check_rj_memory
 
@@ -72,11 +73,6 @@ class AnnealResult(SamplerResult):
         lev = np.einsum("ij,jk,ik->i", D, self.gram_inv, D)
         return mean, np.sqrt(self.sigma2[None, :] * (1 + lev[:, None]))
 
-    def acceptance_rates(self) -> dict:
-        "Accepted / proposed per move type (update counts single-centre steps)."
-        return {m: (self.n_accepted[i] / self.n_proposed[i] if self.n_proposed[i] else float("nan"))
-                for i, m in enumerate(MOVES)}
-
     def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
         "The best network and its criterion, the schedule, the sizes visited, acceptance, time."
         T, k, crit = self.temperatures, np.asarray(self.k), str(self.meta.get("criterion", "criterion")).upper()
@@ -88,6 +84,10 @@ class AnnealResult(SamplerResult):
         km = self.meta.get("k_max")
         notes = ([f"the best network uses all k_max = {km} bases: the limit, not the criterion, set its size; raise k_max"]
                  if km is not None and self.k_best >= km else [])
+        if self.interrupted:
+            notes.insert(0, f"interrupted by the user after {len(k)} of {self.meta.get('n_iter', '?')} iterations (temperature "
+                            f"{T[-1]:.3g}): the best network so far" + ("; resume() (continue_fit() on the estimator) "
+                                                                     "finishes the run" if self.resumable else ""))
         return rows, notes
 
     def select(self, burn_in: int=0, thin: int=1) -> AnnealResult:
@@ -118,6 +118,7 @@ def anneal_rbf(x, # inputs (N, d)
                x_test=None, y_test=None, # optional test set for the error trace (Fig. 9)
                moves=("birth", "death", "split", "merge", "update"),
                progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
+               interruptible: bool=True, # Ctrl-C stops the run and returns it resumable (`04b_progress`); False: raise
               ) -> AnnealResult:
     "MAP search over (k, mu) for the calibrated posterior exp(-criterion) by RJ simulated annealing."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
@@ -142,63 +143,87 @@ def anneal_rbf(x, # inputs (N, d)
     st = rbf_state(x, Y, centres, basis, width, d2, prior, m_max=1 + d + k_max)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, cfg, rng.bit_generator)
     core.set_state(centres, lam, d2)
-    k = np.zeros(n_iter, np.int64); lp = np.zeros(n_iter); la = np.zeros(n_iter); dd = np.zeros((n_iter, c))
-    ss = np.zeros((n_iter, c)); mv = np.zeros(n_iter, np.int8); ac = np.zeros(n_iter, np.int8)
     has_test = x_test is not None and y_test is not None
     if has_test:
-        x_test = as_inputs(x_test, "x_test"); Yt = as_targets(y_test, len(x_test), "y_test")
-    rec, crit_tr, tr_err, te_err = [], [], [], []
-    t0 = time.perf_counter(); done = 0
-    bar = Progress(n_iter, "RJ annealing", enabled=progress)
-    while done < n_iter:
-        todo = min(record_every - done % record_every, n_iter - done)
-        core.run(todo, k, lp, la, dd, ss, mv, ac, done, temps)
-        done += todo
-        bar.update(todo, k=int(k[done - 1]))
-        if done % record_every == 0 or done == n_iter:
-            cen = core.centres; D = design_matrix(x, cen, basis, width)
-            coef, rss = least_squares_fit(D, Y)
-            rec.append(done - 1)
-            crit_tr.append(criterion_value(x, Y, cen, basis, width, calibration.criterion))
-            tr_err.append(_mse(D, coef, Y))
-            te_err.append(_mse(design_matrix(x_test, cen, basis, width), coef, Yt) if has_test else math.nan)
-    bar.close()
-    secs = time.perf_counter() - t0
-    best = core.best_centres; D = design_matrix(x, best, basis, width)
-    coef, _ = least_squares_fit(D, Y)
-    n_prop, n_acc = core.counts
-    return AnnealResult(k=k, k_best=len(best), centres=best, coef=coef,
-                        criterion=criterion_value(x, Y, best, basis, width, calibration.criterion),
-                        sigma2=np.sum((Y - D @ coef) ** 2, axis=0) / max(N - D.shape[1], 1), gram_inv=np.linalg.pinv(D.T @ D),
-                        temperatures=temps, log_target=lp + np.array([math.lgamma(kk + 1) for kk in k]),
-                        recorded=np.array(rec), criterion_trace=np.array(crit_tr), train_mse=np.array(tr_err),
-                        test_mse=np.array(te_err), seconds=secs, n_proposed=n_prop, n_accepted=n_acc,
-                        meta=dict(basis=basis, width=width, d=d, c=c, k_max=k_max, criterion=calibration.criterion,
-                                  Lambda_bar=lam, delta2_bar=d2, schedule=schedule if isinstance(schedule, str) else "callable",
-                                  seconds=secs))
+        x_test = as_inputs(x_test, "x_test"); y_test = as_targets(y_test, len(x_test), "y_test")
+    meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, criterion=calibration.criterion, Lambda_bar=lam,
+                delta2_bar=d2, schedule=schedule if isinstance(schedule, str) else "callable")
+    run = _AnnealRun(core, x, Y, temps, record_every, x_test if has_test else None, y_test if has_test else None,
+                     calibration.criterion, meta)
+    return run.run(progress, interruptible)
+
+class _AnnealRun(ChunkedRun):
+    "One annealing run between recorded iterations: the C core (and its bit generator), buffers, the recorded errors."
+    desc = "RJ annealing"
+    def __init__(self, core, x, Y, temps, record_every, x_test, y_test, criterion, meta):
+        n, c = len(temps), Y.shape[1]
+        super().__init__(n)
+        self.core, self.x, self.Y, self.temps, self.every = core, x, Y, temps, record_every
+        self.x_test, self.y_test, self.criterion, self.meta = x_test, y_test, criterion, meta
+        self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
+                    np.zeros(n, np.int8), np.zeros(n, np.int8))   # k, log posterior, Lambda, delta2, sigma2, move, accepted
+        self.rec, self.crit, self.tr_err, self.te_err = [], [], [], []
+
+    def _chunk(self):
+        done, m = self.done, self.meta
+        todo = min(self.every - done % self.every, self.total - done)
+        self.core.run(todo, *self.buf, done, self.temps)
+        end = done + todo
+        if end % self.every == 0 or end == self.total:
+            cen = self.core.centres; D = design_matrix(self.x, cen, m["basis"], m["width"])
+            coef, _ = least_squares_fit(D, self.Y)
+            self.rec.append(end - 1)
+            self.crit.append(criterion_value(self.x, self.Y, cen, m["basis"], m["width"], self.criterion))
+            self.tr_err.append(_mse(D, coef, self.Y))
+            self.te_err.append(_mse(design_matrix(self.x_test, cen, m["basis"], m["width"]), coef, self.y_test)
+                               if self.x_test is not None else math.nan)
+        return todo, dict(k=int(self.buf[0][end - 1]))
+
+    def _result(self) -> AnnealResult:
+        m, x, Y, n = self.meta, self.x, self.Y, self.done
+        k, lp = self.buf[0][:n], self.buf[1][:n]
+        best = self.core.best_centres; D = design_matrix(x, best, m["basis"], m["width"])
+        coef, _ = least_squares_fit(D, Y)
+        n_prop, n_acc = self.core.counts
+        return AnnealResult(k=k, k_best=len(best), centres=best, coef=coef,
+                            criterion=criterion_value(x, Y, best, m["basis"], m["width"], self.criterion),
+                            sigma2=np.sum((Y - D @ coef) ** 2, axis=0) / max(len(x) - D.shape[1], 1),
+                            gram_inv=np.linalg.pinv(D.T @ D), temperatures=self.temps[:n],
+                            log_target=lp + np.array([math.lgamma(kk + 1) for kk in k]), recorded=np.array(self.rec),
+                            criterion_trace=np.array(self.crit), train_mse=np.array(self.tr_err),
+                            test_mse=np.array(self.te_err), seconds=self.seconds, n_proposed=n_prop, n_accepted=n_acc,
+                            meta=dict(m, seconds=self.seconds, interrupted=self.interrupted, n_done=n, n_iter=self.total))
+
 
 # %% ../nbs/07_annealing.ipynb #b4f35add
 def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=CalibratedPrior(), n_iter: int=500,
                       schedule="linear", T0: float=1.0, T_end: float=1e-5, rng: np.random.Generator,
                       basis: str="cubic", width: float=1.0, rw_var: float=1e-3, varpi: float=0.5) -> dict:
-    "Fixed-k annealed centre optimisation for every k in k_values; the best criterion per k and overall."
+    """Fixed-k annealed centre optimisation for every k in k_values; the best criterion per k and overall. Ctrl-C stops
+    after the k in progress: the k done so far are returned, with `interrupted` True and one InterruptedWarning."""
     x = as_inputs(x); space = CentreSpace.from_data(x, calibration.iota)
-    out, t0 = {}, time.perf_counter()
-    for k in k_values:
-        for _ in range(50):   # a random start can be numerically rank deficient (large k): draw again
-            try:
-                r = anneal_rbf(x, y, calibration=calibration, n_iter=n_iter, schedule=schedule, T0=T0, T_end=T_end, rng=rng,
-                               basis=basis, width=width, rw_var=rw_var, varpi=varpi, init=space.sample(rng, k),
-                               moves=("update",), record_every=n_iter)
-                out[k] = (r.criterion, r.centres)
-                break
-            except np.linalg.LinAlgError:
-                continue
-        else:
-            out[k] = (math.inf, np.empty((0, x.shape[1])))
+    out, t0, k_values = {}, time.perf_counter(), list(k_values)
+    with DeferredInterrupt() as stop:
+        for k in k_values:
+            for _ in range(50):   # a random start can be numerically rank deficient (large k): draw again
+                try:
+                    r = anneal_rbf(x, y, calibration=calibration, n_iter=n_iter, schedule=schedule, T0=T0, T_end=T_end,
+                                   rng=rng, basis=basis, width=width, rw_var=rw_var, varpi=varpi, init=space.sample(rng, k),
+                                   moves=("update",), record_every=n_iter, interruptible=False)
+                    out[k] = (r.criterion, r.centres)
+                    break
+                except np.linalg.LinAlgError:
+                    continue
+            else:
+                out[k] = (math.inf, np.empty((0, x.shape[1])))
+            if stop.requested and len(out) < len(k_values): break
+    interrupted = len(out) < len(k_values)
+    if interrupted:
+        warnings.warn(interrupt_message("exhaustive search", len(out), len(k_values), "values of k", "").split(". The")[0]
+                      + f": the result covers k in {sorted(out)}", InterruptedWarning, stacklevel=2)
     best_k = min(out, key=lambda k: out[k][0])
     return dict(per_k={k: v[0] for k, v in out.items()}, best_k=best_k, best_criterion=out[best_k][0],
-                centres=out[best_k][1], seconds=time.perf_counter() - t0)
+                centres=out[best_k][1], seconds=time.perf_counter() - t0, interrupted=interrupted)
 
 # %% ../nbs/07_annealing.ipynb #6e309851
 class AnnealedRBFRegressor(BaseBayesEstimator):

@@ -19,7 +19,7 @@ from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
 from .priors import RBFPrior
-from .progress import Progress
+from .progress import ChunkedRun
 from .results import SamplerResult
 
 # %% auto #0
@@ -146,7 +146,7 @@ class BMARSTrace(SamplerResult):
 
     def predict(self, x, return_std: bool=False):
         "Posterior mean by pointwise averaging over the kept models (and the predictive sd of a new observation)."
-        if not self.kept.size or not self.coef_mean: raise ValueError("no kept samples with coefficients")
+        if not self.kept.size or not self.coef_mean: raise self._no_samples("a prior_only run")
         x = as_inputs(x)   # once: design() gets the validated array back in O(1)
         fs = [self.design(x, s) @ self.coef_mean[s] for s in range(len(self.kept))]
         mean = np.mean(fs, axis=0)
@@ -239,26 +239,47 @@ def sample_bmars(x, # predictors (n, p)
     x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move)
     n, p = x.shape; c = Y.shape[1]; sorted_x = [np.sort(x[:, v]) for v in range(p)]
     core = BMARSCore(st, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator)
-    k = np.zeros(n_iter, np.int64); ll = np.zeros(n_iter); la = np.zeros(n_iter); mv = np.zeros(n_iter, np.int8); ac = np.zeros(n_iter, np.int8)
-    kept, snaps, hs, ds, s2s = [], [], [], [], []
-    t0, done = time.perf_counter(), 0
-    bar = Progress(n_iter, "Bayesian MARS", enabled=progress)
-    while done < n_iter:
-        nxt = burn_in if done <= burn_in else done + (-(done - burn_in)) % thin
-        todo = min(nxt + 1 - done, chunk_size, n_iter - done)
-        core.run(todo, k, ll, la, mv, ac, done)
-        done += todo
-        bar.update(todo, k=int(k[done - 1]))
-        if done - 1 == nxt:
-            kept.append(done - 1)
-            bv, bs, bk, bJ, h, dr, s2 = core.snapshot()
-            snaps.append([(tuple(bv[j, :bJ[j]].tolist()), tuple(bs[j, :bJ[j]].tolist()),
-                           tuple(sorted_x[v][t] for v, t in zip(bv[j, :bJ[j]], bk[j, :bJ[j]], strict=False))) for j in range(len(bJ))])
-            if not prior_only: hs.append(h); ds.append(dr); s2s.append(s2)
-    bar.close()
-    return BMARSTrace(k=k, log_marginal_likelihood=ll, lam=la, move=mv, accepted=ac, kept=np.array(kept, np.int64), bases=snaps,
-                      coef_mean=hs, coef_draw=ds, sigma2=np.array(s2s) if s2s else np.empty((0, c)), meta=dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
-                           seconds=time.perf_counter() - t0, n_types=len(types), engine="c", counts=[a.tolist() for a in core.counts]))
+    meta = dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
+                n_types=len(types), engine="c")
+    return _BMARSRun(core, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta).run(progress)
+
+class _BMARSRun(ChunkedRun):
+    "One BMARS run between chunks: the C core (and its bit generator), per-iteration buffers, the kept models."
+    desc = "Bayesian MARS"
+    def __init__(self, core, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta):
+        super().__init__(n_iter)
+        self.core, self.burn_in, self.thin, self.chunk_size = core, burn_in, thin, chunk_size
+        self.sorted_x, self.prior_only, self.meta = sorted_x, prior_only, meta
+        self.buf = (np.zeros(n_iter, np.int64), np.zeros(n_iter), np.zeros(n_iter), np.zeros(n_iter, np.int8),
+                    np.zeros(n_iter, np.int8))     # k, log marginal likelihood, lambda, move, accepted
+        self.kept, self.snaps, self.hs, self.ds, self.s2s = [], [], [], [], []
+
+    def _chunk(self):
+        done, b = self.done, self.burn_in
+        nxt = b if done <= b else done + (-(done - b)) % self.thin
+        todo = min(nxt + 1 - done, self.chunk_size, self.total - done)
+        self.core.run(todo, *self.buf, done)
+        if done + todo - 1 == nxt:
+            self.kept.append(nxt)
+            bv, bs, bk, bJ, h, dr, s2 = self.core.snapshot()
+            sx = self.sorted_x
+            self.snaps.append([(tuple(bv[j, :bJ[j]].tolist()), tuple(bs[j, :bJ[j]].tolist()),
+                                tuple(sx[v][t] for v, t in zip(bv[j, :bJ[j]], bk[j, :bJ[j]], strict=False)))
+                               for j in range(len(bJ))])
+            if not self.prior_only: self.hs.append(h); self.ds.append(dr); self.s2s.append(s2)
+        return todo, dict(k=int(self.buf[0][done + todo - 1]))
+
+    def _interrupt_note(self):
+        return f", still in burn-in ({self.burn_in:,}): no models are kept yet" if self.done <= self.burn_in else ""
+
+    def _result(self) -> BMARSTrace:
+        n, (k, ll, la, mv, ac), c = self.done, self.buf, self.meta["c"]
+        meta = dict(self.meta, seconds=self.seconds, interrupted=self.interrupted, n_done=n, n_iter=self.total,
+                    counts=[a.tolist() for a in self.core.counts])
+        # views of the buffers and copies of the lists: a resumed run leaves an earlier partial result as it was
+        return BMARSTrace(k=k[:n], log_marginal_likelihood=ll[:n], lam=la[:n], move=mv[:n], accepted=ac[:n],
+                          kept=np.array(self.kept, np.int64), bases=list(self.snaps), coef_mean=list(self.hs),
+                          coef_draw=list(self.ds), sigma2=np.array(self.s2s) if self.s2s else np.empty((0, c)), meta=meta)
 
 # %% ../nbs/10_bmars.ipynb #9781bd40
 def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=10_000, burn_in: int=5_000, thin: int=10,

@@ -10,6 +10,7 @@ import csv
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from .datasets import robot_arm
 from .kernel import basis_column, rbf_state, state_log_ml
 from .posterior import coef_posterior, log_marginal_likelihood, log_posterior
 from .priors import RBFPrior
+from .progress import InterruptedWarning
 from .results import read_header
 from .rjmcmc import RJConfig, sample_rjmcmc
 
@@ -80,10 +82,17 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     d = robot_arm(np.random.default_rng(seed))
     cfg = RJConfig(n_iter=n_iter, burn_in=burn_in, thin=10, chunk_size=5000, progress=progress)
     t0 = time.perf_counter()
-    tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(beta_delta2=beta_delta2, k_max=k_max, coef_prior="ridge",
-                                                k_prior="conditional"), config=cfg,   # the paper's model
-                       rng=np.random.default_rng(seed + 1), basis="cubic")
-    secs = time.perf_counter() - t0
+    with warnings.catch_warnings():      # Ctrl-C: reported below, in the CLI's words
+        warnings.simplefilter("ignore", InterruptedWarning)
+        tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(beta_delta2=beta_delta2, k_max=k_max, coef_prior="ridge",
+                                                    k_prior="conditional"), config=cfg,   # the paper's model
+                           rng=np.random.default_rng(seed + 1), basis="cubic")
+    secs, n_done = time.perf_counter() - t0, len(tr.k)
+    if tr.interrupted:
+        print(f"interrupted (Ctrl-C) after {n_done} of {n_iter} iterations ({secs:.2f} s)"
+              + (f", in burn-in ({burn_in}): no samples to report" if tr.n_samples == 0 else
+                 f": the report below uses the {tr.n_samples} samples kept so far, not a converged run"), file=out)
+        if tr.n_samples == 0: return dict(interrupted=True, seconds=secs, trace=tr)
     pred = tr.predict(d.x_test)
     mse = float(np.mean(np.sum((pred - d.y_test) ** 2, 1)))
     fn = float(np.mean(np.sum((pred - d.f_test) ** 2, 1)))
@@ -92,7 +101,8 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     print("robot arm (Andrieu, de Freitas & Doucet 1999, experiment 2): 200 training / 200 test points, cubic bases,", file=out)
     print(f"the paper's model (ridge prior on the coefficients, beta_delta2 = {beta_delta2:g} the scale of its variance "
           f"prior), at most k_max = {k_max if k_max is not None else 'N - d - 1'} bases, "
-          f"{n_iter} iterations ({burn_in} burn-in), seed {seed}", file=out)
+          f"{n_done} iterations ({burn_in} burn-in){' of the ' + str(n_iter) + ' asked for' if tr.interrupted else ''}, "
+          f"seed {seed}", file=out)
     print(f"test MSE (summed over both outputs): {mse:.5f}   [paper: 0.00502-0.00505 on MacKay's test set, which "
           "is not available here]", file=out)
     print(f"  noise floor of this test set: {floor:.5f}; error of the fitted function: {fn:.5f}", file=out)
@@ -103,8 +113,8 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
               "the package's default prior (rbf-bayes fit, RJMCMCRegressor()) selects about 12 bases here", file=out)
     acc = ", ".join(f"{m} {r:.2f}" for m, r in tr.acceptance_rates().items())
     print(f"acceptance rates: {acc}", file=out)
-    print(f"sampler time: {secs:.2f} s ({n_iter / secs:,.0f} iterations/s)", file=out)
-    return dict(mse=mse, fn_err=fn, floor=floor, p_k=pk, seconds=secs, trace=tr)
+    print(f"sampler time: {secs:.2f} s ({n_done / secs:,.0f} iterations/s)", file=out)
+    return dict(mse=mse, fn_err=fn, floor=floor, p_k=pk, seconds=secs, trace=tr, interrupted=tr.interrupted)
 
 # %% ../nbs/15_cli.ipynb #bbabe639
 MODELS = {"rjmcmc": RJMCMCRegressor, "rjsa": AnnealedRBFRegressor, "smc": SMCRegressor, "bmars": BMARSRegressor}
@@ -165,10 +175,18 @@ def cmd_fit(args):
     print(f"fitting {type(model).__name__} to {len(X)} rows, {len(feats)} inputs, {len(targets)} output(s) ...",
           file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    model.fit(X, Y[:, 0] if len(targets) == 1 else Y)
+    with warnings.catch_warnings():      # Ctrl-C: the library's warning names continue_fit; the CLI says it its own way
+        warnings.simplefilter("ignore", InterruptedWarning)
+        model.fit(X, Y[:, 0] if len(targets) == 1 else Y)
     secs = time.perf_counter() - t0
-    model.save(args.out, metadata=dict(features=feats, targets=targets, data=str(args.data), seconds=secs))
+    model.save(args.out, metadata=dict(features=feats, targets=targets, data=str(args.data), seconds=secs,
+                                       interrupted=bool(model.interrupted_)))
+    if model.interrupted_:
+        print(f"rbf-bayes: interrupted after {secs:.2f} s; the incomplete model is saved to {args.out} (its summary says "
+              "how far it got; run fit again to finish)", file=sys.stderr)
+        return 130
     print(f"saved {args.out} ({secs:.2f} s); most probable number of bases: {int(np.argmax(model.k_posterior_))}")
+    return 0
 
 def cmd_predict(args):
     "predict: the posterior mean and sd of every target at the rows of a CSV, as CSV."
@@ -278,10 +296,10 @@ def _main(argv):
         burn = args.burn_in if args.burn_in is not None else 30_000
         if n_iter < 1 or not 0 <= burn < n_iter: raise CLIError("need --n-iter >= 1 and 0 <= --burn-in < --n-iter")
         if not 0 <= args.k_max <= 197: raise CLIError("--k-max must be in [0, 197] (0 means N - d - 1 = 197)")
-        robot_arm_experiment(n_iter, burn, args.k_max or None, args.beta_delta2, args.seed, progress=not args.no_progress)
+        r = robot_arm_experiment(n_iter, burn, args.k_max or None, args.beta_delta2, args.seed, progress=not args.no_progress)
+        if r["interrupted"]: return 130
     else:
-        {"fit": cmd_fit, "predict": cmd_predict, "summary": cmd_summary, "plot": cmd_plot}[cmd](args)
-        return 0
+        return {"fit": cmd_fit, "predict": cmd_predict, "summary": cmd_summary, "plot": cmd_plot}[cmd](args) or 0
     print(f"done in {time.perf_counter() - t0:.2f} s")
     return 0
 

@@ -107,12 +107,49 @@ class SamplerResult:
         return (f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
                 + bd + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "") + ")")
 
+    @property
+    def interrupted(self) -> bool:
+        "True if the run was stopped by Ctrl-C before its end (`meta['interrupted']`)."
+        return bool(self.meta.get("interrupted", False))
+
+    @property
+    def resumable(self) -> bool:
+        "True if this interrupted result still holds its run, so `resume` can finish it (not after save/load or pickle)."
+        return self.__dict__.get("_run") is not None
+
+    def resume(self, progress: bool=False):
+        "Finish an interrupted run: the same chain, bit for bit, as a run never interrupted; returns the new result."
+        if not self.resumable:
+            if not self.interrupted: raise ValueError("this run was not interrupted: there is nothing to resume")
+            raise ValueError("this interrupted result no longer holds its sampler (results keep it in memory only: "
+                             "not through save/load, pickle or copy); run the sampler again")
+        return self._run.run(progress)
+
+    def _no_samples(self, why: str) -> ValueError:
+        "The error of predicting from a result with no kept samples: an interrupted burn-in is named as the reason."
+        if self.interrupted:
+            return ValueError(f"no samples are kept: the run was interrupted (Ctrl-C) after {self.meta.get('n_done', '?')} "
+                              f"iterations, in burn-in ({self.meta.get('burn_in', '?')}); " +
+                              ("resume() (continue_fit() on the estimator) finishes it" if self.resumable
+                               else "run it again with more time"))
+        return ValueError(f"no kept samples with coefficients ({why})")
+
+    def __getstate__(self):
+        "Pickle and copy without the live run of an interrupted result (a C core with its buffers)."
+        s = dict(self.__dict__); s.pop("_run", None)
+        return s
+
     def acceptance_rates(self) -> dict:
-        "Accepted / proposed per move type, from the per-iteration move codes ({} if the sampler records none)."
-        mv, ac = getattr(self, "move", None), getattr(self, "accepted", None)
-        if mv is None or ac is None or len(mv) == 0: return {}
+        """Accepted / proposed per move type: from the sampler's own counts when it keeps them (`n_proposed`,
+        `n_accepted` in move-code order birth, death, split, merge, update; update counts single-centre steps; NaN for a
+        move never proposed), else from the per-iteration move codes ({} if the sampler records neither)."""
         from rbf_bayes.moves import MOVE_CODES
         names = {v: n for n, v in MOVE_CODES.items()}
+        n_p, n_a = getattr(self, "n_proposed", None), getattr(self, "n_accepted", None)
+        if n_p is not None and n_a is not None:
+            return {names[i]: (n_a[i] / n_p[i] if n_p[i] else float("nan")) for i in range(len(n_p))}
+        mv, ac = getattr(self, "move", None), getattr(self, "accepted", None)
+        if mv is None or ac is None or len(mv) == 0: return {}
         mv, ac = np.asarray(mv), np.asarray(ac)
         return {names[int(c)]: float(ac[mv == c].mean()) for c in np.unique(mv) if names.get(int(c)) != "stay"}
 
@@ -140,8 +177,10 @@ class SamplerResult:
         if isinstance(secs, (int, float)): rows.append(("time", f"{secs:.2f} s"))
         notes = []
         if self.meta.get("interrupted"):
-            notes.append(f"interrupted by the user after {self.meta.get('n_done', n)} {self._k_unit}: these are the "
-                         "samples of an incomplete run")
+            unit = "rows" if self._k_unit == "particles" else self._k_unit     # TD-SMC counts observations
+            notes.append(f"interrupted by the user after {self.meta.get('n_done', n)} {unit}: these are the "
+                         "samples of an incomplete run" + ("; resume() (continue_fit() on the estimator) finishes it"
+                                                           if self.resumable else ""))
         pk, km = self.p_k(burn_in), self.meta.get("k_max")
         if km is not None and len(pk) == km + 1 and pk[-1] >= 0.1:
             notes.append(f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "

@@ -40,7 +40,7 @@ from rbf_bayes.posterior import (
     sample_sigma2,
 )
 from .priors import RBFPrior
-from .progress import Progress
+from .progress import ChunkedRun
 from .results import SamplerResult
 
 # %% auto #0
@@ -106,11 +106,6 @@ class Trace(SamplerResult):
         "Centres of kept sample s, shape (k_s, d)."
         return self.centres[self.centre_offsets[s]:self.centre_offsets[s + 1]]
 
-    def acceptance_rates(self) -> dict:
-        "Accepted / proposed per move type."
-        return {m: (self.n_accepted[i] / self.n_proposed[i] if self.n_proposed[i] else float("nan"))
-                for i, m in enumerate(MOVES)}
-
     def _designs(self, x):
         x = as_inputs(x, "x")
         if x.shape[1] != self.meta["d"]:
@@ -123,7 +118,7 @@ class Trace(SamplerResult):
                ):
         "Rao-Blackwellised posterior mean (and predictive sd) at x, shape (n, c)."
         if self.n_samples == 0 or len(self.coef_mean) == 0:
-            raise ValueError("the trace holds no kept samples with coefficients (prior_only run, or burn_in >= n_iter)")
+            raise self._no_samples("a prior_only run, or burn_in >= n_iter")
         mean = m2 = None
         for s, D in self._designs(x):
             a, b = self.coef_offsets[s], self.coef_offsets[s + 1]
@@ -235,37 +230,51 @@ def sample_rjmcmc(x, # inputs (N, d)
     st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
     core.set_state(centres, Lam, d2)
-    n = config.n_iter
-    k = np.zeros(n, np.int64); lp = np.zeros(n); lam = np.zeros(n); dd = np.zeros((n, c)); ss = np.zeros((n, c))
-    mv = np.zeros(n, np.int8); acc = np.zeros(n, np.int8)
-    kept, cs, hs, als = [], [], [], []
-    t0, done, interrupted = time.perf_counter(), 0, False
-    bar = Progress(n, "RJMCMC", enabled=config.progress)
-    def next_keep(i):  # first snapshot iteration >= i
-        if i <= config.burn_in: return config.burn_in
-        return i + (-(i - config.burn_in)) % config.thin
-    try:
-        while done < n:
-            t_next = next_keep(done)
-            todo = min(t_next + 1 - done, config.chunk_size, n - done)
-            core.run(todo, k, lp, lam, dd, ss, mv, acc, done)
-            done += todo
-            if done - 1 == t_next:
-                cen, h, al = core.snapshot()
-                kept.append(done - 1); cs.append(cen); hs.append(h); als.append(al)
-            bar.update(todo, k=int(k[done - 1]))
-            if callback is not None: callback(done, int(k[done - 1]))
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        bar.close()
-    sl = slice(0, done)
-    n_prop, n_acc = core.counts
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
-                prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, seconds=time.perf_counter() - t0,
-                interrupted=interrupted, n_done=done, omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
-    return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
-                 **_snapshots(kept, cs, hs, als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta)
+                prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)},
+                omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
+    return _RJRun(core, config, c, meta, callback).run(config.progress)
+
+class _RJRun(ChunkedRun):
+    "One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots."
+    desc = "RJMCMC"
+    def __init__(self, core, config, c, meta, callback):
+        n = config.n_iter
+        super().__init__(n)
+        self.core, self.config, self.meta, self.callback = core, config, meta, callback
+        self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
+                    np.zeros(n, np.int8), np.zeros(n, np.int8))     # k, log posterior, Lambda, delta2, sigma2, move, accepted
+        self.kept, self.cs, self.hs, self.als = [], [], [], []
+
+    def _next_keep(self, i):
+        "First snapshot iteration >= i."
+        cfg = self.config
+        return cfg.burn_in if i <= cfg.burn_in else i + (-(i - cfg.burn_in)) % cfg.thin
+
+    def _chunk(self):
+        done, t_next = self.done, self._next_keep(self.done)
+        todo = min(t_next + 1 - done, self.config.chunk_size, self.total - done)
+        self.core.run(todo, *self.buf, done)
+        if done + todo - 1 == t_next:
+            cen, h, al = self.core.snapshot()
+            self.kept.append(t_next); self.cs.append(cen); self.hs.append(h); self.als.append(al)
+        k_now = int(self.buf[0][done + todo - 1])
+        if self.callback is not None: self.callback(done + todo, k_now)
+        return todo, dict(k=k_now)
+
+    def _interrupt_note(self):
+        b = self.config.burn_in
+        return f", still in burn-in ({b:,}): no samples are kept yet" if self.done <= b else ""
+
+    def _result(self) -> Trace:
+        sl, (k, lp, lam, dd, ss, mv, acc) = slice(0, self.done), self.buf
+        n_prop, n_acc = self.core.counts
+        meta = dict(self.meta, seconds=self.seconds, interrupted=self.interrupted, n_done=self.done)
+        d, c = meta["d"], meta["c"]
+        # views of the buffers: a resumed run writes only past self.done, so an earlier partial result stays as it was
+        return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
+                     **_snapshots(self.kept, self.cs, self.hs, self.als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta)
+
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),

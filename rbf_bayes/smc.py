@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import math
-import signal
-import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -28,7 +26,7 @@ from rbf_bayes._validation import (
 from .basis import basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
-from .progress import Progress
+from .progress import DeferredInterrupt, InterruptedWarning, Progress, interrupt_message
 from .results import SamplerResult
 
 # %% auto #0
@@ -164,19 +162,6 @@ def resample_slots(idx: np.ndarray, # resampled parent indices (any order)
     src[dead] = extra
     return src
 
-# %% ../nbs/09_smc.ipynb #661e8252
-class _DeferredInterrupt:
-    "Hold Ctrl-C (SIGINT) until the current observation is complete, so the particle system is never half-updated."
-    def __enter__(self):
-        self.requested, self._old = False, None
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._handler)
-        return self
-    def _handler(self, signum, frame): self.requested = True
-    def __exit__(self, *exc):
-        if self._old is not None: signal.signal(signal.SIGINT, self._old)
-        return False
-
 # %% ../nbs/09_smc.ipynb #3a9028af
 class _TDSMCBase:
     "What the Python reference and the C engine share: settings, the per-observation bookkeeping, estimates."
@@ -222,25 +207,30 @@ class _TDSMCBase:
         s2b = self.b_b / self.rng.standard_gamma(self.a_b) if self.a_b > 0 and self.b_b > 0 else float(self.init_variances[1])
         return s2y, s2b
 
-    def partial_fit(self, x, y, progress: bool=False):
+    def partial_fit(self, x, y, progress: bool=False, warn: bool=True):
         """Process observations one at a time (rows of x, y), continuing the current particle system. Ctrl-C stops after
-        the observation in progress (never half-way through one): a warning says how far it got and `interrupted` is set;
-        `partial_fit` on the remaining rows continues exactly where it stopped. `progress`: a bar over the rows."""
+        the observation in progress (never half-way through one; the package's contract, `04b_progress`): `interrupted`
+        is set, `rows_done` says how many rows of this call were processed, one InterruptedWarning says so (unless
+        `warn=False`: the caller warns), and `partial_fit` on the remaining rows continues exactly where it stopped.
+        `progress`: a bar over the rows."""
         x = as_inputs(x); Y = as_targets(y, len(x))
         if self.logw is None: self._check_memory(self.capacity); self._init(x.shape[1], Y.shape[1])
         elif x.shape[1] != self.d or Y.shape[1] != self.c_out:
             raise ValueError("x and y must have the dimensions of the data seen so far")
         if self.t + len(x) > self.capacity:
             cap = max(2 * self.capacity, self.t + len(x)); self._check_memory(cap); self._grow(cap)
-        self.interrupted = False
-        with _DeferredInterrupt() as stop, Progress(len(x), "TD-SMC", enabled=progress, unit="obs") as bar:
+        self.interrupted, self.rows_done = False, 0
+        with DeferredInterrupt() as stop, Progress(len(x), "TD-SMC", enabled=progress, unit="obs") as bar:
             for i, (xt, yt) in enumerate(zip(x, Y, strict=False)):
                 self._step(np.ascontiguousarray(xt, dtype=float), np.ascontiguousarray(yt, dtype=float))
+                self.rows_done = i + 1
                 bar.update(1, k=round(self.k_history[-1], 1))
                 if stop.requested and i + 1 < len(x):
                     self.interrupted = True
-                    warnings.warn(f"interrupted: {i + 1} of the {len(x)} rows given were processed (t = {self.t}); "
-                                  f"call partial_fit with rows {i + 1}: to continue", RuntimeWarning, stacklevel=2)
+                    if warn:
+                        warnings.warn(interrupt_message("TD-SMC", i + 1, len(x), "rows", f" (t = {self.t})",
+                                                        f"partial_fit(x[{i + 1}:], y[{i + 1}:])"),
+                                      InterruptedWarning, stacklevel=2)
                     break
         return self
 
@@ -303,7 +293,8 @@ class _TDSMCBase:
         res = SMCResult(k=np.array([len(c) for c in centres], np.int64), weights=self.weights, centres=centres,
                         coef_mean=coef, factors=factors, sigma2=s2y,
                         meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t, k_max=self.k_max,
-                                  log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled))
+                                  log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled,
+                                  interrupted=bool(getattr(self, "interrupted", False)), n_done=self.t))
         self._result = (self.version, res)
         return res
 
@@ -493,8 +484,25 @@ class SMCRegressor(BaseBayesEstimator):
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._new(len(X))
         order = self._gen.permutation(len(X)) if check_bool("shuffle", self.shuffle) else np.arange(len(X))
-        t0 = time.perf_counter(); self.smc_.partial_fit(X[order], Y[order], self.progress); self.seconds_ = time.perf_counter() - t0
+        self.seconds_ = 0.0
+        self._feed(X[order], Y[order])
         return self
+
+    def _feed(self, X, Y):
+        "Stream rows into the particle system; on Ctrl-C keep the unprocessed rows for `continue_fit` and warn once."
+        t0 = time.perf_counter()
+        self.smc_.partial_fit(X, Y, self.progress, warn=False)
+        self.seconds_ = getattr(self, "seconds_", 0.0) + time.perf_counter() - t0
+        done = self.smc_.rows_done
+        self.interrupted_ = bool(self.smc_.interrupted)
+        self._pending = (X[done:], Y[done:]) if self.interrupted_ else None
+        if self.interrupted_:
+            warnings.warn(interrupt_message("TD-SMC", done, len(X), "rows", f" (t = {self.smc_.t})",
+                                            f"continue_fit() (the remaining {len(X) - done:,} rows, in the same order)"),
+                          InterruptedWarning, stacklevel=3)
+
+    def _can_continue(self) -> bool: return getattr(self, "_pending", None) is not None
+    def _continue(self): self._feed(*self._pending)
 
     def partial_fit(self, X, y):
         """Process more observations, in the given order, continuing the particle system. With standardize=True the first
@@ -508,6 +516,9 @@ class SMCRegressor(BaseBayesEstimator):
                 raise ValueError(f"the first partial_fit batch sets the standardisation (standardize=True) and needs at "
                                  f"least 2 rows, got {n}: pass a larger first batch, or standardize=False")
             X, Y = self._fit_scaling(*self._validate_fit(X, y, min_samples=2 if self.standardize else 1)); self._new(len(X))
+        elif self._can_continue():
+            raise ValueError(f"the last batch was interrupted with {len(self._pending[0])} rows not yet processed: call "
+                             "continue_fit() first (or fit to start again), so that no row is silently skipped")
         else:
             now = self.get_params(deep=False)
             changed = sorted(k for k, v in self._stream_params.items() if k != "progress" and now[k] is not v and now[k] != v)
@@ -517,7 +528,7 @@ class SMCRegressor(BaseBayesEstimator):
             X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
             X, Y = self._scale_x(X), (Y - self.y_shift_) / self.y_scale_
-        self.smc_.partial_fit(X, Y, self.progress)
+        self._feed(X, Y)
         return self
 
     @property
@@ -531,7 +542,7 @@ class SMCRegressor(BaseBayesEstimator):
 
     def _set_fitted(self, trace):
         "`load`: a saved SMCResult predicts; the particle states are not in the file, so partial_fit cannot continue."
-        self._loaded_trace = trace
+        self._loaded_trace = trace; self.interrupted_ = trace.interrupted
 
     @property
     def k_posterior_(self) -> np.ndarray:

@@ -147,7 +147,7 @@ def test_ctrl_c_stops_between_observations_and_the_run_can_continue():
     x = rng.uniform(-3, 3, (15, 1))
     y = np.sin(x[:, 0])
     a = Interrupted(25, width=1.0, k_max=6, capacity=15, rng=np.random.default_rng(4))
-    with pytest.warns(RuntimeWarning, match="interrupted: 5 of the 15 rows"):
+    with pytest.warns(RuntimeWarning, match="TD-SMC interrupted .Ctrl-C. after 5 of 15 rows"):
         a.partial_fit(x, y)
     assert a.interrupted and a.t == 5
     a.partial_fit(x[5:], y[5:])
