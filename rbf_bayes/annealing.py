@@ -179,6 +179,9 @@ class _AnnealRun(ChunkedRun):
                                if self.x_test is not None else math.nan)
         return todo, dict(k=int(self.buf[0][end - 1]))
 
+    def _interrupt_note(self):
+        return f" (temperature {self.temps[self.done - 1]:.3g}); kept: the best network seen so far"
+
     def _result(self) -> AnnealResult:
         m, x, Y, n = self.meta, self.x, self.Y, self.done
         k, lp = self.buf[0][:n], self.buf[1][:n]

@@ -241,14 +241,15 @@ def sample_bmars(x, # predictors (n, p)
     core = BMARSCore(st, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator)
     meta = dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
                 n_types=len(types), engine="c")
-    return _BMARSRun(core, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta).run(progress)
+    return _BMARSRun(core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta).run(progress)
 
 class _BMARSRun(ChunkedRun):
-    "One BMARS run between chunks: the C core (and its bit generator), per-iteration buffers, the kept models."
+    """One BMARS run between chunks: the C core (and its bit generator), per-iteration buffers, the kept models; `st` is
+    the core's GramFactor (read by the long-run check, `bench/bench_long_run.py`)."""
     desc = "Bayesian MARS"
-    def __init__(self, core, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta):
+    def __init__(self, core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta):
         super().__init__(n_iter)
-        self.core, self.burn_in, self.thin, self.chunk_size = core, burn_in, thin, chunk_size
+        self.core, self.st, self.burn_in, self.thin, self.chunk_size = core, st, burn_in, thin, chunk_size
         self.sorted_x, self.prior_only, self.meta = sorted_x, prior_only, meta
         self.buf = (np.zeros(n_iter, np.int64), np.zeros(n_iter), np.zeros(n_iter), np.zeros(n_iter, np.int8),
                     np.zeros(n_iter, np.int8))     # k, log marginal likelihood, lambda, move, accepted
@@ -270,7 +271,9 @@ class _BMARSRun(ChunkedRun):
         return todo, dict(k=int(self.buf[0][done + todo - 1]))
 
     def _interrupt_note(self):
-        return f", still in burn-in ({self.burn_in:,}): no models are kept yet" if self.done <= self.burn_in else ""
+        b = self.burn_in
+        return (f", still in burn-in ({b:,}): no models are kept yet" if self.done <= b else
+                f"; kept: {len(self.kept):,} models from the {self.done - b:,} iterations after burn-in ({b:,})")
 
     def _result(self) -> BMARSTrace:
         n, (k, ll, la, mv, ac), c = self.done, self.buf, self.meta["c"]

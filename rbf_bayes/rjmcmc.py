@@ -233,15 +233,16 @@ def sample_rjmcmc(x, # inputs (N, d)
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)},
                 omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
-    return _RJRun(core, config, c, meta, callback).run(config.progress)
+    return _RJRun(core, st, config, c, meta, callback).run(config.progress)
 
 class _RJRun(ChunkedRun):
-    "One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots."
+    """One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots;
+    `st` is the core's GramFactor (read by the long-run check, `bench/bench_long_run.py`)."""
     desc = "RJMCMC"
-    def __init__(self, core, config, c, meta, callback):
+    def __init__(self, core, st, config, c, meta, callback):
         n = config.n_iter
         super().__init__(n)
-        self.core, self.config, self.meta, self.callback = core, config, meta, callback
+        self.core, self.st, self.config, self.meta, self.callback = core, st, config, meta, callback
         self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
                     np.zeros(n, np.int8), np.zeros(n, np.int8))     # k, log posterior, Lambda, delta2, sigma2, move, accepted
         self.kept, self.cs, self.hs, self.als = [], [], [], []
@@ -264,7 +265,8 @@ class _RJRun(ChunkedRun):
 
     def _interrupt_note(self):
         b = self.config.burn_in
-        return f", still in burn-in ({b:,}): no samples are kept yet" if self.done <= b else ""
+        return (f", still in burn-in ({b:,}): no samples are kept yet" if self.done <= b else
+                f"; kept: {len(self.kept):,} samples from the {self.done - b:,} iterations after burn-in ({b:,})")
 
     def _result(self) -> Trace:
         sl, (k, lp, lam, dd, ss, mv, acc) = slice(0, self.done), self.buf

@@ -485,19 +485,25 @@ class SMCRegressor(BaseBayesEstimator):
         self._new(len(X))
         order = self._gen.permutation(len(X)) if check_bool("shuffle", self.shuffle) else np.arange(len(X))
         self.seconds_ = 0.0
-        self._feed(X[order], Y[order])
+        self._feed(X[order], Y[order], order)
         return self
 
-    def _feed(self, X, Y):
-        "Stream rows into the particle system; on Ctrl-C keep the unprocessed rows for `continue_fit` and warn once."
+    def _feed(self, X, Y, index):
+        """Stream rows into the particle system (index: their row numbers in the user's X); on Ctrl-C keep the rest for
+        `continue_fit`, record `rows_processed_` (sorted row numbers of X already seen) and warn once."""
         t0 = time.perf_counter()
         self.smc_.partial_fit(X, Y, self.progress, warn=False)
         self.seconds_ = getattr(self, "seconds_", 0.0) + time.perf_counter() - t0
         done = self.smc_.rows_done
         self.interrupted_ = bool(self.smc_.interrupted)
-        self._pending = (X[done:], Y[done:]) if self.interrupted_ else None
+        self._pending = (X[done:], Y[done:], index[done:]) if self.interrupted_ else None
+        self.rows_processed_ = np.sort(np.concatenate([getattr(self, "_seen", np.empty(0, np.intp)), index[:done]]))
+        self._seen = self.rows_processed_ if self.interrupted_ else np.empty(0, np.intp)
         if self.interrupted_:
-            warnings.warn(interrupt_message("TD-SMC", done, len(X), "rows", f" (t = {self.smc_.t})",
+            shown = ", ".join(map(str, self.rows_processed_[:8])) + (", ..." if len(self.rows_processed_) > 8 else "")
+            warnings.warn(interrupt_message("TD-SMC", len(self.rows_processed_), len(self.rows_processed_) + len(X) - done,
+                                            "rows", f" (t = {self.smc_.t}); kept: the particle system after the rows "
+                                            f"rows_processed_ = [{shown}] of this call's X",
                                             f"continue_fit() (the remaining {len(X) - done:,} rows, in the same order)"),
                           InterruptedWarning, stacklevel=3)
 
@@ -528,7 +534,7 @@ class SMCRegressor(BaseBayesEstimator):
             X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
             X, Y = self._scale_x(X), (Y - self.y_shift_) / self.y_scale_
-        self._feed(X, Y)
+        self._feed(X, Y, np.arange(len(X)))
         return self
 
     @property
