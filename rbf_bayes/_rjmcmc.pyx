@@ -20,7 +20,7 @@ from numpy.random.c_distributions cimport (random_standard_uniform, random_stand
                                            random_standard_gamma, random_interval)
 from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm
 from rbf_bayes._kernel import BASIS_CODES
-from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, log_ml, LOG_2PI
+from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI
 from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, APPEND, DELETE, REPLACE, move_probs,
                               mh_accept, rate_mh_step, propose, settle)
 
@@ -56,6 +56,8 @@ cdef class RJCore:
     cdef double c_star, varpi, srw, vs
     cdef int en_bd, en_sm, en_u, prior_only, fix_Lambda, fix_delta2, use_fp, nuis
     cdef double fp_b, fp_d, fp_s, fp_m, inv_t1
+    cdef bint has_s2           # sigma^2 known (config.fixed_sigma2; probit data augmentation: 1)
+    cdef double s2_fixed
     cdef object _best
     cdef double* best
     cdef readonly double best_logf
@@ -126,6 +128,11 @@ cdef class RJCore:
         if not self.jeffreys:
             self.lik.const += 0.5 * self.v0 * log(0.5 * self.g0) - lgamma(0.5 * self.v0)
         self.lik.delta2, self.lik.delta2_stride = self.delta2_buf, 1
+        fs2 = getattr(config, "fixed_sigma2", None)
+        self.has_s2 = fs2 is not None
+        self.s2_fixed = fs2 if self.has_s2 else 0.0
+        if self.has_s2:      # the likelihood seam's second kind: y ~ N(D alpha, sigma^2 I) with sigma^2 known
+            self.lik.kind, self.lik.sigma2 = GAUSSIAN, self.s2_fixed
         self.c_star, self.varpi = config.c_star, config.varpi
         self.srw, self.vs = sqrt(config.rw_var), config.split_scale
         mv = set(config.moves)
@@ -457,7 +464,10 @@ cdef class RJCore:
                 al = self.alpha + o * M1
                 s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
                 yPy = self.st.yy[o] - s * self.st.e[o]
-                s2 = 0.5 * (self.g0 + yPy) / random_standard_gamma(self.rng, a_s)
+                if self.has_s2:
+                    s2 = self.s2_fixed
+                else:
+                    s2 = 0.5 * (self.g0 + yPy) / random_standard_gamma(self.rng, a_s)
                 self.sigma2_buf[o] = s2
                 # w = L' alpha ~ N(s z, s2 s I); quad = alpha' S alpha
                 quad = 0.0
@@ -541,6 +551,18 @@ cdef class RJCore:
                         s2_out[i, o] = self.sigma2_buf[o]
                     mv_out[i] = self.last_move
                     acc_out[i] = self.last_acc
+
+    def set_targets(self, Y):
+        """Replace the targets, e.g. by the latent z of data augmentation (probit): D'Y, y'y and the factors are
+        recomputed from the stored columns (O(N m + m^3)), then the marginal likelihood and log posterior."""
+        self.st.set_targets(Y)
+        if not self.prior_only:
+            self.lml = log_ml(&self.lik, self.st, False)
+        self.logpost = self.lml + self._log_prior()
+
+    def coef_draw(self):
+        """The coefficient draw alpha (m, c) of the current state (drawn at the end of the last iteration)."""
+        return self._alpha[:, :self.st.m].T.copy()
 
     def snapshot(self):
         """(centres (k, d), posterior-mean coefficients h (m, c), last coefficient draw (m, c))."""

@@ -65,6 +65,7 @@ class RJConfig:
     progress: bool = False      # show a progress bar (`rbf_bayes.progress`: a widget in Jupyter, stderr in a terminal)
     fixed_probs: tuple|None = None  # (b, d, s, m) held constant instead of eq. 22 (RJ simulated annealing: 0.2 each)
     sample_nuisance: bool = True    # draw sigma^2 and alpha each iteration (needed for delta^2 and predictive sd)
+    fixed_sigma2: float|None = None # sigma^2 known (the likelihood seam's GAUSSIAN kind; probit data augmentation: 1)
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
@@ -79,6 +80,7 @@ class RJConfig:
         if ("birth" in mv) != ("death" in mv): raise ValueError("birth and death must be enabled together (each is the other's reverse)")
         if ("split" in mv) != ("merge" in mv): raise ValueError("split and merge must be enabled together (each is the other's reverse)")
         if self.fix_Lambda is not None: check_positive("fix_Lambda", self.fix_Lambda)
+        if self.fixed_sigma2 is not None: check_positive("fixed_sigma2", self.fixed_sigma2)
         if self.fix_delta2 is not None: check_positive("fix_delta2", self.fix_delta2)
         if self.fixed_probs is not None:
             fp = tuple(float(v) for v in self.fixed_probs)
@@ -255,13 +257,17 @@ class _RJRun(ChunkedRun):
     def _chunk(self):
         done, t_next = self.done, self._next_keep(self.done)
         todo = min(t_next + 1 - done, self.config.chunk_size, self.total - done)
-        self.core.run(todo, *self.buf, done)
+        self._advance(done, todo)
         if done + todo - 1 == t_next:
             cen, h, al = self.core.snapshot()
             self.kept.append(t_next); self.cs.append(cen); self.hs.append(h); self.als.append(al)
         k_now = int(self.buf[0][done + todo - 1])
         if self.callback is not None: self.callback(done + todo, k_now)
         return todo, dict(k=k_now)
+
+    def _advance(self, done, todo):
+        "Run iterations done .. done + todo - 1 (a variant, e.g. probit data augmentation, adds its own steps here)."
+        self.core.run(todo, *self.buf, done)
 
     def _interrupt_note(self):
         b = self.config.burn_in
