@@ -1,9 +1,9 @@
 __version__ = "0.1.0"
 """Bayesian regression with an unknown number of basis functions: reversible-jump MCMC, RJ simulated annealing,
-trans-dimensional SMC and Bayesian MARS (see ARCHITECTURE.md for the layers)."""
+trans-dimensional SMC and Bayesian MARS, and probit classification (see ARCHITECTURE.md for the layers)."""
 from .annealing import AnnealedRBFRegressor
 from .bmars import BMARSRegressor
-from .estimators import RJMCMCRegressor
+from .estimators import RJMCMCClassifier, RJMCMCRegressor
 from .smc import SMCRegressor
 
-__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor"]
+__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier"]

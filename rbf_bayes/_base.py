@@ -73,8 +73,9 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         tags.target_tags.multi_output = True      # y may be (n, c): the outputs share the bases
         return tags
 
-    def _validate_fit(self, X, y, min_samples: int=2) -> tuple[np.ndarray, np.ndarray]:
-        "Validate (X, y) once (scikit-learn's checks, then ours); set n_features_in_, n_outputs_; return X, Y (N, c)."
+    def _validate_fit(self, X, y, min_samples: int=2, labels: bool=False) -> tuple[np.ndarray, np.ndarray]:
+        """Validate (X, y) once (scikit-learn's checks, then ours); set n_features_in_, n_outputs_; return X, Y (N, c).
+        labels=True (classifiers): y is a vector of class labels of any type, returned as given (validated)."""
         nx, ny = _n_rows(X), _n_rows(y)
         if nx is not None and ny is not None and nx != ny:
             raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
@@ -85,11 +86,14 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         if nx is not None and nx < min_samples:
             raise ValueError(f"X has {nx} row(s) ({nx} sample(s)): {type(self).__name__} needs at least {min_samples}")
         try:
-            X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64, ensure_all_finite=False,
-                                 ensure_min_samples=min_samples)
+            X, y = validate_data(self, X, y, multi_output=not labels, y_numeric=not labels, dtype=np.float64,
+                                 ensure_all_finite=False, ensure_min_samples=min_samples)
         except ValueError as err:
             if "could not convert" in str(err): raise ValueError(f"X and y must be numeric: {err}") from None
             raise
+        if labels:
+            X = as_inputs(X, "X"); self._y_1d, self.n_outputs_ = True, 1
+            return X, np.asarray(y)
         X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y")
         self._y_1d = np.ndim(y) == 1
         self.n_outputs_ = Y.shape[1]
@@ -126,7 +130,14 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
                              "the basis functions exceed the floating-point range; predict nearer the data")
         return res
 
-    _result_class = None     # the SamplerResult subclass the estimator's sampler returns (set by each estimator)
+    _result_class = None     # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
+
+    def _fitted_json(self) -> dict:
+        "Hook: extra JSON-able fitted state for `save` (e.g. a classifier's classes_)."
+        return {}
+
+    def _load_fitted_json(self, f: dict) -> None:
+        "Hook: restore what `_fitted_json` stored."
 
     def _set_fitted(self, trace):
         "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
@@ -185,7 +196,8 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         self._check_fitted()
         arrays, trace = self.trace_._to_stored("trace/")
         for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_"): arrays[n] = getattr(self, n)
-        fitted = dict(n_features_in_=int(self.n_features_in_), n_outputs_=int(self.n_outputs_), y_1d=bool(self._y_1d))
+        fitted = dict(n_features_in_=int(self.n_features_in_), n_outputs_=int(self.n_outputs_), y_1d=bool(self._y_1d),
+                      **self._fitted_json())
         if hasattr(self, "feature_names_in_"): fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
         params = {k: _param_to_json(k, v) for k, v in self.get_params(deep=False).items()}
         write_npz(path, "rbf_bayes estimator", dict(cls=type(self).__name__, params=params, fitted=fitted, trace=trace,
@@ -204,7 +216,10 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         f = h["fitted"]
         m.n_features_in_, m.n_outputs_, m._y_1d = f["n_features_in_"], f["n_outputs_"], f["y_1d"]
         if "feature_names_in_" in f: m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
-        m._set_fitted(cls._result_class._from_stored_arrays(arrays, h["trace"], "trace/"))
+        m._load_fitted_json(f)
+        rcs = cls._result_class if isinstance(cls._result_class, tuple) else (cls._result_class,)
+        rc = next((r for r in rcs if r.__name__ == h["trace"].get("cls")), rcs[0])   # else its own error names both
+        m._set_fitted(rc._from_stored_arrays(arrays, h["trace"], "trace/"))
         m.metadata_ = h.get("metadata", {})
         return m
 

@@ -5,12 +5,20 @@
 # %% ../nbs/12_estimators.ipynb #ed743a57
 from __future__ import annotations
 
+import numpy as np
+from scipy import special
+from sklearn.base import ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
+
 from ._base import BaseBayesEstimator
+from ._validation import check_choice
 from .priors import RBFPrior
+from .probit import ProbitTrace, sample_probit
 from .rjmcmc import RJConfig, Trace, sample_rjmcmc
 
 # %% auto #0
-__all__ = ['RJMCMCRegressor']
+__all__ = ['RJMCMCRegressor', 'RJMCMCClassifier']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 class RJMCMCRegressor(BaseBayesEstimator):
@@ -48,3 +56,113 @@ class RJMCMCRegressor(BaseBayesEstimator):
         "Posterior mean (Rao-Blackwellised) and optionally the predictive standard deviation."
         X = self._scale_x(self._validate_predict(X))
         return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))
+
+# %% ../nbs/12_estimators.ipynb #7fb27b941602401d91542211134fc71a
+class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
+    """Binary classification with an unknown number of bases by reversible-jump MCMC.
+
+    `link="probit"` (default): the probit model by data augmentation (`05c_probit`): P(y = 1 | x) = Phi(f(x)), and
+    `predict_proba` is the posterior mean of Phi(f(x)). `link="discriminant"`: the 1999 paper's §7.3 classifier, the
+    regression model on the 0/1 labels with the threshold 1/2; `predict_proba` is then the predictive probability that a
+    new output lies above the threshold, Phi((mean - 1/2) / sd), and `decision_function` is (mean - 1/2) / sd.
+
+    Attributes: classes_ (the two labels, any type; classes_[1] is the positive class), trace_ (a `ProbitTrace`, or the
+    regression `Trace` for the discriminant), k_posterior_, interrupted_, and the base class's scaling attributes."""
+    def __init__(self,
+                 link: str="probit", # "probit" (probabilities, 05c_probit) or "discriminant" (the 1999 paper's §7.3)
+                 basis: str="thin_plate", # one of `BASES` (thin-plate splines as in the paper's classification experiment)
+                 width: float=1.0, # multiquadric / Gaussian width
+                 n_iter: int=5000, # MCMC iterations
+                 burn_in: int=2500, # iterations discarded
+                 thin: int=5, # keep every thin-th iteration after burn-in
+                 prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(); the probit model fixes sigma^2 = 1)
+                 split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5,
+                 random_state=None, # int, numpy Generator or None
+                 progress: bool=False, # show a progress bar
+                 standardize: bool=True, # fit on standardised X (and, for the discriminant, standardised labels)
+                ):
+        self.link, self.basis, self.width, self.n_iter, self.burn_in, self.thin = link, basis, width, n_iter, burn_in, thin
+        self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
+        self.random_state, self.progress, self.standardize = random_state, progress, standardize
+
+    _result_class = (ProbitTrace, Trace)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = False
+        tags.classifier_tags.multi_class = False     # two classes (the multinomial model is future work, issue 14)
+        return tags
+
+    def fit(self, X, y):
+        "Sample the posterior; sets classes_, trace_, k_posterior_ and the scaling."
+        check_choice("link", self.link, ("probit", "discriminant"))
+        X, yl = self._validate_fit(X, y, min_samples=2, labels=True)
+        yl = column_or_1d(yl, warn=True)              # a column vector is accepted, with scikit-learn's warning
+        check_classification_targets(yl)
+        self.classes_ = np.unique(yl)
+        if len(self.classes_) != 2:
+            raise ValueError(f"Only binary classification is supported. y has {len(self.classes_)} class(es) "
+                             f"{self.classes_.tolist()[:5]}: RJMCMCClassifier handles two classes (multi-class is not "
+                             "implemented yet)")
+        y01 = (yl == self.classes_[1]).astype(float)
+        cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
+                       rw_var=self.rw_var, varpi=self.varpi, progress=self.progress)
+        prior = self.prior if self.prior is not None else RBFPrior()
+        if self.link == "probit":
+            Xs, _ = self._fit_scaling(X, y01[:, None])
+            self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)    # labels are labels: no scaling of y
+            tr = sample_probit(Xs, y01.astype(int), prior=prior, config=cfg, rng=self._rng(), basis=self.basis,
+                               width=self.width)
+        else:
+            Xs, Ys = self._fit_scaling(X, y01[:, None])
+            tr = sample_rjmcmc(Xs, Ys, prior=prior, config=cfg, rng=self._rng(), basis=self.basis, width=self.width)
+        self._y_1d = True
+        self._set_fitted(tr)
+        return self
+
+    def _fitted_json(self) -> dict:
+        return dict(classes_=self.classes_.tolist())
+
+    def _load_fitted_json(self, f: dict) -> None:
+        self.classes_ = np.array(f["classes_"])
+
+    def predict_proba(self, X, return_std: bool=False):
+        "Class probabilities (n, 2) in the order of classes_; with return_std also the posterior sd of P(class 1), (n,)."
+        Xs = self._scale_x(self._validate_predict(X))
+        if isinstance(self.trace_, ProbitTrace):
+            p1, sd = self.trace_.predict_proba(Xs, return_std=True)
+        else:
+            mean, s = self._unscale(self.trace_.predict(Xs, return_std=True), True)
+            p1 = special.ndtr((mean[:, 0] - 0.5) / s[:, 0])
+            sd = self._discriminant_sd(Xs) if return_std else None
+        P = np.column_stack([1 - p1, p1])
+        return (P, sd) if return_std else P
+
+    def _discriminant_sd(self, Xs) -> np.ndarray:
+        "Posterior sd of the discriminant's P(output > 1/2) across the kept draws (each draw's own predictive)."
+        t, out = self.trace_, []
+        s2 = t.sigma2[t.kept, 0]
+        for s, D in t._designs(Xs):
+            a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
+            f = (D @ t.coef_draw[a:b, 0]) * self.y_scale_[0] + self.y_shift_[0]
+            out.append(special.ndtr((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0])))
+        return np.std(out, axis=0)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive probability on the latent
+        scale (so it ranks as predict_proba does; computed in log space, finite for any finite input); discriminant:
+        the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is predict_proba's P(class 1))."""
+        Xs = self._scale_x(self._validate_predict(X))
+        if isinstance(self.trace_, ProbitTrace):
+            F = self.trace_.latent_draws(Xs); lS = np.log(F.shape[1])
+            lp = special.logsumexp(special.log_ndtr(F), axis=1) - lS      # log P(class 1)
+            lq = special.logsumexp(special.log_ndtr(-F), axis=1) - lS     # log P(class 0)
+            return np.where(lp < lq, special.ndtri_exp(lp), -special.ndtri_exp(lq))
+        mean, sd = self._unscale(self.trace_.predict(Xs, return_std=True), True)
+        return (mean[:, 0] - 0.5) / sd[:, 0]
+
+    def predict(self, X) -> np.ndarray:
+        "The class with the larger probability (probit), or on the discriminant's side of 1/2."
+        f = self.decision_function(X)          # checks that the model is fitted
+        return self.classes_[(f > 0).astype(int)]
+
