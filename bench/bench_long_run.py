@@ -38,22 +38,25 @@ from rbf_bayes.rjmcmc import RJConfig, rj_memory, sample_rjmcmc
 TOL = 1e-8
 
 
-def peak_mib() -> float:
-    "Peak resident memory of this process (MiB) since the last `reset_peak()`."
+def _status_mib(key: str) -> float | None:
+    "A memory line of /proc/self/status (VmHWM: peak since the last reset, VmRSS: now) in MiB; None elsewhere."
     try:
         with open("/proc/self/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024.0
+            return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024.0
     except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        return None
+
+
+def peak_mib() -> float:
+    "Peak resident memory of this process (MiB) since the last `reset_peak()`."
+    v = _status_mib("VmHWM")
+    return v if v is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def current_mib() -> float:
     "Resident memory now (MiB)."
-    try:
-        with open("/proc/self/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024.0
-    except (OSError, StopIteration):
-        return peak_mib()
+    v = _status_mib("VmRSS")
+    return v if v is not None else peak_mib()
 
 
 def reset_peak() -> float:
