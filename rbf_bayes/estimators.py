@@ -59,17 +59,20 @@ class RJMCMCRegressor(BaseBayesEstimator):
 
 # %% ../nbs/12_estimators.ipynb #7fb27b941602401d91542211134fc71a
 class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
-    """Binary classification with an unknown number of bases by reversible-jump MCMC.
+    """Classification with an unknown number of bases by reversible-jump MCMC.
 
-    `link="probit"` (default): the probit model by data augmentation (`05c_probit`): P(y = 1 | x) = Phi(f(x)), and
-    `predict_proba` is the posterior mean of Phi(f(x)). `link="discriminant"`: the 1999 paper's §7.3 classifier, the
-    regression model on the 0/1 labels with the threshold 1/2; `predict_proba` is then the predictive probability that a
-    new output lies above the threshold, Phi((mean - 1/2) / sd), and `decision_function` is (mean - 1/2) / sd.
+    `link="probit"` (default): the probit model by data augmentation (`05c_probit`). Two classes: P(y = 1 | x) =
+    Phi(f(x)); more: the multinomial probit, one latent utility per class (class 0's mean utility fixed at 0), the
+    class with the largest utility observed. `predict_proba` is the posterior mean of the class probabilities.
+    `link="discriminant"` (two classes): the 1999 paper's §7.3 classifier, the regression model on the 0/1 labels with
+    the threshold 1/2; `predict_proba` is then the predictive probability that a new output lies above the threshold,
+    Phi((mean - 1/2) / sd), and `decision_function` is (mean - 1/2) / sd.
 
-    Attributes: classes_ (the two labels, any type; classes_[1] is the positive class), trace_ (a `ProbitTrace`, or the
-    regression `Trace` for the discriminant), k_posterior_, interrupted_, and the base class's scaling attributes."""
+    Attributes: classes_ (the labels, any type, sorted; for two classes classes_[1] is the positive class), trace_ (a
+    `ProbitTrace`, or the regression `Trace` for the discriminant), k_posterior_, interrupted_, and the base class's
+    scaling attributes."""
     def __init__(self,
-                 link: str="probit", # "probit" (probabilities, 05c_probit) or "discriminant" (the 1999 paper's §7.3)
+                 link: str="probit", # "probit" (probabilities, any number of classes, 05c_probit) or "discriminant" (two classes, the 1999 paper's §7.3)
                  basis: str="thin_plate", # one of `BASES` (thin-plate splines as in the paper's classification experiment)
                  width: float=1.0, # multiquadric / Gaussian width
                  n_iter: int=5000, # MCMC iterations
@@ -90,7 +93,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = False
-        tags.classifier_tags.multi_class = False     # two classes (the multinomial model is future work, issue 14)
+        tags.classifier_tags.multi_class = self.link != "discriminant"    # the discriminant is a two-class rule
         return tags
 
     def fit(self, X, y):
@@ -100,21 +103,22 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         yl = column_or_1d(yl, warn=True)              # a column vector is accepted, with scikit-learn's warning
         check_classification_targets(yl)
         self.classes_ = np.unique(yl)
-        if len(self.classes_) != 2:
-            raise ValueError(f"Only binary classification is supported. y has {len(self.classes_)} class(es) "
-                             f"{self.classes_.tolist()[:5]}: RJMCMCClassifier handles two classes (multi-class is not "
-                             "implemented yet)")
-        y01 = (yl == self.classes_[1]).astype(float)
+        C = len(self.classes_)
+        if C < 2:
+            raise ValueError(f"y has {C} class {self.classes_.tolist()}: a classifier needs at least two classes")
+        if C > 2 and self.link == "discriminant":
+            raise ValueError(f"Only binary classification is supported. link='discriminant' handles two classes; y has {C} classes {self.classes_.tolist()[:5]}: "
+                             "use link='probit' (the multinomial probit) for more")
+        yi = np.searchsorted(self.classes_, yl)
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
                        rw_var=self.rw_var, varpi=self.varpi, progress=self.progress)
         prior = self.prior if self.prior is not None else RBFPrior()
         if self.link == "probit":
-            Xs, _ = self._fit_scaling(X, y01[:, None])
+            Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)    # labels are labels: no scaling of y
-            tr = sample_probit(Xs, y01.astype(int), prior=prior, config=cfg, rng=self._rng(), basis=self.basis,
-                               width=self.width)
+            tr = sample_probit(Xs, yi, prior=prior, config=cfg, rng=self._rng(), basis=self.basis, width=self.width)
         else:
-            Xs, Ys = self._fit_scaling(X, y01[:, None])
+            Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
             tr = sample_rjmcmc(Xs, Ys, prior=prior, config=cfg, rng=self._rng(), basis=self.basis, width=self.width)
         self._y_1d = True
         self._set_fitted(tr)
@@ -127,16 +131,26 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         self.classes_ = np.array(f["classes_"])
 
     def predict_proba(self, X, return_std: bool=False):
-        "Class probabilities (n, 2) in the order of classes_; with return_std also the posterior sd of P(class 1), (n,)."
+        """Class probabilities (n, C) in the order of classes_ (the posterior mean over the kept draws); with return_std
+        also their posterior sd: (n,), that of P(classes_[1]), for two classes; (n, C) for more."""
         Xs = self._scale_x(self._validate_predict(X))
         if isinstance(self.trace_, ProbitTrace):
-            p1, sd = self.trace_.predict_proba(Xs, return_std=True)
+            P, sd = self.trace_.predict_proba(Xs, return_std=True)
+            if self.trace_.n_classes > 2: return (P, sd) if return_std else P
+            p1 = P
         else:
             mean, s = self._unscale(self.trace_.predict(Xs, return_std=True), True)
             p1 = special.ndtr((mean[:, 0] - 0.5) / s[:, 0])
             sd = self._discriminant_sd(Xs) if return_std else None
         P = np.column_stack([1 - p1, p1])
         return (P, sd) if return_std else P
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        "log of predict_proba, (n, C); for the probit link computed in log space (finite however small the probability)."
+        if isinstance(getattr(self, "trace_", None), ProbitTrace):
+            return self.trace_.predict_log_proba(self._scale_x(self._validate_predict(X)))
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def _discriminant_sd(self, Xs) -> np.ndarray:
         "Posterior sd of the discriminant's P(output > 1/2) across the kept draws (each draw's own predictive)."
@@ -149,20 +163,20 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         return np.std(out, axis=0)
 
     def decision_function(self, X) -> np.ndarray:
-        """Positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive probability on the latent
-        scale (so it ranks as predict_proba does; computed in log space, finite for any finite input); discriminant:
-        the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is predict_proba's P(class 1))."""
+        """Two classes, (n,), positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive
+        probability on the latent scale (so it ranks as predict_proba does; computed in log space, finite for any finite
+        input); discriminant: the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is predict_proba's
+        P(class 1)). More classes, (n, C): the log class probabilities (their argmax is the prediction)."""
         Xs = self._scale_x(self._validate_predict(X))
         if isinstance(self.trace_, ProbitTrace):
-            F = self.trace_.latent_draws(Xs); lS = np.log(F.shape[1])
-            lp = special.logsumexp(special.log_ndtr(F), axis=1) - lS      # log P(class 1)
-            lq = special.logsumexp(special.log_ndtr(-F), axis=1) - lS     # log P(class 0)
+            L = self.trace_.predict_log_proba(Xs)
+            if self.trace_.n_classes > 2: return L
+            lq, lp = L[:, 0], L[:, 1]                                     # log P(class 0), log P(class 1)
             return np.where(lp < lq, special.ndtri_exp(lp), -special.ndtri_exp(lq))
         mean, sd = self._unscale(self.trace_.predict(Xs, return_std=True), True)
         return (mean[:, 0] - 0.5) / sd[:, 0]
 
     def predict(self, X) -> np.ndarray:
-        "The class with the larger probability (probit), or on the discriminant's side of 1/2."
+        "The class with the largest probability (probit), or on the discriminant's side of 1/2."
         f = self.decision_function(X)          # checks that the model is fitted
-        return self.classes_[(f > 0).astype(int)]
-
+        return self.classes_[f.argmax(1) if f.ndim == 2 else (f > 0).astype(int)]

@@ -39,7 +39,7 @@ from rbf_bayes.posterior import (
     sample_Lambda,
     sample_sigma2,
 )
-from .priors import RBFPrior
+from .priors import RBFPrior, log_centres_prior, log_delta2_prior, log_k_Lambda_prior
 from .progress import ChunkedRun
 from .results import SamplerResult
 
@@ -287,13 +287,20 @@ class _RJRun(ChunkedRun):
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                             rng: np.random.Generator, basis: str="cubic", width: float=1.0,
-                            init: dict|None=None) -> Trace:
+                            init: dict|None=None,
+                            latent=None, # data augmentation: latent(F) -> new targets (N, c), F = D alpha (N, c), after each iteration
+                           ) -> Trace:
     "Pure NumPy reversible-jump sampler (same moves and maths as `sample_rjmcmc`, recomputed densely)."
     x, Y, k_max, om, basis, width, S, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]; mv_set = set(config.moves); vs = config.split_scale
+    s2k = config.fixed_sigma2         # sigma^2 known: the Gaussian marginal (the C seam's GAUSSIAN kind)
     def lml(S_):
         if config.prior_only: return 0.0
-        try: return log_marginal_likelihood(design_matrix(x, S_, basis, width), Y, d2, prior)
+        try:
+            D_ = design_matrix(x, S_, basis, width)
+            if s2k is None: return log_marginal_likelihood(D_, Y, d2, prior)
+            yPy, hl = dense_summaries(D_, Y, d2, prior)
+            return float(np.sum(-0.5 * N * math.log(2 * math.pi * s2k) + hl - 0.5 * yPy / s2k))
         except np.linalg.LinAlgError: return -math.inf
     def probs(k):
         b, dd, s, m, _ = move_probabilities(k, Lam, k_max, config.c_star)
@@ -342,13 +349,18 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         else:
             D = design_matrix(x, S, basis, width)
             yPy, _ = dense_summaries(D, Y, d2, prior)
-            sig2 = sample_sigma2(rng, yPy, N, prior)
+            sig2 = sample_sigma2(rng, yPy, N, prior) if s2k is None else np.full(c, s2k)
             alpha = sample_coef(rng, D, Y, sig2, d2, prior)
             if config.fix_delta2 is None: d2 = sample_delta2(rng, alpha, sig2, D, prior)
             cur = lml(S)
         if config.fix_Lambda is None: Lam, _ = sample_Lambda(rng, Lam, len(S), k_max, prior)
         out["k"][it], out["lam"][it], out["dd"][it], out["ss"][it], out["mv"][it], out["acc"][it] = len(S), Lam, d2, sig2, move, acc
-        out["lp"][it] = (log_posterior(x, Y, S, Lam, d2, prior, basis, width, om) if not config.prior_only else math.nan)
+        if config.prior_only: out["lp"][it] = math.nan
+        elif s2k is None: out["lp"][it] = log_posterior(x, Y, S, Lam, d2, prior, basis, width, om)
+        else: out["lp"][it] = (cur + float(log_k_Lambda_prior(len(S), Lam, k_max, prior)) + log_centres_prior(S, om)
+                               + float(np.sum(log_delta2_prior(d2, prior))))
+        if latent is not None and not config.prior_only:      # the latent step, then the targets' summaries anew
+            Y = np.asarray(latent(D @ alpha), dtype=float).reshape(N, c); cur = lml(S)
         if it >= config.burn_in and (it - config.burn_in) % config.thin == 0:
             kept.append(it); cs.append(S.copy())
             if not config.prior_only:
