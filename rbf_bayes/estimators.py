@@ -162,6 +162,20 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
             out.append(special.ndtr((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0])))
         return np.std(out, axis=0)
 
+    def member_scores(self, X) -> np.ndarray:
+        """Two classes: the score of every kept draw's own classifier, (n_samples, n), positive for classes_[1] — the
+        probit's latent f(x), or the discriminant draw's output minus 1/2 (the chain's classifiers of the 1999 paper's
+        Fig. 11, whose ROC convex hull is the maximum realisable ROC; `plot.classifier_roc`)."""
+        Xs = self._scale_x(self._validate_predict(X))
+        if len(self.classes_) != 2: raise ValueError(f"member_scores is defined for two classes, the model has {len(self.classes_)}")
+        t = self.trace_
+        if isinstance(t, ProbitTrace): return t.latent_draws(Xs).T
+        out = []
+        for s, D in t._designs(Xs):
+            a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
+            out.append((D @ t.coef_draw[a:b, 0]) * self.y_scale_[0] + self.y_shift_[0] - 0.5)
+        return np.array(out)
+
     def decision_function(self, X) -> np.ndarray:
         """Two classes, (n,), positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive
         probability on the latent scale (so it ranks as predict_proba does; computed in log space, finite for any finite

@@ -13,7 +13,8 @@ from ._validation import as_inputs
 
 # %% auto #0
 __all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabilities', 'input_relevance', 'roc_curve', 'roc_auc',
-           'roc_convex_hull', 'roc', 'overview']
+           'roc_convex_hull', 'roc', 'neyman_pearson', 'brier_score', 'decision_boundary', 'classifier_roc',
+           'reliability', 'overview']
 
 # %% ../nbs/14_plot.ipynb #b9ba0895
 def _result(obj):
@@ -213,6 +214,99 @@ def roc(y_true, # labels in {0, 1}
     ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls=":")
     ax.set_xlabel("false-positive rate"); ax.set_ylabel("true-positive rate"); ax.set_xlim(0, 1); ax.set_ylim(0, 1.01)
     ax.legend(frameon=False, fontsize=8, loc="lower right")
+    return ax
+
+# %% ../nbs/14_plot.ipynb #a409c9ed
+def neyman_pearson(fpr, tpr, # a convex ROC (e.g. from `roc_convex_hull`), fpr increasing
+                   alpha: float, # the largest false-positive rate accepted
+                  ) -> tuple[float, float]:
+    "The operating point (alpha, tpr) of a Neyman-Pearson user on a convex ROC (randomising between its two vertices)."
+    if not 0 <= alpha <= 1: raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    f, t = np.asarray(fpr, float), np.asarray(tpr, float)
+    return float(alpha), float(np.interp(alpha, f, t))
+
+def brier_score(y_true, prob) -> float:
+    "Mean squared difference between predicted probabilities of class 1 and the 0/1 outcomes."
+    y, p = np.asarray(y_true, float).ravel(), np.asarray(prob, float).ravel()
+    if len(y) != len(p): raise ValueError(f"y_true has {len(y)} entries but prob has {len(p)}")
+    return float(np.mean((p - y) ** 2))
+
+def _classifier(model):
+    if not hasattr(model, "classes_") or not hasattr(model, "predict_proba"):
+        raise TypeError(f"expected a fitted classifier (e.g. RJMCMCClassifier), got {type(model).__name__}")
+    return model
+
+def decision_boundary(model, # fitted classifier with two inputs
+                      X=None, y=None, # data to draw as points (and the grid's range)
+                      *, band: float=2.0, # half-width of the band in posterior sds of the probability (0: no band)
+                      grid: int=150, # grid points per axis
+                      lims=None, # ((x0_lo, x0_hi), (x1_lo, x1_hi)); default: the data's range, 5% margin
+                      ax=None):
+    "The posterior-mean probability, the decision boundary (P = 1/2) and the band where P +- band * sd crosses 1/2."
+    m = _classifier(model)
+    if m.n_features_in_ != 2: raise ValueError(f"decision_boundary needs a model with 2 inputs, got {m.n_features_in_}")
+    if lims is None:
+        if X is None: raise ValueError("give X (the data) or lims for the plotting range")
+        Xa = as_inputs(X, "X"); lo, hi = Xa.min(0), Xa.max(0); pad = 0.05 * (hi - lo)
+        lims = tuple(zip(lo - pad, hi + pad, strict=True))
+    g0, g1 = np.linspace(*lims[0], grid), np.linspace(*lims[1], grid)
+    G0, G1 = np.meshgrid(g0, g1); G = np.column_stack([G0.ravel(), G1.ravel()])
+    ax = _ax(ax, (5, 4.5)); C = len(m.classes_)
+    if C == 2:
+        P, sd = m.predict_proba(G, return_std=True); p1 = P[:, 1].reshape(G0.shape)
+        cs = ax.contourf(G0, G1, p1, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.35)
+        plt.colorbar(cs, ax=ax, label=f"P({m.classes_[1]})")
+        ax.contour(G0, G1, p1, levels=[0.5], colors="k", linewidths=1.5)
+        if band > 0:
+            sdg = sd.reshape(G0.shape)
+            for sgn in (-1, 1): ax.contour(G0, G1, p1 + sgn * band * sdg, levels=[0.5], colors="k", linewidths=0.8, linestyles="--")
+    else:
+        lab = m.predict_proba(G).argmax(1).reshape(G0.shape)
+        ax.contourf(G0, G1, lab, levels=np.arange(C + 1) - 0.5, colors=[f"C{j}" for j in range(C)], alpha=0.25)
+        ax.contour(G0, G1, lab, levels=np.arange(C) + 0.5, colors="k", linewidths=1.2)
+    if X is not None and y is not None:
+        Xa = as_inputs(X, "X"); yv = np.asarray(y)
+        for j, cl in enumerate(m.classes_):
+            s = yv == cl
+            ax.scatter(Xa[s, 0], Xa[s, 1], s=10, color=f"C{j}" if C > 2 else ("C0" if j == 0 else "C3"),
+                       edgecolor="k", linewidth=0.3, label=str(cl))
+        ax.legend(frameon=False, fontsize=8)
+    ax.set_xlabel("x₁"); ax.set_ylabel("x₂"); ax.set_xlim(*lims[0]); ax.set_ylim(*lims[1])
+    return ax
+
+def classifier_roc(model, # fitted two-class RJMCMCClassifier
+                   X, y, # test inputs and labels (in the model's classes_)
+                   *, alpha: float|None=0.1, # false-positive rate of the Neyman-Pearson point (None: not drawn)
+                   ax=None):
+    "ROC of the posterior-mean classifier, of every kept draw's classifier, their convex hull and the Neyman-Pearson point."
+    m = _classifier(model)
+    if len(m.classes_) != 2: raise ValueError("classifier_roc needs a two-class model")
+    y01 = (np.asarray(y) == m.classes_[1]).astype(int)
+    S = m.member_scores(X)
+    ax = roc(y01, S, hull=True, label="chain members", ax=ax)
+    f, t, _ = roc_curve(y01, m.predict_proba(X)[:, 1])
+    ax.plot(f, t, color="k", lw=1.5, label=f"posterior mean (AUC {roc_auc(f, t):.3f})")
+    if alpha is not None:
+        hf, ht = roc_convex_hull(np.concatenate([roc_curve(y01, s)[0] for s in S] + [f]),
+                                 np.concatenate([roc_curve(y01, s)[1] for s in S] + [t]))
+        a, b = neyman_pearson(hf, ht, alpha)
+        ax.plot([a], [b], "o", color="C3", ms=6, label=f"Neyman–Pearson, FPR ≤ {alpha:g}: TPR {b:.3f}")
+    ax.legend(frameon=False, fontsize=7, loc="lower right")
+    return ax
+
+def reliability(y_true, # 0/1 outcomes
+                prob, # predicted probabilities of class 1
+                *, n_bins: int=10, label: str|None=None, ax=None):
+    "Reliability diagram: observed frequency against mean predicted probability per bin, Brier score in the legend."
+    y, p = np.asarray(y_true, float).ravel(), np.asarray(prob, float).ravel()
+    b = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    cnt = np.bincount(b, minlength=n_bins); ok = cnt > 0
+    mp = np.bincount(b, p, n_bins)[ok] / cnt[ok]; fy = np.bincount(b, y, n_bins)[ok] / cnt[ok]
+    ax = _ax(ax, (4, 4))
+    ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls=":")
+    ax.plot(mp, fy, "o-", ms=3, label=f"{label or 'model'} (Brier {brier_score(y, p):.3f})")
+    ax.set_xlabel("mean predicted probability"); ax.set_ylabel("observed frequency"); ax.set_xlim(0, 1); ax.set_ylim(0, 1)
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
     return ax
 
 # %% ../nbs/14_plot.ipynb #98af4e8a
