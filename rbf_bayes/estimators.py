@@ -192,5 +192,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
 
     def predict(self, X) -> np.ndarray:
         "The class with the largest probability (probit), or on the discriminant's side of 1/2."
+        if len(getattr(self, "classes_", ())) > 2:    # the argmax of the probabilities (= of decision_function's logs)
+            return self.classes_[self.predict_proba(X).argmax(1)]
         f = self.decision_function(X)          # checks that the model is fitted
-        return self.classes_[f.argmax(1) if f.ndim == 2 else (f > 0).astype(int)]
+        return self.classes_[(f > 0).astype(int)]
