@@ -25,6 +25,11 @@ cimport numpy as cnp
 from libc.math cimport sqrt, log, exp, isfinite
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
+
+# Pivot floor relative to the design's largest column: a Schur complement below ~450 machine epsilons of the largest
+# G_ii is rounding noise (the forward substitution's error scales with the large entries), so such a column is
+# numerically dependent however small its own norm (nbs/04_kernel.ipynb; the probit Gibbs loop amplified these).
+cdef double TOL_FLOOR = 1e-13
 from scipy.linalg.cython_blas cimport dgemv
 
 cnp.import_array()
@@ -256,8 +261,19 @@ cdef class GramFactor:
         """Write phi(||x_n - mu||) into the scratch column (slot m)."""
         basis_column_c(x, self.N, d, mu, kind, w2, self.scratch())
 
-    cdef int _new_row(self, Py_ssize_t f, double* Lf, Py_ssize_t n, const double* g, double gnn) noexcept nogil:
-        """Forward-solve row n of factor Lf against g (length n); returns 1 if the pivot vanishes."""
+    cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil:
+        """The largest of gnn and the diagonal G_ii, i < m, i != skip: the scale of the pivot floor."""
+        cdef Py_ssize_t i
+        cdef double gm = gnn
+        for i in range(m):
+            if i != skip and self.G[i * self.M1 + i] > gm:
+                gm = self.G[i * self.M1 + i]
+        return gm
+
+    cdef int _new_row(self, Py_ssize_t f, double* Lf, Py_ssize_t n, const double* g, double gnn,
+                      double gmax) noexcept nogil:
+        """Forward-solve row n of factor Lf against g (length n); returns 1 if the pivot vanishes: relative to the new
+        column (tol) or below the rounding level of the design's largest column (TOL_FLOOR * gmax)."""
         cdef Py_ssize_t M1 = self.M1, i, k
         cdef double s, piv
         cdef double* row = Lf + n * M1
@@ -267,7 +283,7 @@ cdef class GramFactor:
                 s -= Lf[i * M1 + k] * row[k]
             row[i] = s / Lf[i * M1 + i]
         piv = gnn + self.ridge[f] - _dot(row, row, n)
-        if not (piv > self.tol * (gnn + self.ridge[f])):
+        if not (piv > self.tol * (gnn + self.ridge[f])) or not (piv > TOL_FLOOR * (gmax + self.ridge[f])):
             return 1
         row[n] = sqrt(piv)
         return 0
@@ -283,7 +299,7 @@ cdef class GramFactor:
         """Propose appending the scratch column (slot m) as column m."""
         cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, f, o, k
         cdef double* v = self.Dt + m * N
-        cdef double gnn, s
+        cdef double gnn, s, gmax
         cdef double* Lf
         cdef double* zo
         if m >= self.m_max:
@@ -296,12 +312,13 @@ cdef class GramFactor:
         for k in range(m):
             self.G[k * M1 + m] = self.G[m * M1 + k]
         self.G[m * M1 + m] = gnn
+        gmax = self._gmax(m, -1, gnn)
         _gemv_t(self.Yt, N, self.c, v, self.work)
         for o in range(self.c):
             self.B[m * self.c + o] = self.work[o]
         for f in range(self.q):
             Lf = self.L + f * S
-            if self._new_row(f, Lf, m, self.G + m * M1, gnn):
+            if self._new_row(f, Lf, m, self.G + m * M1, gnn, gmax):
                 return 1
             self.ldp[f] = self._logdet(Lf, m + 1)
         for o in range(self.c):
@@ -371,7 +388,7 @@ cdef class GramFactor:
         """Propose replacing column j by the scratch column; the new column becomes the last one."""
         cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, n = m - 1, f, o, k
         cdef double* v = self.Dt + m * N
-        cdef double gnn, s
+        cdef double gnn, s, gmax
         cdef double* Lf
         cdef double* zp
         cdef double* g = self.G + m * M1
@@ -385,6 +402,7 @@ cdef class GramFactor:
         for k in range(m):
             self.G[k * M1 + m] = g[k]
         self.G[m * M1 + m] = gnn
+        gmax = self._gmax(m, j, gnn)
         _gemv_t(self.Yt, N, self.c, v, self.work)
         for o in range(self.c):
             self.B[m * self.c + o] = self.work[o]
@@ -394,7 +412,7 @@ cdef class GramFactor:
         memcpy(gr + j, g + j + 1, (n - j) * sizeof(double))
         for f in range(self.q):
             Lf = self.Lp + f * S
-            if self._new_row(f, Lf, n, gr, gnn):
+            if self._new_row(f, Lf, n, gr, gnn, gmax):
                 return 1
             self.ldp[f] = self._logdet(Lf, m)
         for o in range(self.c):
@@ -456,14 +474,14 @@ cdef class GramFactor:
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, m = self.m, i, k, t, o
         cdef double* W = self.Lp + f * S
         cdef double* zo
-        cdef double s, r = self.ridge[f]
+        cdef double s, r = self.ridge[f], gmax = self._gmax(m, -1, 0.0)
         for i in range(m):
             for k in range(i + 1):
                 s = self.G[i * M1 + k] + (r if i == k else 0.0)
                 for t in range(k):
                     s -= W[i * M1 + t] * W[k * M1 + t]
                 if i == k:
-                    if not (s > self.tol * (self.G[i * M1 + i] + r)):
+                    if not (s > self.tol * (self.G[i * M1 + i] + r)) or not (s > TOL_FLOOR * (gmax + r)):
                         return 1
                     W[i * M1 + i] = sqrt(s)
                 else:

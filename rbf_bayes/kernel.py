@@ -18,9 +18,11 @@ from .priors import RBFPrior
 _all_ = ["BASIS_CODES", "basis_column"]   # the C column generator and basis codes, re-exported
 
 # %% auto #0
-__all__ = ['GramFactorRef', 'rbf_state', 'state_log_ml', 'BASIS_CODES', 'basis_column']
+__all__ = ['TOL_FLOOR', 'GramFactorRef', 'rbf_state', 'state_log_ml', 'BASIS_CODES', 'basis_column']
 
 # %% ../nbs/04_kernel.ipynb #76c3a2be
+TOL_FLOOR = 1e-13   # pivot floor relative to the largest G_ii (as TOL_FLOOR in _kernel.pyx)
+
 class GramFactorRef:
     "Dense NumPy reference of `GramFactor`: same interface, everything recomputed from scratch."
     def __init__(self, N: int, c: int, m_max: int, ridge=(0.0,), out_factor=None):
@@ -53,9 +55,10 @@ class GramFactorRef:
 
     def _singular(self, D, v):  # the kernel's pivot rule: Schur complement of the new column
         g, gnn = D.T @ v, v @ v
+        gmax = max(gnn, float(np.max(np.einsum("ij,ij->j", D, D)))) if D.shape[1] else gnn
         for r in self.ridges:
             piv = gnn + r - (g @ np.linalg.solve(D.T @ D + r * np.eye(D.shape[1]), g) if D.shape[1] else 0.0)
-            if not piv > self.tol * (gnn + r): return True
+            if not piv > self.tol * (gnn + r) or not piv > TOL_FLOOR * (gmax + r): return True
         return False
 
     def _propose(self, newD, v=None, base=None):

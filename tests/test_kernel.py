@@ -125,6 +125,22 @@ def test_nonfinite_column_is_rejected():
     assert g.m == 0
 
 
+def test_vanishing_column_is_rejected_by_the_floor():
+    """A column of norm ~1e-7 in a design whose constant column has norm^2 N passes the relative pivot test (its
+    Schur complement is almost all of v'v) but lies below the floor 1e-13 max G_ii: rejected, in C and in the
+    reference, for append and replace; a column of norm ~1e-5 is kept. (Without the floor, such states made the
+    probit's Gibbs loop diverge: nbs/04_kernel.ipynb.)"""
+    r = np.random.default_rng(3)
+    N = 200
+    x = r.uniform(-1, 1, N)
+    for G in (GramFactor(N, 1, 6), GramFactorRef(N, 1, 6)):
+        G.set_targets(r.normal(size=N))
+        assert G.append(np.ones(N)) is not False and G.append(x) is not False
+        assert not G.append(1e-7 * r.normal(size=N)) and G.m == 2
+        assert not G.propose_replace(1, 1e-7 * r.normal(size=N))
+        assert G.append(1e-5 * r.normal(size=N)) is not False and G.m == 3
+
+
 @pytest.mark.parametrize("ridge, c, seed", [((0.0,), 1, 0), ((0.5,), 2, 1), ((0.2, 3.0), 2, 2)])
 def test_rows_arriving_interleaved_with_column_ops(ridge, c, seed):
     """TD-SMC growth: rows arrive one at a time (add_row) between appends / deletes / replaces of columns whose
