@@ -24,7 +24,8 @@ from .results import SamplerResult
 from .rjmcmc import RJConfig, _check_rj_memory
 
 # %% auto #0
-__all__ = ['cooling_schedule', 'AnnealResult', 'anneal_rbf', 'exhaustive_search', 'AnnealedRBFRegressor']
+__all__ = ['cooling_schedule', 'AnnealResult', 'anneal_rbf', 'exhaustive_search', 'OptimumUncertainWarning',
+           'AnnealedRBFRegressor']
 
 # %% ../nbs/07_annealing.ipynb #44c7aa20
 def cooling_schedule(schedule, # "linear", "geometric", or a callable i -> T_i
@@ -61,6 +62,17 @@ class AnnealResult(SamplerResult):
     n_proposed: np.ndarray
     n_accepted: np.ndarray
 
+    @property
+    def best_iteration(self) -> int:
+        """The iteration whose end state has the largest log target (the best network is the best state seen, which
+        within an iteration's update sweep may be an intermediate one: then this is the iteration it was reached in)."""
+        return int(np.argmax(self.log_target)) if len(self.log_target) else -1
+
+    @property
+    def best_temperature(self) -> float:
+        "The temperature at which the best network was found (`best_iteration`)."
+        return float(self.temperatures[self.best_iteration]) if len(self.temperatures) else math.nan
+
     def p_k(self, burn_in: int|None=None) -> np.ndarray:
         "A point estimate: all mass at k_best (the k visited per iteration is in `k`)."
         return np.eye(self.k_best + 1)[self.k_best]
@@ -77,7 +89,8 @@ class AnnealResult(SamplerResult):
         "The best network and its criterion, the schedule, the sizes visited, acceptance, time."
         T, k, crit = self.temperatures, np.asarray(self.k), str(self.meta.get("criterion", "criterion")).upper()
         rows = [("iterations", f"{len(k)}, temperature {T[0]:.3g} to {T[-1]:.3g} ({self.meta.get('schedule', '?')})"),
-                ("best network", f"k = {self.k_best}, {crit} = {self.criterion:.3f}"),
+                ("best network", f"k = {self.k_best}, {crit} = {self.criterion:.3f}, found at iteration "
+                                 f"{self.best_iteration} (temperature {self.best_temperature:.3g})"),
                 ("k visited", f"{k.min()} to {k.max()}, {k[-1]} at the end" if len(k) else "none"),
                 ("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in self.acceptance_rates().items())),
                 ("time", f"{self.seconds:.2f} s")]
@@ -229,35 +242,88 @@ def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=Calibrated
                 centres=out[best_k][1], seconds=time.perf_counter() - t0, interrupted=interrupted)
 
 # %% ../nbs/07_annealing.ipynb #6e309851
+class OptimumUncertainWarning(UserWarning):
+    "Independent annealing restarts disagree: the best criterion was reached by only one of them."
+
 class AnnealedRBFRegressor(BaseBayesEstimator):
-    "RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5)."
+    """RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5).
+
+    With `n_restarts` > 1 the annealing is run that many times from independent streams (`Generator.spawn`) and the best
+    network kept; `restart_criteria_` and `restart_k_` record every restart's result, and an `OptimumUncertainWarning`
+    says when fewer than two restarts came within `restart_tol` nats of the best criterion (the optimum was found once:
+    it may not be the global one)."""
     def __init__(self, criterion: str="mdl", basis: str="cubic", width: float=1.0, n_iter: int=2000,
                  schedule="linear", T0: float=1.0, T_end: float=1e-5, k_max: int|None=None, iota: float=0.1,
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None,
-                 standardize: bool=True, progress: bool=False):
+                 standardize: bool=True, progress: bool=False,
+                 n_restarts: int=1, # independent annealings; the best network is kept
+                 restart_tol: float=1.0, # nats: restarts this close to the best count as having found it
+                ):
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
         self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
         self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
-        self.standardize, self.progress = standardize, progress
+        self.standardize, self.progress, self.n_restarts, self.restart_tol = standardize, progress, n_restarts, restart_tol
+
+    def _anneal(self, rng):
+        X, Y, cal = self._data
+        return anneal_rbf(X, Y, calibration=cal, n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end,
+                          rng=rng, basis=self.basis, width=self.width, rw_var=self.rw_var, split_scale=self.split_scale,
+                          varpi=self.varpi, record_every=max(1, self.n_iter // 50), progress=self.progress)
 
     def fit(self, X, y):
-        "Anneal; sets trace_ (the AnnealResult), k_, k_posterior_ (all mass at k_), centres_, coef_, criterion_, sigma2_."
-        check_int("n_iter", self.n_iter)
+        """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_), centres_,
+        coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
+        check_int("n_iter", self.n_iter); R = check_int("n_restarts", self.n_restarts)
+        check_positive("restart_tol", self.restart_tol)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
-        cal = CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota)
-        r = anneal_rbf(X, Y, calibration=cal, n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end,
-                       rng=self._rng(), basis=self.basis, width=self.width,
-                       rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
-                       record_every=max(1, self.n_iter // 50), progress=self.progress)
-        self._set_fitted(r)
+        self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
+        rng = self._rng()
+        self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []
+        self._run_restarts()
         return self
 
+    def _run_restarts(self, first=None):
+        "Run the pending restarts (after `first`, an already finished one); stop at a Ctrl-C, keeping the best so far."
+        if first is not None: self._runs.append(first)
+        while self._pending and not (self._runs and self._runs[-1].interrupted):
+            self._runs.append(self._anneal(self._pending.pop(0)))
+        done = [r for r in self._runs if not r.interrupted]
+        best = min(self._runs, key=lambda r: r.criterion) if not self._runs[-1].interrupted else self._runs[-1]
+        self._set_fitted(best)
+        self.restart_criteria_ = np.array([r.criterion for r in self._runs])
+        self.restart_k_ = np.array([r.k_best for r in self._runs])
+        if not self.interrupted_:
+            self._data, self._runs = None, []
+            if len(done) > 1 and np.sum(self.restart_criteria_ <= best.criterion + self.restart_tol) < 2:
+                others = ", ".join(f"{c:.2f} (k={k})" for c, k in sorted(zip(self.restart_criteria_, self.restart_k_, strict=True))[1:4])
+                warnings.warn(f"the best {self.criterion.upper()} ({best.criterion:.2f}, k = {best.k_best}) was reached by one of "
+                              f"{len(done)} restarts only (next: {others}; tolerance {self.restart_tol} nats): the optimum is "
+                              "uncertain; use more iterations (n_iter), a slower schedule or more restarts",
+                              OptimumUncertainWarning, stacklevel=3)
+
+    def _can_continue(self) -> bool:
+        return self.trace_.resumable and getattr(self, "_data", None) is not None
+
+    def _continue(self):
+        "Finish the interrupted restart, then the restarts not yet run."
+        self._runs.pop(); self._run_restarts(first=self.trace_.resume(self.progress))
+
     _result_class = AnnealResult
+
+    def _fitted_json(self) -> dict:
+        rc = getattr(self, "restart_criteria_", None)
+        return {} if rc is None else dict(restart_criteria_=rc.tolist(), restart_k_=self.restart_k_.tolist())
+
+    def _load_fitted_json(self, f: dict) -> None:
+        if "restart_criteria_" in f:
+            self.restart_criteria_, self.restart_k_ = np.array(f["restart_criteria_"]), np.array(f["restart_k_"])
 
     def _set_fitted(self, r):
         super()._set_fitted(r)   # trace_, k_posterior_ (all mass at k_best)
         self.k_, self.centres_, self.coef_, self.criterion_ = r.k_best, r.centres, r.coef, r.criterion   # standardised scale
         self.sigma2_ = r.sigma2 * self.y_scale_ ** 2
+        if not hasattr(self, "restart_criteria_"):
+            self.restart_criteria_, self.restart_k_ = np.array([r.criterion]), np.array([r.k_best])
 
     def predict(self, X, return_std: bool=False):
         "Least-squares prediction; return_std gives the classical prediction sd sqrt(s^2 (1 + d'(D'D)^-1 d))."

@@ -118,6 +118,26 @@ def test_ctrl_c_then_continue_fit_equals_the_uninterrupted_fit(name, sigint_at):
         m.continue_fit()
 
 
+def test_annealing_restarts_ctrl_c_then_continue_fit(sigint_at):
+    """Ctrl-C in the second of three restarts: the model holds the best so far (the interrupted run while it is the one
+    in memory); continue_fit finishes that restart and runs the third: the same restarts, the same best network."""
+    make = lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=3, restart_tol=1e9, random_state=1)
+    X, y = _data()
+    full = make().fit(X, y)
+    m = make()
+    _fit_interrupted(m, X, y, sigint_at, 70)                        # 50 progress updates per restart: in the second
+    assert len(m.restart_criteria_) == 2 and m.trace_.interrupted
+    assert m.predict(X[:5]).shape == (5,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.continue_fit()
+    assert not m.interrupted_
+    np.testing.assert_array_equal(m.restart_criteria_, full.restart_criteria_)
+    np.testing.assert_array_equal(m.restart_k_, full.restart_k_)
+    _same_result(m.trace_, full.trace_)
+    np.testing.assert_array_equal(m.predict(X), full.predict(X))
+
+
 BURN_IN_CASES = {   # burn-in longer than one chunk (RJMCMC 2,000, BMARS 5,000 iterations), so the first chunk ends inside it
     "rjmcmc": lambda: RJMCMCRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2),
     "bmars": lambda: BMARSRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2),
