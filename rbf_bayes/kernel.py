@@ -12,7 +12,7 @@ import numpy as np
 from ._kernel import BASIS_CODES, GramFactor, basis_column
 from ._validation import as_inputs
 from .basis import check_basis, rbf_columns
-from .posterior import log_ml_terms, ridge_values, summaries_from_kernel
+from .posterior import log_ml_terms, log_ml_terms_known, ridge_values, summaries_from_kernel
 from .priors import RBFPrior
 
 _all_ = ["BASIS_CODES", "basis_column"]   # the C column generator and basis codes, re-exported
@@ -135,6 +135,6 @@ def state_log_ml(e, # explained sums of squares per output (state.explained)
     prior = prior if prior is not None else _RIDGE
     yPy, hl = summaries_from_kernel(e, ld, yy, m, np.broadcast_to(delta2, np.shape(e)), prior)
     if sigma2 is not None:
-        return float(np.sum(-0.5 * N * np.log(2 * np.pi * sigma2) + hl - 0.5 * yPy / sigma2))
+        return float(np.sum(log_ml_terms_known(yPy, hl, N, sigma2)))
     if np.any(prior.gamma0 + yPy <= 1e-300): return -math.inf    # y in the column space: as the C seam
     return float(np.sum(log_ml_terms(yPy, hl, N, prior)))

@@ -21,9 +21,9 @@ from rbf_bayes.priors import (
 )
 
 # %% auto #0
-__all__ = ['log_ml_terms', 'summaries_from_kernel', 'ridge_values', 'dense_summaries', 'log_marginal_likelihood', 'log_posterior',
-           'coef_posterior', 'sample_sigma2', 'sample_coef', 'sample_delta2', 'lambda_log_accept', 'sample_rate',
-           'sample_Lambda']
+__all__ = ['log_ml_terms', 'log_ml_terms_known', 'summaries_from_kernel', 'ridge_values', 'dense_summaries',
+           'log_marginal_likelihood', 'log_posterior', 'coef_posterior', 'sample_sigma2', 'sample_coef',
+           'sample_delta2', 'lambda_log_accept', 'sample_rate', 'sample_Lambda']
 
 # %% ../nbs/02_posterior.ipynb #f4ce21b3
 def log_ml_terms(yPy, # y_i' P_i y_i per output, (c,)
@@ -37,6 +37,17 @@ def log_ml_terms(yPy, # y_i' P_i y_i per output, (c,)
     norm = 0.0 if prior.jeffreys else 0.5 * prior.v0 * math.log(prior.gamma0 / 2) - special.gammaln(prior.v0 / 2)
     return (-0.5 * N * math.log(2 * math.pi) + np.asarray(half_logdet, dtype=float) + norm
             + special.gammaln(a) - a * np.log(0.5 * (prior.gamma0 + yPy)))
+
+def log_ml_terms_known(yPy, # y_i' P_i y_i per output, (c,)
+                       half_logdet, # the determinant factor per output, (c,)
+                       N: int, # number of data points
+                       sigma2: float, # the known noise variance
+                      ) -> np.ndarray:
+    """log p(y_i | k, mu, delta_i^2, sigma^2, x) per output when sigma^2 is known (the likelihood seam's GAUSSIAN kind:
+    TD-SMC given its variances, the probit's latent targets with sigma^2 = 1): N(0, sigma^2 (I + delta^2 P)) for the
+    g-prior, N(0, sigma^2 I + delta^2 D D') for the ridge prior with delta^2 on the sigma^2 scale."""
+    return (-0.5 * N * np.log(2 * np.pi * sigma2) + np.asarray(half_logdet, dtype=float)
+            - 0.5 * np.asarray(yPy, dtype=float) / sigma2)
 
 # %% ../nbs/02_posterior.ipynb #8052bb20
 def summaries_from_kernel(e, # explained sums of squares e_r per output, r = 0 (g) or 1/delta^2 (ridge)

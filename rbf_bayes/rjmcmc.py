@@ -33,6 +33,7 @@ from rbf_bayes.posterior import (
     coef_posterior,
     dense_summaries,
     log_marginal_likelihood,
+    log_ml_terms_known,
     log_posterior,
     sample_coef,
     sample_delta2,
@@ -299,8 +300,7 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         try:
             D_ = design_matrix(x, S_, basis, width)
             if s2k is None: return log_marginal_likelihood(D_, Y, d2, prior)
-            yPy, hl = dense_summaries(D_, Y, d2, prior)
-            return float(np.sum(-0.5 * N * math.log(2 * math.pi * s2k) + hl - 0.5 * yPy / s2k))
+            return float(np.sum(log_ml_terms_known(*dense_summaries(D_, Y, d2, prior), N, s2k)))
         except np.linalg.LinAlgError: return -math.inf
     def probs(k):
         b, dd, s, m, _ = move_probabilities(k, Lam, k_max, config.c_star)
