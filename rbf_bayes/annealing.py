@@ -214,31 +214,35 @@ class _AnnealRun(ChunkedRun):
 # %% ../nbs/07_annealing.ipynb #b4f35add
 def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=CalibratedPrior(), n_iter: int=500,
                       schedule="linear", T0: float=1.0, T_end: float=1e-5, rng: np.random.Generator,
-                      basis: str="cubic", width: float=1.0, rw_var: float=1e-3, varpi: float=0.5) -> dict:
-    """Fixed-k annealed centre optimisation for every k in k_values; the best criterion per k and overall. Ctrl-C stops
-    after the k in progress: the k done so far are returned, with `interrupted` True and one InterruptedWarning."""
-    x = as_inputs(x); space = CentreSpace.from_data(x, calibration.iota)
-    out, t0, k_values = {}, time.perf_counter(), list(k_values)
+                      basis: str="cubic", width: float=1.0, rw_var: float=1e-3, varpi: float=0.5,
+                      n_restarts: int=1, # fixed-k annealings per k (from successive draws of rng); the best is kept
+                     ) -> dict:
+    """Fixed-k annealed centre optimisation for every k in k_values; the best criterion per k and overall, and per k
+    the (best, worst) over the restarts (`per_k_spread`: how far one fixed-k run is from converged). Ctrl-C stops after
+    the k in progress: the k done so far are returned, with `interrupted` True and one InterruptedWarning."""
+    x = as_inputs(x); space = CentreSpace.from_data(x, calibration.iota); n_restarts = check_int("n_restarts", n_restarts)
+    out, spread, t0, k_values = {}, {}, time.perf_counter(), list(k_values)
+    def one(k):
+        for _ in range(50):   # a random start can be numerically rank deficient (large k): draw again
+            try:
+                r = anneal_rbf(x, y, calibration=calibration, n_iter=n_iter, schedule=schedule, T0=T0, T_end=T_end,
+                               rng=rng, basis=basis, width=width, rw_var=rw_var, varpi=varpi, init=space.sample(rng, k),
+                               moves=("update",), record_every=n_iter, interruptible=False)
+                return r.criterion, r.centres
+            except np.linalg.LinAlgError:
+                continue
+        return math.inf, np.empty((0, x.shape[1]))
     with DeferredInterrupt() as stop:
         for k in k_values:
-            for _ in range(50):   # a random start can be numerically rank deficient (large k): draw again
-                try:
-                    r = anneal_rbf(x, y, calibration=calibration, n_iter=n_iter, schedule=schedule, T0=T0, T_end=T_end,
-                                   rng=rng, basis=basis, width=width, rw_var=rw_var, varpi=varpi, init=space.sample(rng, k),
-                                   moves=("update",), record_every=n_iter, interruptible=False)
-                    out[k] = (r.criterion, r.centres)
-                    break
-                except np.linalg.LinAlgError:
-                    continue
-            else:
-                out[k] = (math.inf, np.empty((0, x.shape[1])))
+            runs = [one(k) for _ in range(n_restarts)]
+            out[k] = min(runs, key=lambda v: v[0]); spread[k] = (out[k][0], max(v[0] for v in runs))
             if stop.requested and len(out) < len(k_values): break
     interrupted = len(out) < len(k_values)
     if interrupted:
         warnings.warn(interrupt_message("exhaustive search", len(out), len(k_values), "values of k", "").split(". The")[0]
                       + f": the result covers k in {sorted(out)}", InterruptedWarning, stacklevel=2)
     best_k = min(out, key=lambda k: out[k][0])
-    return dict(per_k={k: v[0] for k, v in out.items()}, best_k=best_k, best_criterion=out[best_k][0],
+    return dict(per_k={k: v[0] for k, v in out.items()}, per_k_spread=spread, best_k=best_k, best_criterion=out[best_k][0],
                 centres=out[best_k][1], seconds=time.perf_counter() - t0, interrupted=interrupted)
 
 # %% ../nbs/07_annealing.ipynb #6e309851
