@@ -23,11 +23,11 @@ from rbf_bayes._validation import (
     check_memory,
     check_positive,
 )
-from .basis import basis_from_sq, check_basis
+from .basis import WIDTH_BASES, basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
 from .progress import DeferredInterrupt, InterruptedWarning, Progress, interrupt_message
-from .results import SamplerResult
+from .results import SamplerResult, Summary
 
 # %% auto #0
 __all__ = ['RESAMPLING', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio', 'smc_move_probs', 'log_backward', 'log_Z',
@@ -459,34 +459,70 @@ class TDSMC(_TDSMCBase):
 
 # %% ../nbs/09_smc.ipynb #b2c921bf
 class SMCRegressor(BaseBayesEstimator):
-    "Single-pass trans-dimensional SMC kernel regression (Vermaak, Godsill & Doucet) in the scikit-learn protocol."
-    def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, lam: float=1.0, k_max: int=50,
+    """Single-pass trans-dimensional SMC kernel regression (Vermaak, Godsill & Doucet) in the scikit-learn protocol.
+
+    `width="auto"` (default, for the Gaussian and multiquadric bases) runs the particle system once per width in
+    `width_grid` (on standardised inputs; times the inputs' RMS scale with standardize=False) and keeps the one with the
+    largest evidence log p(y | width) — type-II maximum likelihood over the width (`width_`, `width_log_evidence_`).
+    Each run uses the same random stream (common random numbers). For a stream, the first partial_fit batch chooses."""
+    def __init__(self, n_particles: int=250, basis: str="gaussian", width: float|str="auto", lam: float=1.0, k_max: int=50,
                  a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True, capacity: int|None=None,
                  move_steps: int=0, birth_at_new: float=0.0, random_state=None, standardize: bool=True,
-                 progress: bool=False):
+                 progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)):
         self.n_particles, self.basis, self.width, self.lam, self.k_max = n_particles, basis, width, lam, k_max
+        self.width_grid = width_grid
         self.a_y, self.b_y, self.a_b, self.b_b, self.c_move = a_y, b_y, a_b, b_b, c_move
         self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
         self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
         self.standardize = standardize   # partial_fit: the scaling is learned from the first batch and then kept
         self.progress = progress
 
-    def _new(self, n):
+    def _widths(self, X) -> list:
+        "The widths to run: the given one, or (width='auto' with a width basis) the grid on the inputs' scale."
+        if not (isinstance(self.width, str) and self.width == "auto"):
+            if isinstance(self.width, str): raise ValueError(f"width must be a positive number or 'auto', got {self.width!r}")
+            return [self.width]
+        if self.basis not in WIDTH_BASES: return [1.0]      # cubic, thin-plate, linear: no width
+        grid = np.asarray(self.width_grid, dtype=float).ravel()
+        if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+            raise ValueError(f"width_grid must be a non-empty sequence of positive widths, got {self.width_grid!r}")
+        scale = 1.0 if self.standardize else float(np.sqrt(np.mean(np.var(X, axis=0))))
+        return list(grid * (scale if scale > 0 else 1.0))
+
+    def _new(self, n, width):
         self._stream_params = self.get_params(deep=False)   # what the particle system was built with
-        self._gen = self._rng()
-        self.smc_ = TDSMC(self.n_particles, self.basis, self.width, self.lam, self.k_max, self.a_y, self.b_y, self.a_b,
+        self._gen, self._seen = self._rng(), np.empty(0, np.intp)
+        self.smc_ = TDSMC(self.n_particles, self.basis, width, self.lam, self.k_max, self.a_y, self.b_y, self.a_b,
                           self.b_b, self.c_move, self.resampling, self.ess_threshold, capacity=self.capacity or max(n, 16),
                           move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._gen)
 
     def fit(self, X, y):
         "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
-        self._new(len(X))
-        order = self._gen.permutation(len(X)) if check_bool("shuffle", self.shuffle) else np.arange(len(X))
         self.seconds_ = 0.0
-        self._feed(X[order], Y[order], order)
+        self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None)
+        self._grid_run()
         return self
+
+    def _grid_run(self):
+        """Run the widths not yet run (each a full pass, in the same row order); stop at a Ctrl-C (continue_fit goes on
+        from there, bit for bit); at the end keep the particle system of the largest evidence."""
+        g = self._grid
+        while len(g["ev"]) < len(g["widths"]):
+            X, Y = g["X"], g["Y"]
+            self._new(len(X), g["widths"][len(g["ev"])])
+            order = self._gen.permutation(len(X)) if g["shuffle"] else np.arange(len(X))
+            self._feed(X[order], Y[order], order)
+            if self.interrupted_: return
+            self._grid_done()
+        i = int(np.argmax(g["ev"]))
+        self.smc_, self._grid = g["best"], None
+        self.width_, self.width_grid_, self.width_log_evidence_ = float(g["widths"][i]), np.array(g["widths"]), np.array(g["ev"])
+
+    def _grid_done(self):
+        g = self._grid; g["ev"].append(float(self.smc_.log_evidence))
+        if g["best"] is None or g["ev"][-1] > max(g["ev"][:-1]): g["best"] = self.smc_
 
     def _feed(self, X, Y, index):
         """Stream rows into the particle system (index: their row numbers in the user's X); on Ctrl-C keep the rest for
@@ -508,7 +544,10 @@ class SMCRegressor(BaseBayesEstimator):
                           InterruptedWarning, stacklevel=3)
 
     def _can_continue(self) -> bool: return getattr(self, "_pending", None) is not None
-    def _continue(self): self._feed(*self._pending)
+    def _continue(self):
+        self._feed(*self._pending)
+        if not self.interrupted_ and getattr(self, "_grid", None) is not None:
+            self._grid_done(); self._grid_run()
 
     def partial_fit(self, X, y):
         """Process more observations, in the given order, continuing the particle system. With standardize=True the first
@@ -521,7 +560,10 @@ class SMCRegressor(BaseBayesEstimator):
             if self.standardize and n is not None and n < 2:
                 raise ValueError(f"the first partial_fit batch sets the standardisation (standardize=True) and needs at "
                                  f"least 2 rows, got {n}: pass a larger first batch, or standardize=False")
-            X, Y = self._fit_scaling(*self._validate_fit(X, y, min_samples=2 if self.standardize else 1)); self._new(len(X))
+            X, Y = self._fit_scaling(*self._validate_fit(X, y, min_samples=2 if self.standardize else 1))
+            self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=False, ev=[], best=None)
+            self._grid_run()
+            return self
         elif self._can_continue():
             raise ValueError(f"the last batch was interrupted with {len(self._pending[0])} rows not yet processed: call "
                              "continue_fit() first (or fit to start again), so that no row is silently skipped")
@@ -536,6 +578,23 @@ class SMCRegressor(BaseBayesEstimator):
             X, Y = self._scale_x(X), (Y - self.y_shift_) / self.y_scale_
         self._feed(X, Y, np.arange(len(X)))
         return self
+
+    def _fitted_json(self) -> dict:
+        return {} if not hasattr(self, "width_") else dict(width_=self.width_, width_grid_=self.width_grid_.tolist(),
+                                                             width_log_evidence_=self.width_log_evidence_.tolist())
+
+    def _load_fitted_json(self, f: dict) -> None:
+        if "width_" in f:
+            self.width_, self.width_grid_, self.width_log_evidence_ = (f["width_"], np.array(f["width_grid_"]),
+                                                                       np.array(f["width_log_evidence_"]))
+
+    def summary(self) -> Summary:
+        "The base summary, with the width and, if it was chosen by evidence, the grid's log evidences."
+        s = super().summary()
+        if hasattr(self, "width_") and len(self.width_log_evidence_) > 1:
+            s.rows.insert(1, ("width", f"{self.width_:.3g}, chosen by evidence from " + ", ".join(
+                f"{w:.3g}: {e:.1f}" for w, e in zip(self.width_grid_, self.width_log_evidence_, strict=True))))
+        return s
 
     @property
     def trace_(self) -> SMCResult:
