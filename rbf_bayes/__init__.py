@@ -6,4 +6,12 @@ from .bmars import BMARSRegressor
 from .estimators import RJMCMCClassifier, RJMCMCRegressor
 from .smc import SMCRegressor
 
-__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier"]
+__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier", "explore"]
+
+
+def __getattr__(name):
+    "`rbf_bayes.explore` (the interactive explorer, `rbf_bayes.plot`) without importing matplotlib at `import rbf_bayes`."
+    if name == "explore":
+        from .plot import explore
+        return explore
+    raise AttributeError(f"module 'rbf_bayes' has no attribute {name!r}")

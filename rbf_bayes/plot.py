@@ -5,6 +5,8 @@
 # %% ../nbs/14_plot.ipynb #ef8d9631
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from matplotlib import pyplot as plt
 from scipy import stats
@@ -14,7 +16,7 @@ from ._validation import as_inputs
 # %% auto #0
 __all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabilities', 'input_relevance', 'roc_curve', 'roc_auc',
            'roc_convex_hull', 'roc', 'neyman_pearson', 'brier_score', 'decision_boundary', 'classifier_roc',
-           'reliability', 'overview']
+           'reliability', 'Explorer', 'explore', 'overview']
 
 # %% ../nbs/14_plot.ipynb #b9ba0895
 def _result(obj):
@@ -308,6 +310,93 @@ def reliability(y_true, # 0/1 outcomes
     ax.set_xlabel("mean predicted probability"); ax.set_ylabel("observed frequency"); ax.set_xlim(0, 1); ax.set_ylim(0, 1)
     ax.legend(frameon=False, fontsize=8, loc="upper left")
     return ax
+
+# %% ../nbs/14_plot.ipynb #32bc0673
+class Explorer:
+    "Burn-in, thinning, conditioning on k and output choice for a fitted reversible-jump model, redrawn on every change."
+    def __init__(self, model, X=None, y=None):
+        self.model, self.X, self.y = model, X, y
+        self.r = _result(model)
+        if not hasattr(self.r, "given_k"):
+            raise TypeError(f"explore needs a reversible-jump chain (RJMCMCRegressor or its Trace), got {type(self.r).__name__}")
+        self.state = dict(burn_in=int(self.r.meta.get("burn_in", 0)), thin=1, k="all", output=0)
+        self.figure, self._controls = None, None
+        self.draw()
+
+    def view(self):
+        "The selected samples: from burn_in on, every thin-th, then (if k is not 'all') those with k bases."
+        v = self.r.select(self.state["burn_in"], self.state["thin"])
+        return v if self.state["k"] == "all" else v.given_k(int(self.state["k"]))
+
+    def update(self, **changes):
+        "Change burn_in, thin, k ('all' or a number) or output, then redraw; returns self."
+        bad = set(changes) - set(self.state)
+        if bad: raise ValueError(f"update accepts {sorted(self.state)}, got {sorted(bad)}")
+        new = {**self.state, **changes}
+        n, c = len(self.r.k), self.r.meta.get("c", 1)
+        if not 0 <= int(new["burn_in"]) < n: raise ValueError(f"burn_in must be in [0, {n}), got {new['burn_in']}")
+        if int(new["thin"]) < 1: raise ValueError(f"thin must be >= 1, got {new['thin']}")
+        if not 0 <= int(new["output"]) < c: raise ValueError(f"output must be in [0, {c}), got {new['output']}")
+        old, self.state = self.state, new
+        try:
+            self.draw()
+        except ValueError:
+            self.state = old; raise
+        return self
+
+    def draw(self):
+        "Redraw the figure from the current state; returns it."
+        v, s = self.view(), self.state
+        if self.figure is None: self.figure = plt.figure(figsize=(12, 3.4))
+        fig = self.figure; fig.clf(); ax = fig.subplots(1, 3)
+        has_pred = self.X is not None and hasattr(self.model, "predict") and hasattr(self.model, "n_features_in_")
+        if has_pred:
+            m = copy.copy(self.model); m.trace_ = v
+            predictive(m, self.X, self.y, output=s["output"], feature=None if m.n_features_in_ == 1 else 0, ax=ax[0])
+            ax[0].set_title(f"{v.n_samples} samples" + ("" if s["k"] == "all" else f", given k = {s['k']}"))
+        else:
+            ax[0].text(0.5, 0.5, "pass X (and y) for the predictive band", ha="center", transform=ax[0].transAxes); ax[0].axis("off")
+        base = self.r.select(s["burn_in"], s["thin"]); ks = base.sample_k()
+        pk = np.bincount(ks) / max(len(ks), 1)
+        ax[1].bar(np.arange(len(pk)), pk, color=["C3" if str(j) == str(s["k"]) else "C0" for j in range(len(pk))])
+        ax[1].set_xlabel("number of bases k"); ax[1].set_ylabel("p(k | y)"); ax[1].set_title(f"{len(ks)} kept samples")
+        trace(self.r, fields=["k"], burn_in=s["burn_in"], axes=[ax[2]])
+        fig.tight_layout()
+        return fig
+
+    def widget(self):
+        "The ipywidgets control (sliders, menus and the figure's output area); its callbacks call update."
+        import ipywidgets as W
+        n = len(self.r.k); ks = sorted(set(self.r.select(0, 1).sample_k().tolist()))
+        ctl = dict(burn_in=W.IntSlider(self.state["burn_in"], 0, n - 1, description="burn-in", continuous_update=False),
+                   thin=W.IntSlider(1, 1, 50, description="thin", continuous_update=False),
+                   k=W.Dropdown(options=["all"] + [str(k) for k in ks], value="all", description="given k"),
+                   output=W.Dropdown(options=list(range(self.r.meta.get("c", 1))), value=0, description="output"))
+        from IPython.display import display
+        out = W.Output()
+        def show():
+            out.clear_output(wait=True)
+            with out: display(self.figure)
+        def on_change(change, name):
+            try:
+                self.update(**{name: change["new"] if name != "k" or change["new"] == "all" else int(change["new"])})
+            except ValueError as e:         # e.g. no kept sample with this k after the burn-in: say so, keep the last view
+                with out: print(e)
+                return
+            show()
+        for name, w in ctl.items(): w.observe(lambda ch, name=name: on_change(ch, name), names="value")
+        self._controls = ctl; show()
+        return W.VBox([W.HBox([ctl["burn_in"], ctl["thin"]]), W.HBox([ctl["k"], ctl["output"]]), out])
+
+    def _ipython_display_(self):
+        from IPython.display import display
+        display(self.widget())
+
+def explore(model, # fitted RJMCMCRegressor (or its Trace)
+            X=None, y=None, # data for the predictive band (optional)
+           ) -> Explorer:
+    "Interactive view of a reversible-jump fit: burn-in, thinning, conditioning on k, output (Jupyter: a widget)."
+    return Explorer(model, X, y)
 
 # %% ../nbs/14_plot.ipynb #98af4e8a
 def overview(model, # fitted estimator or sampler result

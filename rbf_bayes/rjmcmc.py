@@ -137,14 +137,26 @@ class Trace(SamplerResult):
         s2 = self.sigma2[self.kept].mean(0)
         return mean, np.sqrt(var_f + s2)
 
-    def select(self, burn_in: int=0, thin: int=1) -> Trace:
-        "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
-        idx = np.flatnonzero(self.kept >= burn_in)[::thin]
+    def _subset(self, idx, **meta) -> Trace:
+        "A trace with the kept snapshots idx only (the per-iteration series unchanged)."
         co = [slice(self.coef_offsets[s], self.coef_offsets[s + 1]) for s in idx]
         return dataclasses.replace(self, **_snapshots(self.kept[idx], [self.sample_centres(s) for s in idx],
                                                       [self.coef_mean[sl] for sl in co], [self.coef_draw[sl] for sl in co],
-                                                      self.meta["d"], self.meta["c"]),
-                                   meta={**self.meta, "burn_in": max(burn_in, self.meta.get("burn_in", 0))})
+                                                      self.meta["d"], self.meta["c"]), meta={**self.meta, **meta})
+
+    def select(self, burn_in: int=0, thin: int=1) -> Trace:
+        "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
+        return self._subset(np.flatnonzero(self.kept >= burn_in)[::thin], burn_in=max(burn_in, self.meta.get("burn_in", 0)))
+
+    def sample_k(self) -> np.ndarray:
+        "The number of bases of every kept sample, (n_samples,)."
+        return np.diff(self.centre_offsets)
+
+    def given_k(self, k: int) -> Trace:
+        "The kept samples with exactly k bases: draws from the posterior given k (predict then averages over them only)."
+        ks = self.sample_k(); idx = np.flatnonzero(ks == k)
+        if len(idx) == 0: raise ValueError(f"no kept sample has k = {k}; the kept samples have k in {sorted(set(ks.tolist()))}")
+        return self._subset(idx, given_k=int(k))
 
 # %% ../nbs/05_rjmcmc.ipynb #4faf70f4
 def _snapshots(kept, cs, hs, als, d, c) -> dict:
