@@ -9,14 +9,16 @@ import copy
 
 import numpy as np
 from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
 from scipy import stats
 
 from ._validation import as_inputs
 
 # %% auto #0
-__all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabilities', 'input_relevance', 'roc_curve', 'roc_auc',
-           'roc_convex_hull', 'roc', 'neyman_pearson', 'brier_score', 'decision_boundary', 'classifier_roc',
-           'reliability', 'Explorer', 'explore', 'overview']
+__all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabilities', 'input_relevance', 'running_k_posterior',
+           'posterior_histograms', 'anneal_progress', 'k_histogram', 'roc_curve', 'roc_auc', 'roc_convex_hull', 'roc',
+           'neyman_pearson', 'brier_score', 'decision_boundary', 'classifier_roc', 'reliability', 'Explorer', 'explore',
+           'overview']
 
 # %% ../nbs/14_plot.ipynb #b9ba0895
 def _result(obj):
@@ -166,6 +168,92 @@ def input_relevance(obj, # a fitted model with variable_importance_ / input_rele
     ax.barh(names[::-1], v[::-1], color="C4"); ax.set_xlim(0, 1)
     ax.set_xlabel("posterior probability that the input is used"); ax.set_title("input relevance")
     return ax
+
+# %% ../nbs/14_plot.ipynb #5f0a1a4f
+def running_k_posterior(obj, # fitted estimator or sampler result (a chain)
+                        *, min_prob: float=0.02, # draw the k whose final estimate is above this
+                        ax=None):
+    "The running estimate of p(k | y) along the chain, one line per k (Fig. 7 of the 1999 paper)."
+    r = _result(obj)
+    k = np.asarray(getattr(r, "k", None) if getattr(r, "_k_unit", "") != "particles" else [], dtype=np.int64)
+    if k.ndim != 1 or len(k) == 0: raise ValueError("running_k_posterior needs a chain with k per iteration (not TD-SMC)")
+    t = np.arange(1, len(k) + 1)
+    ax = _ax(ax, (7, 3))
+    for kk in np.unique(k):
+        run = np.cumsum(k == kk) / t
+        if run[-1] > min_prob: ax.plot(t, run, lw=1, label=f"k = {kk}")
+    ax.set_xlabel("iteration"); ax.set_ylabel("running estimate of p(k | y)"); ax.set_ylim(0, 1)
+    ax.legend(ncol=4, fontsize=7, frameon=False)
+    return ax
+
+_HIST_FIELDS = {"delta2": ("delta2", "δ²", False), "delta": ("delta2", "δ", True), "sigma2": ("sigma2", "σ²", False),
+                "sigma": ("sigma2", "σ", True), "k": ("k", "k", False), "Lambda": ("Lambda", "Λ", False)}
+
+def posterior_histograms(obj, # fitted estimator or sampler result (a chain)
+                         *, fields=("delta2", "sigma2", "k"), # from delta2, delta (= √δ²), sigma2, sigma, k, Lambda
+                         burn_in: int|None=None, # iterations to discard (default: the result's own burn-in)
+                         bins: int=30, # bins for the continuous fields (k: one bar per value)
+                         axes=None, # a sequence of Axes, one per panel (fields × outputs), or None
+                         label: str="", # appended to each panel's title
+                        ):
+    "Histograms of the kept draws, one panel per field and output (Figs. 8 and 12 of the 1999 paper); returns the Figure."
+    r = _result(obj)
+    b = r.meta.get("burn_in", 0) if burn_in is None else int(burn_in)
+    panels = []
+    for f in fields:
+        if f not in _HIST_FIELDS: raise ValueError(f"fields must be among {list(_HIST_FIELDS)}, got {f!r}")
+        src, lab, root = _HIST_FIELDS[f]
+        v = getattr(r, src, None)
+        if not isinstance(v, np.ndarray) or len(v) != len(r.k):
+            raise ValueError(f"this {type(r).__name__} has no per-iteration {src}")
+        v = np.asarray(v[b:], float).reshape(len(v) - b, -1)
+        if len(v) == 0: raise ValueError(f"burn_in {b} leaves no draws")
+        for j in range(v.shape[1]):
+            panels.append((f"{lab}{'' if v.shape[1] == 1 else f' (output {j + 1})'}", np.sqrt(v[:, j]) if root else v[:, j], f == "k"))
+    if axes is None:
+        fig, axes = plt.subplots(1, len(panels), figsize=(2.6 * len(panels), 2.4), squeeze=False); axes = axes[0]
+    if len(axes) != len(panels): raise ValueError(f"axes has {len(axes)} entries for {len(panels)} panels")
+    for ax, (lab, v, discrete) in zip(axes, panels, strict=True):
+        edges = np.arange(v.min(), v.max() + 2) - 0.5 if discrete else bins
+        ax.hist(v, bins=edges, density=True, color="C0"); ax.set_title(lab + (f", {label}" if label else ""), fontsize=9)
+    return axes[0].figure
+
+def anneal_progress(result, # an AnnealResult (anneal_rbf) or a fitted AnnealedRBFRegressor
+                    *, axes=None, # three Axes, or None
+                   ):
+    "An RJ simulated-annealing run: the criterion, k and the training / test MSE per iteration (Fig. 9); returns the Figure."
+    r = getattr(result, "trace_", result)
+    if not hasattr(r, "criterion_trace"): raise TypeError(f"expected an AnnealResult, got {type(r).__name__}")
+    if axes is None:
+        fig, axes = plt.subplots(1, 3, figsize=(11, 2.8))
+    it = np.asarray(r.recorded)
+    axes[0].plot(it, r.criterion_trace, lw=1); axes[0].set_ylabel(str(r.meta.get("criterion", "criterion")).upper())
+    axes[0].axhline(r.criterion, ls=":", color="0.4", lw=1, label=f"best {r.criterion:.2f} (k = {r.k_best})")
+    axes[0].legend(frameon=False, fontsize=8)
+    axes[1].plot(np.asarray(r.k), lw=0.8, drawstyle="steps-post"); axes[1].set_ylabel("k")
+    axes[2].semilogy(it, r.train_mse, label="train")
+    if np.isfinite(np.asarray(r.test_mse, float)).any(): axes[2].semilogy(it, r.test_mse, label="test")
+    axes[2].set_ylabel("MSE"); axes[2].legend(frameon=False, fontsize=8)
+    for a in axes: a.set_xlabel("iteration")
+    axes[0].figure.tight_layout()
+    return axes[0].figure
+
+def k_histogram(ks, # the k selected on each repeated data set (MAP, mode of p(k | y), or an optimum)
+                *, k_true: int|None=None, # the true number of bases, marked
+                k_max: int|None=None, # the largest k shown (default: the largest selected)
+                label: str="", # panel title
+                ax=None):
+    "How often each k was selected over repeated data sets, the true k marked (Fig. 5 of the 1999 paper)."
+    ks = np.asarray(ks, dtype=np.int64).ravel()
+    if ks.size == 0 or (ks < 0).any(): raise ValueError("ks must be non-negative numbers of bases")
+    top = int(max(ks.max(), k_true or 0) if k_max is None else k_max)
+    ax = _ax(ax, (3.2, 2.4))
+    ax.bar(np.arange(top + 1), np.bincount(ks, minlength=top + 1)[:top + 1] / ks.size, color="C0", width=0.8)
+    if k_true is not None: ax.axvline(k_true, color="C3", ls="--", lw=1, label=f"true k = {k_true}")
+    ax.set_xlabel("selected k"); ax.set_ylabel("fraction of data sets"); ax.set_title(label, fontsize=9)
+    if k_true is not None: ax.legend(frameon=False, fontsize=7)
+    return ax
+
 
 # %% ../nbs/14_plot.ipynb #511be5fa
 def roc_curve(y_true, # labels in {0, 1} (or booleans)
@@ -347,7 +435,7 @@ class Explorer:
     def draw(self):
         "Redraw the figure from the current state; returns it."
         v, s = self.view(), self.state
-        if self.figure is None: self.figure = plt.figure(figsize=(12, 3.4))
+        if self.figure is None: self.figure = Figure(figsize=(12, 3.4))   # not pyplot's: shown only where we display it
         fig = self.figure; fig.clf(); ax = fig.subplots(1, 3)
         has_pred = self.X is not None and hasattr(self.model, "predict") and hasattr(self.model, "n_features_in_")
         if has_pred:
@@ -388,9 +476,26 @@ class Explorer:
         self._controls = ctl; show()
         return W.VBox([W.HBox([ctl["burn_in"], ctl["thin"]]), W.HBox([ctl["k"], ctl["output"]]), out])
 
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget())
+    def static_html(self):
+        "The page a reader without a live kernel sees: what the widget does, then the current figure (PNG, inline)."
+        import base64
+        import io
+        buf = io.BytesIO(); self.figure.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+        s = self.state
+        return (f"<div class='rbf-explorer-static'><p><em>Interactive explorer (needs a live Jupyter kernel): sliders for "
+                f"the burn-in and the thinning, menus to condition on k and to choose the output; each change redraws the "
+                f"predictive band, p(k | y) and the trace of k from the selected samples. Shown here: burn-in {s['burn_in']}, "
+                f"thin {s['thin']}, k = {s['k']}, output {s['output']}.</em></p>"
+                f"<img alt='explorer: predictive band, p(k | y), trace of k' src='data:image/png;base64,"
+                f"{base64.b64encode(buf.getvalue()).decode()}'/></div>")
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kw):
+        "The widget for a live kernel, and beside it text/html with the static figure for pages rendered without one."
+        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude, **kw) or {}
+        bundle = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = f"Explorer({type(self.model).__name__}, state={self.state})"
+        return bundle
 
 def explore(model, # fitted RJMCMCRegressor (or its Trace)
             X=None, y=None, # data for the predictive band (optional)

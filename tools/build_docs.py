@@ -1,0 +1,235 @@
+"""Build the rbf_bayes documentation site from `nbs/`, offline: `python tools/build_docs.py` -> `_site/html/index.html`.
+
+Toolchain: Sphinx + myst-nb + pydata-sphinx-theme, MathJax 3 from PyPI (`sphinx-mathjax-offline`). Quarto, which
+`nbdev_docs` needs, cannot be installed from the registries our machines reach; `nbs/_quarto.yml` is left valid
+so `nbdev_docs` still works where Quarto exists.
+
+What this script does, in order:
+
+1. copies every notebook under `nbs/` to `_site/src/` at the same depth (so relative paths in the notebooks,
+   such as `../../shared/data`, resolve as they do under `nbdev_test`), turning nbdev directives into what
+   myst-nb understands: `#| hide` -> the cell runs but is removed from the page (`remove-cell`);
+   `#| slow` -> not run, shown as a code block with a sentence saying how to run it (the CI configuration,
+   exactly what `nbdev_test` runs); the `#| ...` lines themselves are dropped from the shown source;
+2. prepends to each notebook a hidden comment cell with a hash of the package's sources, so the execution
+   cache (jupyter-cache, keyed on the code cells) re-runs every notebook when the package changes and
+   re-runs none when only prose changed;
+3. writes the navigation (hidden toctrees appended to the index notebook, in the order of NAV below) and
+   one API page per module, each an `automodule` over the module's `__all__` (every exported name, with its
+   signature and docments: `docs/rbf_docs.py`);
+4. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
+
+Every notebook under `nbs/` must appear in NAV: the build fails on a notebook that has no place in the book.
+`--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty).
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NBS = ROOT / "nbs"
+SITE = ROOT / "_site"
+SRC = SITE / "src"
+OUT = SITE / "html"
+CACHE = SITE / "cache"
+
+# the book's order: model -> moves -> kernel -> samplers -> calibration -> convergence -> SMC -> BMARS
+# -> estimators -> experiments; the package's foundations and the API reference close it
+NAV = [
+    ("The model", ["00_basis", "01_priors", "02_posterior"]),
+    ("Moves", ["03_moves"]),
+    ("The kernel", ["04_kernel"]),
+    ("Samplers", ["05_rjmcmc", "05c_probit"]),
+    ("Calibration and annealing", ["06_calibration", "07_annealing"]),
+    ("Convergence", ["08_convergence"]),
+    ("Sequential Monte Carlo", ["09_smc"]),
+    ("Bayesian MARS", ["10_bmars"]),
+    ("Estimators and tools", ["12_estimators", "14_plot", "13_datasets", "15_cli"]),
+    ("Experiments", ["experiments/exp1_signal_detection", "experiments/exp2_robot_arm", "experiments/exp3_bmars",
+                     "experiments/exp4_smc", "experiments/exp5_classification"]),
+    ("Foundations", ["00a_validation", "00b_base", "04a_results", "04b_progress"]),
+]
+PUBLIC_MODULES = ["basis", "priors", "posterior", "moves", "kernel", "rjmcmc", "probit", "calibration", "annealing",
+                  "convergence", "smc", "bmars", "estimators", "plot", "datasets", "results", "progress", "cli",
+                  "_validation", "_base"]
+
+DIRECTIVE = re.compile(r"^\s*#\|\s*(.*?)\s*$")
+SLOW_NOTE = ("*Slow cell: the full configuration, not run in this build (the site shows the CI configuration, "
+             "as `nbdev_test` runs it); `nbdev_test --flags slow` runs it.*")
+
+
+EXEC_CONFIG = "kernel python3, inline matplotlib, slow cells not run (v1)"   # change it to re-run everything
+
+
+def source_hash():
+    """sha256 over the package's sources and data: a change invalidates every cached execution."""
+    h = hashlib.sha256(EXEC_CONFIG.encode())
+    for p in sorted((ROOT / "rbf_bayes").rglob("*")):
+        if p.is_file() and p.suffix in {".py", ".pyx", ".pxd", ".csv"} and p.name != "_modidx.py":
+            h.update(p.relative_to(ROOT).as_posix().encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _lines(src):
+    return src if isinstance(src, str) else "".join(src)
+
+
+def process_cell(cell):
+    """One notebook cell -> the cells shown on the site (nbdev directives -> myst-nb tags)."""
+    if cell["cell_type"] != "code":
+        return [cell]
+    src = _lines(cell["source"])
+    lines = src.splitlines()
+    directives, body = [], []
+    for ln in lines:
+        m = DIRECTIVE.match(ln)
+        if m and not body:
+            directives.append(m.group(1).split())
+        else:
+            body.append(ln)
+    names = {d[0] for d in directives if d}
+    code = "\n".join(body).strip("\n")
+    if "default_exp" in names:
+        return []                                       # the module name is in the title cell's prose
+    if "slow" in names or "eval:" in names and any(d[:2] == ["eval:", "false"] for d in directives):
+        fence = "```python\n" + code + "\n```"
+        return [{"cell_type": "markdown", "metadata": {}, "source": SLOW_NOTE + "\n\n" + fence}]
+    tags = list(cell.get("metadata", {}).get("tags", []))
+    if "hide" in names:
+        tags.append("remove-cell")
+    if "export" in names or "exporti" in names:
+        tags.append("rbf-export")
+    new = {"cell_type": "code", "execution_count": None, "metadata": {"tags": tags} if tags else {},
+           "outputs": [], "source": code}
+    return [new]
+
+
+def nav_toctrees():
+    out = []
+    for caption, docs in NAV:
+        entries = "\n".join(docs)
+        out.append(f"```{{toctree}}\n:hidden:\n:caption: {caption}\n:maxdepth: 2\n\n{entries}\n```")
+    out.append("```{toctree}\n:hidden:\n:caption: Reference\n\napi/index\n```")
+    return "\n\n".join(out)
+
+
+def process_notebook(src_path, dst_path, shash, is_index=False):
+    nb = json.loads(src_path.read_text(encoding="utf-8"))
+    cells = []
+    for c in nb["cells"]:
+        cells.extend(process_cell(c))
+    # hidden first cell: the package's source hash (invalidates the execution cache when the package changes)
+    cells.insert(0, {"cell_type": "code", "execution_count": None, "metadata": {"tags": ["remove-cell"]},
+                     "outputs": [], "source": f"# rbf_bayes sources sha256 {shash}"})
+    if is_index:
+        cells.append({"cell_type": "markdown", "metadata": {}, "source": nav_toctrees()})
+    nb["cells"] = cells
+    nb["metadata"] = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                      "language_info": {"name": "python"}}
+    nb.setdefault("nbformat", 4)
+    nb["nbformat_minor"] = max(nb.get("nbformat_minor", 5), 5)
+    for i, c in enumerate(nb["cells"]):
+        c["id"] = f"c{i:03d}"
+    dst_path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+    if not dst_path.exists() or dst_path.read_text(encoding="utf-8") != text:   # keep mtimes of unchanged pages
+        dst_path.write_text(text, encoding="utf-8")
+
+
+def module_notebooks():
+    """module -> the notebook that exports it (its `#| default_exp`)."""
+    out = {}
+    for p in sorted(NBS.rglob("*.ipynb")):
+        for c in json.loads(p.read_text(encoding="utf-8"))["cells"]:
+            m = re.search(r"^#\|\s*default_exp\s+(\S+)", _lines(c["source"]), re.M)
+            if c["cell_type"] == "code" and m:
+                out[m.group(1)] = p.relative_to(NBS).with_suffix("").as_posix()
+    return out
+
+
+def api_pages():
+    import importlib
+    nbs = module_notebooks()
+    top = importlib.import_module("rbf_bayes")
+    where = {n: getattr(top, n).__module__ for n in top.__all__}
+    lines = [f"- {{py:obj}}`{n} <{where[n]}.{n}>` (from `{where[n]}`)" for n in top.__all__]
+    pages = {"index": "# API reference\n\nEvery name a module exports (its `__all__`), with its signature and the "
+                      "parameter comments (docments) of the notebook that defines it. The notebooks hold the "
+                      "derivations; these entries are the reference.\n\n```{toctree}\n:maxdepth: 1\n\n"
+                      + "\n".join(f"rbf_bayes.{m}" for m in ["__init__"] + PUBLIC_MODULES) + "\n```\n"}
+    pages["rbf_bayes.__init__"] = ("# rbf_bayes\n\nThe names `import rbf_bayes` gives (`rbf_bayes.__all__`); each is "
+                                   "documented with the module that defines it.\n\n" + "\n".join(lines) + "\n")
+    for m in PUBLIC_MODULES:
+        nb = nbs.get(m)
+        src = f"Derived, implemented and checked in [{nb}](../{nb}.ipynb).\n\n" if nb else ""
+        pages[f"rbf_bayes.{m}"] = (f"# rbf_bayes.{m}\n\n{src}```{{eval-rst}}\n.. automodule:: rbf_bayes.{m}\n"
+                                   "   :members:\n   :undoc-members:\n   :show-inheritance:\n```\n")
+    return pages
+
+
+def prepare(shash):
+    """Fill _site/src from nbs/; returns the list of page names."""
+    docs_in_nav = {d for _, ds in NAV for d in ds} | {"index"}
+    found = {p.relative_to(NBS).with_suffix("").as_posix() for p in NBS.rglob("*.ipynb")
+             if ".ipynb_checkpoints" not in p.parts}
+    missing, extra = sorted(found - docs_in_nav), sorted(docs_in_nav - found)
+    if missing or extra:
+        raise SystemExit(f"tools/build_docs.py NAV is out of date: notebooks not in the book {missing}, "
+                         f"entries without a notebook {extra}")
+    SRC.mkdir(parents=True, exist_ok=True)
+    for name in sorted(found):
+        process_notebook(NBS / f"{name}.ipynb", SRC / f"{name}.ipynb", shash, is_index=(name == "index"))
+    # files the notebooks read relative to themselves
+    for extra_file in ["styles.css"]:
+        if (NBS / extra_file).exists():
+            shutil.copy2(NBS / extra_file, SRC / extra_file)
+    (SRC / "api").mkdir(exist_ok=True)
+    for name, text in api_pages().items():
+        p = SRC / "api" / f"{name}.md"
+        if not p.exists() or p.read_text(encoding="utf-8") != text:
+            p.write_text(text, encoding="utf-8")
+    # stale pages (a notebook renamed or removed) would stay in the book otherwise
+    keep = {SRC / f"{n}.ipynb" for n in found} | {SRC / "api" / f"{n}.md" for n in api_pages()}
+    for p in list(SRC.rglob("*.ipynb")) + list((SRC / "api").glob("*.md")):
+        if p not in keep:
+            p.unlink()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fresh", action="store_true", help="empty the execution cache first")
+    ap.add_argument("--no-exec", action="store_true", help="render without executing the notebooks")
+    ap.add_argument("-j", "--jobs", default="auto",
+                    help="sphinx-build parallel jobs: notebooks execute this many at a time (default: one per core)")
+    a = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    if a.fresh and CACHE.exists():
+        shutil.rmtree(CACHE)
+    shash = source_hash()
+    prepare(shash)
+    env = dict(os.environ)
+    env["RBF_DOCS_EXECUTE"] = "off" if a.no_exec else "cache"
+    env["RBF_DOCS_CACHE"] = str(CACHE)
+    env.pop("MPLBACKEND", None)   # the kernel's inline backend: plt.show() puts each figure on the page
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "docs"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "docs"), "-W", "--keep-going",
+           "-j", a.jobs, "-q", str(SRC), str(OUT), "-d", str(SITE / "doctrees")]
+    r = subprocess.run(cmd, cwd=ROOT, env=env)
+    dt = time.perf_counter() - t0
+    if r.returncode:
+        print(f"docs build FAILED after {dt:.0f} s (sphinx-build exit {r.returncode})", file=sys.stderr)
+        return r.returncode
+    print(f"docs built in {dt:.0f} s: open {OUT / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
