@@ -52,18 +52,16 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
 
-# --- theme: pydata-sphinx-theme (maintained; left navigation from the toctrees, search box, no CDN assets)
-html_theme = "pydata_sphinx_theme"
+# --- theme: sphinx-book-theme (Executable Books, maintained with myst-nb; on pydata-sphinx-theme): one left sidebar
+# with the whole book under its section captions, a search box, the page's contents on the right; no CDN assets
+html_theme = "sphinx_book_theme"
 html_title = "rbf_bayes"
 html_theme_options = {
-    "navigation_depth": 2,
-    "show_nav_level": 2,
-    "collapse_navigation": False,
-    "navbar_align": "left",
-    "secondary_sidebar_items": ["page-toc"],
-    "footer_start": ["copyright"],
-    "footer_end": ["sphinx-version"],
+    "home_page_in_toc": True,
+    "show_navbar_depth": 1,
+    "show_toc_level": 2,
+    "use_download_button": True,
+    "use_fullscreen_button": False,
     "search_bar_text": "Search the derivations and the API…",
 }
-html_sidebars = {"**": ["sidebar-nav-bs"]}
 html_show_sourcelink = False

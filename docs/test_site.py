@@ -130,6 +130,7 @@ PAGE_FACTS = """() => {
 
 
 def check_page(pg, server, rel):
+    pg.goto("about:blank")          # the previous page's requests end here, before the failures are counted afresh
     pg.failed.clear()
     pg.goto(server + rel, wait_until="load")
     state = pg.evaluate(WAIT_MATHJAX)
@@ -205,4 +206,25 @@ def test_screenshots(page, server, rel, name):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
     page.screenshot(path=str(SHOTS / f"{name}_full.png"), full_page=True)
+    if f["imgs"]:                                    # the first figure in view, as a reader scrolling to it sees it
+        page.locator("main img").first.evaluate("e => e.scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(SHOTS / f"{name}_figure.png"))
     assert (SHOTS / f"{name}.png").stat().st_size > 10_000
+
+
+def test_api_entries():
+    """Every name every public module exports has an entry (an anchor with its full name) and docments are shown."""
+    import importlib
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from build_docs import PUBLIC_MODULES
+    missing = []
+    for m in PUBLIC_MODULES:
+        page = HTML / "api" / f"rbf_bayes.{m}.html"
+        ids = ids_of(page) if page.exists() else set()
+        mod = importlib.import_module(f"rbf_bayes.{m}")
+        missing += [f"rbf_bayes.{m}.{n}" for n in mod.__all__ if f"rbf_bayes.{m}.{n}" not in ids]
+    assert not missing, missing
+    text = (HTML / "api" / "rbf_bayes.rjmcmc.html").read_text(encoding="utf-8")
+    assert "inputs (N, d)" in text and "targets (N,) or (N, c)" in text   # sample_rjmcmc's docments for x and y

@@ -24,6 +24,7 @@ Every notebook under `nbs/` must appear in NAV: the build fails on a notebook th
 """
 import argparse
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -170,8 +171,17 @@ def api_pages():
     for m in PUBLIC_MODULES:
         nb = nbs.get(m)
         src = f"Derived, implemented and checked in [{nb}](../{nb}.ipynb).\n\n" if nb else ""
+        mod = importlib.import_module(f"rbf_bayes.{m}")
+        data = []                  # exported constants: automodule leaves out data without a docstring
+        for n in mod.__all__:
+            v = getattr(mod, n)
+            if not (callable(v) or inspect.ismodule(v)):
+                shown = "" if isinstance(v, Path) or len(repr(v)) > 100 else f"\n   :value: {v!r}"
+                data.append(f".. py:data:: {n}\n   :type: {type(v).__name__}{shown}\n\n"
+                            f"   Exported by ``rbf_bayes.{m}``; its meaning is derived in {nb or 'the module'}.")
+        consts = ("\n## Constants\n\n```{eval-rst}\n" + "\n\n".join(data) + "\n```\n") if data else ""
         pages[f"rbf_bayes.{m}"] = (f"# rbf_bayes.{m}\n\n{src}```{{eval-rst}}\n.. automodule:: rbf_bayes.{m}\n"
-                                   "   :members:\n   :undoc-members:\n   :show-inheritance:\n```\n")
+                                   "   :members:\n   :undoc-members:\n   :show-inheritance:\n```\n" + consts)
     return pages
 
 
