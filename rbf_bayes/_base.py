@@ -26,6 +26,7 @@ def _param_to_json(name, v):
     if dataclasses.is_dataclass(v):
         return {"__dataclass__": f"{type(v).__module__}.{type(v).__qualname__}", **dataclasses.asdict(v)}
     if isinstance(v, np.random.Generator): return None
+    if name == "executor": return None      # where chains ran is not part of the model (a loaded model has none)
     if callable(v): raise TypeError(f"{name} is a callable: it cannot be stored without pickle (use pickle or joblib)")
     return v
 

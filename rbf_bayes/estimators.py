@@ -5,6 +5,8 @@
 # %% ../nbs/12_estimators.ipynb #ed743a57
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import special
 from sklearn.base import ClassifierMixin
@@ -13,6 +15,7 @@ from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseBayesEstimator
 from ._validation import check_choice
+from .chains import chain_generators, check_parallel, sample_chains
 from .priors import RBFPrior
 from .probit import ProbitTrace, sample_probit
 from .rjmcmc import RJConfig, Trace, sample_rjmcmc
@@ -21,6 +24,10 @@ from .rjmcmc import RJConfig, Trace, sample_rjmcmc
 __all__ = ['RJMCMCRegressor', 'RJMCMCClassifier']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
+def _one_chain(X, Y, prior, cfg, basis, width, rng):
+    "One reversible-jump chain (a module-level function: picklable, so a chain can run on another process's executor)."
+    return sample_rjmcmc(X, Y, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
+
 class RJMCMCRegressor(BaseBayesEstimator):
     "Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999)."
     def __init__(self,
@@ -36,18 +43,27 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                  standardize: bool=True, # fit on standardised X and y (Omega, width and the ridge prior live there)
+                 n_chains: int=1, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
+                 n_jobs: int=1, # chains run at once on threads (-1: one per core); the C loop releases the GIL
+                 executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
                 ):
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
+        self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
 
     def fit(self, X, y):
-        "Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_."
+        """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
+        uses the j-th child stream of random_state and trace_ pools the chains (its summary gives split-R-hat and ESS)."""
+        n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
-                       rw_var=self.rw_var, varpi=self.varpi, progress=self.progress)
-        self._set_fitted(sample_rjmcmc(X, Y, prior=self.prior if self.prior is not None else RBFPrior(), config=cfg,
-                                       rng=self._rng(), basis=self.basis, width=self.width))
+                       rw_var=self.rw_var, varpi=self.varpi, progress=self.progress and n_chains == 1)
+        prior = self.prior if self.prior is not None else RBFPrior()
+        one = functools.partial(_one_chain, X, Y, prior, cfg, self.basis, self.width)
+        if n_chains == 1: self._set_fitted(one(self._rng()))
+        else: self._set_fitted(sample_chains(one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
+                                             executor=self.executor, progress=self.progress))
         return self
 
     _result_class = Trace

@@ -14,7 +14,7 @@ import warnings
 from ._validation import check_bool
 
 # %% auto #0
-__all__ = ['Progress', 'InterruptedWarning', 'DeferredInterrupt', 'interrupt_message', 'ChunkedRun']
+__all__ = ['Progress', 'InterruptedWarning', 'stop_flag', 'DeferredInterrupt', 'interrupt_message', 'ChunkedRun']
 
 # %% ../nbs/04b_progress.ipynb #d82ba7b8
 class Progress:
@@ -54,16 +54,33 @@ class Progress:
 class InterruptedWarning(RuntimeWarning):
     "A run stopped early on Ctrl-C: its result holds the work done so far and can be continued (`continue_fit`, `resume`)."
 
+_thread_stop = threading.local()     # chains run in worker threads: their stop flag (a threading.Event), set by the caller
+
+def stop_flag():
+    "The stop flag (a `threading.Event`) the chains of this thread answer to, or None (`rbf_bayes.chains` sets it)."
+    return getattr(_thread_stop, "flag", None)
+
 class DeferredInterrupt:
     """Hold Ctrl-C (SIGINT) until the loop reaches a safe point (it reads `requested` between chunks); a second Ctrl-C
-    raises KeyboardInterrupt at once. Signals reach only the main thread: elsewhere, and with `enabled=False`, it
-    installs nothing and `requested` stays False."""
-    def __init__(self, enabled: bool=True): self.enabled, self.requested, self._old = enabled, False, None
+    raises KeyboardInterrupt at once. Signals reach only the main thread: in a worker thread it installs nothing and
+    `requested` follows the thread's stop flag (`stop_flag`: the main thread sets it on Ctrl-C, `rbf_bayes.chains`);
+    with `enabled=False` it installs nothing and `requested` stays False."""
+    def __init__(self, enabled: bool=True): self.enabled, self._requested, self._old, self.flag = enabled, False, None, None
+
+    @property
+    def requested(self) -> bool:
+        "Ctrl-C was pressed (main thread), or the thread's stop flag was set (worker thread)."
+        return self._requested or (self.flag is not None and self.flag.is_set())
+
+    @requested.setter
+    def requested(self, v): self._requested = bool(v)
 
     def __enter__(self):
         self.requested, self._installed = False, False
         if self.enabled and threading.current_thread() is threading.main_thread():
             self._old = signal.signal(signal.SIGINT, self._handler); self._installed = True
+        elif self.enabled:
+            self.flag = stop_flag()
         return self
 
     def _handler(self, signum, frame):
@@ -114,8 +131,9 @@ class ChunkedRun:
         res = self._result()
         if self.interrupted:
             res._run = self
-            warnings.warn(interrupt_message(self.desc, self.done, self.total, self.unit, self._interrupt_note()),
-                          InterruptedWarning, stacklevel=3)
+            if stop.flag is None:       # a chain stopped by its caller's flag: the caller warns once for all chains
+                warnings.warn(interrupt_message(self.desc, self.done, self.total, self.unit, self._interrupt_note()),
+                              InterruptedWarning, stacklevel=3)
         return res
 
     def _interrupt_note(self) -> str: return ""

@@ -89,8 +89,32 @@ class SamplerResult:
     def p_k(self, burn_in: int|None=None) -> np.ndarray:
         "Estimated p(k | y) over k = 0..max k, from the iterations from burn_in on (default: meta['burn_in'])."
         b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
-        ks = np.asarray(self.k)[b:]
+        ks = self.after_burn_in(self.k, b)
         return np.bincount(ks, minlength=1) / max(len(ks), 1)
+
+    @property
+    def n_chains(self) -> int:
+        "Independent chains pooled in this result (`meta['chain_lengths']`; 1 for a single run)."
+        return len(self.meta.get("chain_lengths") or [len(self.k)])
+
+    def chain_series(self, values, burn_in: int=0) -> list[np.ndarray]:
+        """A per-iteration series split into its chains, each from iteration burn_in of that chain on. Pooled chains lie
+        end to end in the per-iteration arrays, `meta['chain_lengths']` long each; a single run is one chain."""
+        v = np.asarray(values); n = self.meta.get("chain_lengths") or [len(v)]
+        st = np.concatenate([[0], np.cumsum(n)]).astype(int)
+        return [v[st[j] + min(burn_in, n[j]):st[j + 1]] for j in range(len(n))]
+
+    def after_burn_in(self, values, burn_in: int=0) -> np.ndarray:
+        "A per-iteration series without each chain's first burn_in iterations."
+        parts = self.chain_series(values, burn_in)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def chain_position(self, idx) -> np.ndarray:
+        "The iteration within its own chain of positions idx of the per-iteration arrays."
+        idx = np.asarray(idx); n = self.meta.get("chain_lengths")
+        if not n: return idx
+        st = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
+        return idx - st[np.searchsorted(st, idx, side="right") - 1]
 
     def predict(self, x, return_std: bool=False):
         "Posterior mean (and predictive sd) at x, shape (n, c)."
@@ -168,7 +192,9 @@ class SamplerResult:
         rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))] + self._k_rows(burn_in)
         acc = self.acceptance_rates()
         if acc: rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
-        if self._k_unit == "iterations" and n - b >= 10:
+        if self._k_unit == "iterations" and self.n_chains > 1:
+            rows += self._chain_rows(b)
+        elif self._k_unit == "iterations" and n - b >= 10:
             from rbf_bayes.convergence import ess
             kk = np.asarray(self.k[b:], float)
             rows.append(("ESS of k", f"{ess(kk[None, :]):.0f} of {n - b} iterations" if kk.std() > 0
@@ -186,6 +212,38 @@ class SamplerResult:
             notes.append(f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
                          "not the data, sets the network size; raise k_max or use a more parsimonious prior")
         return rows, notes
+
+    def chain_diagnostics(self, burn_in: int|None=None) -> dict:
+        """Across pooled chains, after each chain's burn-in: split-R-hat and bulk ESS (`08_convergence`) of k, of sigma^2
+        (each output) and of the log posterior, on the first min-length draws of every chain: {name: (rhat, ess)}."""
+        from rbf_bayes.convergence import ess, rhat
+        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
+        series = {"k": self.k}
+        s2 = getattr(self, "sigma2", None)
+        if isinstance(s2, np.ndarray) and len(s2) == len(self.k) and np.isfinite(s2).all():
+            s2 = s2.reshape(len(s2), -1)
+            for j in range(s2.shape[1]): series["σ²" if s2.shape[1] == 1 else f"σ²[{j}]"] = s2[:, j]
+        for f in ("log_posterior", "log_target"):
+            v = getattr(self, f, None)
+            if isinstance(v, np.ndarray) and len(v) == len(self.k): series["log posterior"] = v; break
+        out = {}
+        for name, v in series.items():
+            parts = self.chain_series(np.asarray(v, float), b); m = min(len(p) for p in parts)
+            if m < 4: continue
+            a = np.stack([p[:m] for p in parts])
+            out[name] = (rhat(a), ess(a))
+        return out
+
+    def _chain_rows(self, b: int) -> list:
+        "Summary rows of pooled chains: their number and lengths, split-R-hat and ESS across them."
+        n = self.meta.get("chain_lengths")
+        rows = [("chains", f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled")]
+        d = self.chain_diagnostics(b)
+        if d:
+            rows.append(("split R-hat", ", ".join(f"{k} {r:.3f}" for k, (r, _) in d.items())))
+            rows.append(("ESS", ", ".join(f"{k} {e:.0f}" for k, (_, e) in d.items())
+                         + f" (of {sum(len(p) for p in self.chain_series(self.k, b)):,} draws)"))
+        return rows
 
     def summary(self, burn_in: int|None=None) -> Summary:
         "Key numbers: samples, p(k | y), acceptance, ESS of k, time, and notes (k_max reached, interrupted)."

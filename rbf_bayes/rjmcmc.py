@@ -146,7 +146,8 @@ class Trace(SamplerResult):
 
     def select(self, burn_in: int=0, thin: int=1) -> Trace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
-        return self._subset(np.flatnonzero(self.kept >= burn_in)[::thin], burn_in=max(burn_in, self.meta.get("burn_in", 0)))
+        return self._subset(np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin],
+                            burn_in=max(burn_in, self.meta.get("burn_in", 0)))
 
     def sample_k(self) -> np.ndarray:
         "The number of bases of every kept sample, (n_samples,)."

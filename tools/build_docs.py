@@ -6,8 +6,9 @@ so `nbdev_docs` still works where Quarto exists.
 
 What this script does, in order:
 
-1. copies every notebook under `nbs/` to `_site/src/` at the same depth (so relative paths in the notebooks,
-   such as `../../shared/data`, resolve as they do under `nbdev_test`), turning nbdev directives into what
+1. copies every notebook under `nbs/` to `_site/src/` in the same layout (one level deeper from the repository
+   root; the tremor data, which the notebooks look for at `../shared/data` beside the repository, is passed on
+   as `RBF_BAYES_TREMOR_DIR`, as the tests do), turning nbdev directives into what
    myst-nb understands: `#| hide` -> the cell runs but is removed from the page (`remove-cell`);
    `#| slow` -> not run, shown as a code block with a sentence saying how to run it (the CI configuration,
    exactly what `nbdev_test` runs); the `#| ...` lines themselves are dropped from the shown source;
@@ -69,9 +70,10 @@ SLOW_NOTE = ("*Slow cell: the full configuration, not run in this build (the sit
 EXEC_CONFIG = "kernel python3, inline matplotlib, slow cells not run (v1)"   # change it to re-run everything
 
 
-def source_hash():
-    """sha256 over the package's sources and data: a change invalidates every cached execution."""
-    h = hashlib.sha256(EXEC_CONFIG.encode())
+def source_hash(extra=""):
+    """sha256 over the package's sources and data (and `extra`: what else the outputs depend on, e.g. whether the
+    tremor data were found): a change invalidates every cached execution."""
+    h = hashlib.sha256((EXEC_CONFIG + extra).encode())
     for p in sorted((ROOT / "rbf_bayes").rglob("*")):
         if p.is_file() and p.suffix in {".py", ".pyx", ".pxd", ".csv"} and p.name != "_modidx.py":
             h.update(p.relative_to(ROOT).as_posix().encode())
@@ -223,12 +225,15 @@ def main(argv=None):
     t0 = time.perf_counter()
     if a.fresh and CACHE.exists():
         shutil.rmtree(CACHE)
-    shash = source_hash()
-    prepare(shash)
     env = dict(os.environ)
     env["RBF_DOCS_EXECUTE"] = "off" if a.no_exec else "cache"
     env["RBF_DOCS_CACHE"] = str(CACHE)
+    shared = ROOT.parent / "shared" / "data"
+    if "RBF_BAYES_TREMOR_DIR" not in env and (shared / "tremor_train.csv").is_file():
+        env["RBF_BAYES_TREMOR_DIR"] = str(shared)
     env.pop("MPLBACKEND", None)   # the kernel's inline backend: plt.show() puts each figure on the page
+    shash = source_hash(f" tremor={env.get('RBF_BAYES_TREMOR_DIR', '')}")
+    prepare(shash)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "docs"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "docs"), "-W", "--keep-going",
            "-j", a.jobs, "-q", str(SRC), str(OUT), "-d", str(SITE / "doctrees")]
