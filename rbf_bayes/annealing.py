@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 import warnings
@@ -18,6 +19,7 @@ from ._rjmcmc import RJCore
 from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
 from .calibration import CalibratedPrior, criterion_value, least_squares_fit
+from .chains import check_parallel, run_chains
 from .kernel import rbf_state
 from .progress import ChunkedRun, DeferredInterrupt, InterruptedWarning, interrupt_message
 from .results import SamplerResult
@@ -249,6 +251,10 @@ def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=Calibrated
 class OptimumUncertainWarning(UserWarning):
     "Independent annealing restarts disagree: the best criterion was reached by only one of them."
 
+def _anneal_task(X, Y, cal, kw, rng):
+    "One annealing restart (module level: picklable, so a restart can run on another process's executor)."
+    return anneal_rbf(X, Y, calibration=cal, rng=rng, **kw)
+
 class AnnealedRBFRegressor(BaseBayesEstimator):
     """RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5).
 
@@ -262,23 +268,30 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                  standardize: bool=True, progress: bool=False,
                  n_restarts: int=1, # independent annealings; the best network is kept
                  restart_tol: float=1.0, # nats: restarts this close to the best count as having found it
+                 n_jobs: int=1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
+                 executor=None, # a concurrent.futures.Executor to run the restarts on instead (e.g. Dask's)
                 ):
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
         self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
         self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
         self.standardize, self.progress, self.n_restarts, self.restart_tol = standardize, progress, n_restarts, restart_tol
+        self.n_jobs, self.executor = n_jobs, executor
+
+    def _anneal_kw(self, progress: bool) -> dict:
+        return dict(n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end, basis=self.basis,
+                    width=self.width, rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
+                    record_every=max(1, self.n_iter // 50), progress=progress)
 
     def _anneal(self, rng):
         X, Y, cal = self._data
-        return anneal_rbf(X, Y, calibration=cal, n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end,
-                          rng=rng, basis=self.basis, width=self.width, rw_var=self.rw_var, split_scale=self.split_scale,
-                          varpi=self.varpi, record_every=max(1, self.n_iter // 50), progress=self.progress)
+        return _anneal_task(X, Y, cal, self._anneal_kw(self.progress), rng)
 
     def fit(self, X, y):
         """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_), centres_,
         coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
         check_int("n_iter", self.n_iter); R = check_int("n_restarts", self.n_restarts)
         check_positive("restart_tol", self.restart_tol)
+        _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
         rng = self._rng()
@@ -286,16 +299,49 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         self._run_restarts()
         return self
 
-    def _run_restarts(self, first=None):
-        "Run the pending restarts (after `first`, an already finished one); stop at a Ctrl-C, keeping the best so far."
-        if first is not None: self._runs.append(first)
-        while self._pending and not (self._runs and self._runs[-1].interrupted):
-            self._runs.append(self._anneal(self._pending.pop(0)))
+    def _parallel(self) -> bool:
+        "Restarts run at once: more than one, and threads or an executor asked for."
+        return self.n_restarts > 1 and (self._n_jobs > 1 or self.executor is not None)
+
+    def _run_parallel(self):
+        """Resume the interrupted restarts and run the pending ones at once (`05b_chains.run_chains`: threads, or the
+        executor for a fresh fit; resumed runs live in this process, so they always run on threads). Ctrl-C stops every
+        running restart at its next chunk; all are kept and `continue_fit` finishes them."""
+        X, Y, cal = self._data
+        live = [j for j, r in enumerate(self._runs) if r.interrupted]
+        tasks = ([functools.partial(self._runs[j].resume, False) for j in live]
+                 + [functools.partial(_anneal_task, X, Y, cal, self._anneal_kw(False), g) for g in self._pending])
+        out = run_chains(tasks, n_jobs=self._n_jobs, executor=None if live else self.executor,
+                         progress=self.progress, desc="RJSA restarts")
+        for j, r in zip(live, out[:len(live)], strict=True): self._runs[j] = r
+        self._runs += out[len(live):]; self._pending = []
+        stopped = [j for j, r in enumerate(self._runs) if r.interrupted]
         done = [r for r in self._runs if not r.interrupted]
-        best = min(self._runs, key=lambda r: r.criterion) if not self._runs[-1].interrupted else self._runs[-1]
+        best = min(done or self._runs, key=lambda r: r.criterion)
         self._set_fitted(best)
         self.restart_criteria_ = np.array([r.criterion for r in self._runs])
         self.restart_k_ = np.array([r.k_best for r in self._runs])
+        if stopped:
+            self.interrupted_ = True
+            n_done = sum(r.meta.get("n_done", len(r.k)) for r in self._runs)
+            warnings.warn(interrupt_message(f"{len(self._runs)} RJSA restarts", n_done, len(self._runs) * self.n_iter,
+                                            "iterations", f" (restarts {stopped} stopped early; the best finished one is "
+                                            "the fitted network meanwhile)"), InterruptedWarning, stacklevel=3)
+        return done, best
+
+    def _run_restarts(self, first=None):
+        "Run the pending restarts (after `first`, an already finished one); stop at a Ctrl-C, keeping the best so far."
+        if self._parallel():
+            done, best = self._run_parallel()
+        else:
+            if first is not None: self._runs.append(first)
+            while self._pending and not (self._runs and self._runs[-1].interrupted):
+                self._runs.append(self._anneal(self._pending.pop(0)))
+            done = [r for r in self._runs if not r.interrupted]
+            best = min(self._runs, key=lambda r: r.criterion) if not self._runs[-1].interrupted else self._runs[-1]
+            self._set_fitted(best)
+            self.restart_criteria_ = np.array([r.criterion for r in self._runs])
+            self.restart_k_ = np.array([r.k_best for r in self._runs])
         if not self.interrupted_:
             self._data, self._runs = None, []
             if len(done) > 1 and np.sum(self.restart_criteria_ <= best.criterion + self.restart_tol) < 2:
@@ -306,11 +352,14 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                               OptimumUncertainWarning, stacklevel=3)
 
     def _can_continue(self) -> bool:
-        return self.trace_.resumable and getattr(self, "_data", None) is not None
+        if getattr(self, "_data", None) is None: return False
+        if self._parallel(): return all(r.resumable for r in self._runs if r.interrupted)
+        return self.trace_.resumable
 
     def _continue(self):
-        "Finish the interrupted restart, then the restarts not yet run."
-        self._runs.pop(); self._run_restarts(first=self.trace_.resume(self.progress))
+        "Finish the interrupted restart(s), then the restarts not yet run."
+        if self._parallel(): self._run_restarts()
+        else: self._runs.pop(); self._run_restarts(first=self.trace_.resume(self.progress))
 
     _result_class = AnnealResult
 

@@ -14,7 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseBayesEstimator
-from ._validation import check_choice
+from ._validation import check_bool, check_choice
 from .chains import chain_generators, check_parallel, sample_chains
 from .priors import RBFPrior
 from .probit import ProbitTrace, sample_probit
@@ -56,9 +56,10 @@ class RJMCMCRegressor(BaseBayesEstimator):
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
         uses the j-th child stream of random_state and trace_ pools the chains (its summary gives split-R-hat and ESS)."""
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
+        progress = check_bool("progress", self.progress)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
-                       rw_var=self.rw_var, varpi=self.varpi, progress=self.progress and n_chains == 1)
+                       rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1)
         prior = self.prior if self.prior is not None else RBFPrior()
         one = functools.partial(_one_chain, X, Y, prior, cfg, self.basis, self.width)
         if n_chains == 1: self._set_fitted(one(self._rng()))

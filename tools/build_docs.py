@@ -48,7 +48,7 @@ NAV = [
     ("The model", ["00_basis", "01_priors", "02_posterior"]),
     ("Moves", ["03_moves"]),
     ("The kernel", ["04_kernel"]),
-    ("Samplers", ["05_rjmcmc", "05c_probit"]),
+    ("Samplers", ["05_rjmcmc", "05b_chains", "05c_probit"]),
     ("Calibration and annealing", ["06_calibration", "07_annealing"]),
     ("Convergence", ["08_convergence"]),
     ("Sequential Monte Carlo", ["09_smc"]),
@@ -58,7 +58,7 @@ NAV = [
                      "experiments/exp4_smc", "experiments/exp5_classification"]),
     ("Foundations", ["00a_validation", "00b_base", "04a_results", "04b_progress"]),
 ]
-PUBLIC_MODULES = ["basis", "priors", "posterior", "moves", "kernel", "rjmcmc", "probit", "calibration", "annealing",
+PUBLIC_MODULES = ["basis", "priors", "posterior", "moves", "kernel", "rjmcmc", "chains", "probit", "calibration", "annealing",
                   "convergence", "smc", "bmars", "estimators", "plot", "datasets", "results", "progress", "cli",
                   "_validation", "_base"]
 

@@ -1,0 +1,117 @@
+"""Chains in parallel at the estimator level (nb 05b_chains): threads do not change the draws, an executor (a Dask
+LocalCluster of worker processes) gives the same fit as threads, Ctrl-C during parallel chains keeps the work and
+continue_fit() finishes it bit for bit, and bad arguments are named."""
+import os
+import signal
+import threading
+import warnings
+
+import numpy as np
+import numpy.testing as npt
+import pytest
+
+from rbf_bayes import RJMCMCRegressor
+from rbf_bayes.datasets import sinc_data
+from rbf_bayes.progress import InterruptedWarning
+
+D = sinc_data(np.random.default_rng(2))
+FAST = dict(n_iter=2000, burn_in=500, thin=5, random_state=11)
+
+
+def _same(a, b):
+    for f in ("k", "log_posterior", "sigma2", "centres", "coef_mean", "coef_draw", "kept"):
+        npt.assert_array_equal(getattr(a.trace_, f), getattr(b.trace_, f))
+    npt.assert_array_equal(a.predict(D.x_test), b.predict(D.x_test))
+
+
+def test_threads_do_not_change_the_draws():
+    m1 = RJMCMCRegressor(n_chains=3, n_jobs=1, **FAST).fit(D.x, D.y)
+    m2 = RJMCMCRegressor(n_chains=3, n_jobs=2, **FAST).fit(D.x, D.y)
+    _same(m1, m2)
+    assert m2.trace_.n_chains == 3 and m2.trace_.meta["chain_lengths"] == [2000] * 3
+    rows = dict(m2.summary().rows)
+    assert "split R-hat" in rows and "3 independent chains" in rows["chains"]
+    # one chain is the old behaviour, unchanged: the estimator's own generator drives it
+    one = RJMCMCRegressor(**FAST).fit(D.x, D.y)
+    assert one.trace_.n_chains == 1 and "chain_lengths" not in one.trace_.meta
+
+
+def test_chains_use_independent_streams():
+    m = RJMCMCRegressor(n_chains=2, **FAST).fit(D.x, D.y)
+    a, b = m.trace_.chain_series(m.trace_.log_posterior)
+    assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("kw,exc,word", [(dict(n_chains=0), ValueError, "n_chains"),
+                                         (dict(n_chains=1.5), TypeError, "n_chains"),
+                                         (dict(n_jobs=0), ValueError, "n_jobs"),
+                                         (dict(n_jobs=-2), ValueError, "n_jobs"),
+                                         (dict(executor="dask"), TypeError, "executor")])
+def test_bad_parallel_arguments(kw, exc, word):
+    with pytest.raises(exc, match=word):
+        RJMCMCRegressor(**{**FAST, **kw}).fit(D.x, D.y)
+
+
+def test_ctrl_c_during_parallel_chains_then_continue_fit():
+    kw = dict(n_iter=60_000, burn_in=20_000, thin=10, random_state=4, n_chains=4, n_jobs=2)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m = RJMCMCRegressor(**kw).fit(D.x, D.y)
+    timer.cancel()
+    assert sum(issubclass(x.category, InterruptedWarning) for x in w) == 1
+    assert m.interrupted_ and sum(m.trace_.meta["chain_lengths"]) < 4 * 60_000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.continue_fit()
+    assert not m.interrupted_
+    _same(m, RJMCMCRegressor(**kw).fit(D.x, D.y))
+
+
+def test_dask_executor_matches_threads(tmp_path):
+    distributed = pytest.importorskip("distributed") if not os.environ.get("CI") else __import__("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        on_dask = RJMCMCRegressor(n_chains=3, executor=client.get_executor(), **FAST).fit(D.x, D.y)
+    _same(on_dask, RJMCMCRegressor(n_chains=3, n_jobs=2, **FAST).fit(D.x, D.y))
+    assert on_dask.get_params()["executor"] is not None
+    on_dask.save(tmp_path / "m.npz")               # the executor is not part of the saved model
+    assert RJMCMCRegressor.load(tmp_path / "m.npz").get_params()["executor"] is None
+
+
+def test_annealing_restarts_in_parallel_equal_sequential():
+    from rbf_bayes import AnnealedRBFRegressor
+    kw = dict(criterion="mdl", n_iter=1500, n_restarts=4, random_state=3, restart_tol=1e9)
+    seq = AnnealedRBFRegressor(**kw).fit(D.x, D.y)
+    par = AnnealedRBFRegressor(n_jobs=2, **kw).fit(D.x, D.y)
+    npt.assert_array_equal(seq.restart_criteria_, par.restart_criteria_)
+    npt.assert_array_equal(seq.restart_k_, par.restart_k_)
+    npt.assert_array_equal(seq.predict(D.x_test), par.predict(D.x_test))
+
+
+def test_annealing_parallel_ctrl_c_then_continue_fit():
+    from rbf_bayes import AnnealedRBFRegressor
+    kw = dict(criterion="mdl", n_iter=150_000, n_restarts=4, n_jobs=2, random_state=5, restart_tol=1e9)
+    timer = threading.Timer(0.4, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m = AnnealedRBFRegressor(**kw).fit(D.x, D.y)
+    timer.cancel()
+    assert sum(issubclass(x.category, InterruptedWarning) for x in w) == 1, [str(x.message) for x in w]
+    assert m.interrupted_
+    m.predict(D.x_test)                               # the best finished (or the best partial) network meanwhile
+    m.continue_fit()
+    assert not m.interrupted_
+    ref = AnnealedRBFRegressor(**kw).fit(D.x, D.y)
+    npt.assert_array_equal(m.restart_criteria_, ref.restart_criteria_)
+    npt.assert_array_equal(m.predict(D.x_test), ref.predict(D.x_test))
+
+
+@pytest.mark.parametrize("kw,exc,word", [(dict(n_jobs=0), ValueError, "n_jobs"), (dict(n_jobs="2"), TypeError, "n_jobs"),
+                                         (dict(executor=object()), TypeError, "executor")])
+def test_annealing_bad_parallel_arguments(kw, exc, word):
+    from rbf_bayes import AnnealedRBFRegressor
+    with pytest.raises(exc, match=word):
+        AnnealedRBFRegressor(n_iter=200, n_restarts=2, random_state=0, **kw).fit(D.x, D.y)
