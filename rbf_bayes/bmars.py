@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import time
@@ -14,7 +15,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._base import BaseBayesEstimator
-from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
+from ._validation import as_inputs, as_targets, check_bool, check_int, check_memory, check_positive
+from .chains import chain_generators, check_parallel, sample_chains
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
@@ -156,7 +158,7 @@ class BMARSTrace(SamplerResult):
 
     def select(self, burn_in: int=0, thin: int=1) -> BMARSTrace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
-        idx = np.flatnonzero(self.kept >= burn_in)[::thin]
+        idx = np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin]
         pick = lambda a: [a[s] for s in idx] if len(a) else a
         return dataclasses.replace(self, kept=self.kept[idx], bases=[self.bases[s] for s in idx], coef_mean=pick(self.coef_mean),
                                    coef_draw=pick(self.coef_draw), sigma2=self.sigma2[idx] if len(self.sigma2) else self.sigma2,
@@ -354,19 +356,33 @@ def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=
                            seconds=time.perf_counter() - t0, n_types=NT, engine="python"))
 
 # %% ../nbs/10_bmars.ipynb #d81412ec
+def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
+    "One BMARS chain (module level: picklable, so a chain can run on another process's executor)."
+    return sample_bmars(X, Y, prior=prior, n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, progress=progress)
+
 class BMARSRegressor(BaseBayesEstimator):
     "Bayesian MARS regression (Denison, Mallick & Smith 1998) in the scikit-learn protocol."
     def __init__(self, max_interaction: int=2, k_max: int=50, n_iter: int=10_000, burn_in: int=5_000, thin: int=10,
-                 prior: BMARSPrior|None=None, standardize: bool=True, random_state=None, progress: bool=False):
+                 prior: BMARSPrior|None=None, standardize: bool=True, random_state=None, progress: bool=False,
+                 n_chains: int=1, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
+                 n_jobs: int=1, # chains run at once on threads (-1: one per core); the C loop releases the GIL
+                 executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
+                ):
         self.max_interaction, self.k_max, self.n_iter, self.burn_in, self.thin = max_interaction, k_max, n_iter, burn_in, thin
         self.prior, self.standardize, self.random_state, self.progress = prior, standardize, random_state, progress
+        self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
 
     def fit(self, X, y):
-        "Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_."
+        """Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_. With n_chains > 1, chain j uses the
+        j-th child stream of random_state and trace_ pools the chains."""
+        n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
+        progress = check_bool("progress", self.progress)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))   # the vague priors are stated for standardised data (§4)
         pr = self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
-        self._set_fitted(sample_bmars(X, Y, prior=pr, n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
-                                      rng=self._rng(), progress=self.progress))
+        one = functools.partial(_one_bmars_chain, X, Y, pr, self.n_iter, self.burn_in, self.thin, progress and n_chains == 1)
+        if n_chains == 1: self._set_fitted(one(self._rng()))
+        else: self._set_fitted(sample_chains(one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
+                                             executor=self.executor, progress=progress, desc="BMARS chains"))
         return self
 
     _result_class = BMARSTrace

@@ -5,6 +5,7 @@
 # %% ../nbs/05b_chains.ipynb #fd5279ef
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import threading
@@ -16,7 +17,7 @@ import numpy as np
 
 from ._validation import check_int
 from .progress import InterruptedWarning, Progress, _thread_stop, interrupt_message
-from .rjmcmc import Trace, _offsets
+from .rjmcmc import _offsets
 
 # %% auto #0
 __all__ = ['check_parallel', 'chain_generators', 'run_chains', 'pool_traces', 'finish_chains', 'sample_chains']
@@ -86,55 +87,66 @@ def run_chains(tasks, # zero-argument callables, one per chain
         pool.shutdown(wait=True)
 
 # %% ../nbs/05b_chains.ipynb #c78d7b91
-def pool_traces(traces: list[Trace], # one Trace per chain, same model and data
+def _n_iter(t) -> int:
+    "The iterations a chain was asked for (RJMCMC: meta['config']['n_iter']; BMARS: meta['n_iter'])."
+    return int(t.meta.get("n_iter") or t.meta.get("config", {}).get("n_iter") or len(t.k))
+
+def pool_traces(traces: list, # one result per chain (Trace, ProbitTrace or BMARSTrace), same model and data
                 seconds: float|None=None, # wall time of the whole (parallel) run
-               ) -> Trace:
-    "One Trace of independent chains: per-iteration series end to end (`meta['chain_lengths']`), every kept sample."
+               ):
+    """One result of independent chains, of the chains' class: every field is the chains' fields end to end (per-iteration
+    series, per-snapshot arrays and lists, flat snapshot arrays), except `kept` (shifted to positions in the pooled
+    series), the `*_offsets` of flat arrays (rebuilt) and the move counts `n_proposed` / `n_accepted` (summed);
+    `meta['chain_lengths']` says where each chain starts."""
     if not traces: raise ValueError("pool_traces needs at least one chain")
     if len(traces) == 1 and seconds is None: return traces[0]
-    if any(type(t) is not Trace for t in traces):
-        raise TypeError(f"pool_traces pools RJMCMC Traces, got {sorted({type(t).__name__ for t in traces})}")
+    cls = type(traces[0])
+    if any(type(t) is not cls for t in traces): raise TypeError(f"chains of different kinds: {sorted({type(t).__name__ for t in traces})}")
     n = [len(t.k) for t in traces]; st = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
-    cat = lambda f: np.concatenate([getattr(t, f) for t in traces])          # noqa: E731
-    sizes = lambda f: np.concatenate([np.diff(getattr(t, f)) for t in traces])  # noqa: E731
-    t0 = traces[0]
-    meta = dict(t0.meta, chain_lengths=n, chain_seconds=[t.meta.get("seconds") for t in traces],
-                interrupted=any(t.interrupted for t in traces), n_done=int(sum(t.meta.get("n_done", len(t.k)) for t in traces)),
-                seconds=float(seconds if seconds is not None else sum(t.meta.get("seconds", 0.0) for t in traces)))
-    return Trace(k=cat("k"), log_posterior=cat("log_posterior"), Lambda=cat("Lambda"), delta2=cat("delta2"),
-                 sigma2=cat("sigma2"), move=cat("move"), accepted=cat("accepted"),
-                 kept=np.concatenate([t.kept + s for t, s in zip(traces, st, strict=True)]),
-                 centres=cat("centres"), centre_offsets=_offsets(sizes("centre_offsets")),
-                 coef_mean=cat("coef_mean"), coef_draw=cat("coef_draw"), coef_offsets=_offsets(sizes("coef_offsets")),
-                 n_proposed=np.sum([t.n_proposed for t in traces], axis=0),
-                 n_accepted=np.sum([t.n_accepted for t in traces], axis=0), meta=meta)
+    kw = {}
+    for f in dataclasses.fields(cls):
+        vs = [getattr(t, f.name) for t in traces]
+        if f.name == "meta": continue
+        if f.name == "kept": kw[f.name] = np.concatenate([v + s for v, s in zip(vs, st, strict=True)]).astype(np.int64)
+        elif f.name.endswith("_offsets"): kw[f.name] = _offsets(np.concatenate([np.diff(v) for v in vs]))
+        elif f.name in ("n_proposed", "n_accepted"): kw[f.name] = np.sum(vs, axis=0)
+        elif isinstance(vs[0], list): kw[f.name] = [a for v in vs for a in v]
+        else: kw[f.name] = np.concatenate([np.asarray(v) for v in vs])
+    kw["meta"] = dict(traces[0].meta, chain_lengths=n, chain_seconds=[t.meta.get("seconds") for t in traces],
+                      interrupted=any(t.interrupted for t in traces),
+                      n_done=int(sum(t.meta.get("n_done", len(t.k)) for t in traces)),
+                      seconds=float(seconds if seconds is not None else sum(t.meta.get("seconds", 0.0) for t in traces)))
+    return cls(**kw)
+
+def _same(t): return t
 
 class _PooledRun:
     "The live chains of an interrupted pooled fit: `run` resumes every interrupted chain (on threads) and pools again."
-    def __init__(self, chains, n_jobs): self.chains, self.n_jobs = chains, n_jobs
+    def __init__(self, chains, n_jobs, desc): self.chains, self.n_jobs, self.desc = chains, n_jobs, desc
 
     def run(self, progress: bool=False):
-        tasks = [functools.partial(t.resume, False) if t.interrupted else functools.partial(lambda t: t, t) for t in self.chains]
+        tasks = [functools.partial(t.resume, False) if t.interrupted else functools.partial(_same, t) for t in self.chains]
         t0 = time.perf_counter()
-        return finish_chains(run_chains(tasks, n_jobs=self.n_jobs, progress=progress), self.n_jobs,
-                             time.perf_counter() - t0)
+        return finish_chains(run_chains(tasks, n_jobs=self.n_jobs, progress=progress, desc=self.desc), self.n_jobs,
+                             time.perf_counter() - t0, self.desc)
 
-def finish_chains(traces, n_jobs: int, seconds: float) -> Trace:
+def finish_chains(traces, n_jobs: int, seconds: float, desc: str="RJMCMC chains"):
     "Pool the chains; if Ctrl-C stopped any, keep them live in the result (`resume`) and warn once."
     pooled = pool_traces(traces, seconds)
     if pooled.interrupted:
         stopped = [j for j, t in enumerate(traces) if t.interrupted]
-        if all(t.resumable for t in traces if t.interrupted): pooled._run = _PooledRun(traces, n_jobs)
-        done, total = pooled.meta["n_done"], sum(t.meta["config"]["n_iter"] for t in traces)
-        warnings.warn(interrupt_message(f"{len(traces)} RJMCMC chains", done, total, "iterations",
+        if all(t.resumable for t in traces if t.interrupted): pooled._run = _PooledRun(traces, n_jobs, desc)
+        done, total = pooled.meta["n_done"], sum(_n_iter(t) for t in traces)
+        warnings.warn(interrupt_message(f"{len(traces)} {desc}", done, total, "iterations",
                                         f" (chains {stopped} stopped early)"), InterruptedWarning, stacklevel=3)
     return pooled
 
-def sample_chains(sample, # sample(rng) -> Trace: one chain (e.g. a closure over sample_rjmcmc)
+def sample_chains(sample, # sample(rng) -> result: one chain (e.g. a partial of sample_rjmcmc or sample_bmars)
                   rngs, # one Generator per chain (`chain_generators`)
-                  *, n_jobs: int=1, executor=None, progress: bool=False) -> Trace:
+                  *, n_jobs: int=1, executor=None, progress: bool=False,
+                  desc: str="RJMCMC chains"):
     "Run one chain per generator (threads or an executor) and pool them (`pool_traces`)."
     t0 = time.perf_counter()
     traces = run_chains([functools.partial(sample, r) for r in rngs], n_jobs=n_jobs, executor=executor,
-                        progress=progress, desc="RJMCMC chains")
-    return finish_chains(traces, n_jobs, time.perf_counter() - t0)
+                        progress=progress, desc=desc)
+    return finish_chains(traces, n_jobs, time.perf_counter() - t0, desc)

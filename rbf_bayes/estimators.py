@@ -28,6 +28,10 @@ def _one_chain(X, Y, prior, cfg, basis, width, rng):
     "One reversible-jump chain (a module-level function: picklable, so a chain can run on another process's executor)."
     return sample_rjmcmc(X, Y, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
 
+def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
+    "One probit chain (module level, picklable)."
+    return sample_probit(X, yi, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
+
 class RJMCMCRegressor(BaseBayesEstimator):
     "Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999)."
     def __init__(self,
@@ -100,10 +104,14 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # show a progress bar
                  standardize: bool=True, # fit on standardised X (and, for the discriminant, standardised labels)
+                 n_chains: int=1, # independent chains, pooled (`05b_chains`)
+                 n_jobs: int=1, # chains run at once on threads (-1: one per core)
+                 executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
                 ):
         self.link, self.basis, self.width, self.n_iter, self.burn_in, self.thin = link, basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
+        self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
 
     _result_class = (ProbitTrace, Trace)
 
@@ -127,16 +135,21 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
             raise ValueError(f"Only binary classification is supported. link='discriminant' handles two classes; y has {C} classes {self.classes_.tolist()[:5]}: "
                              "use link='probit' (the multinomial probit) for more")
         yi = np.searchsorted(self.classes_, yl)
+        n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
+        progress = check_bool("progress", self.progress)
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
-                       rw_var=self.rw_var, varpi=self.varpi, progress=self.progress)
+                       rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1)
         prior = self.prior if self.prior is not None else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)    # labels are labels: no scaling of y
-            tr = sample_probit(Xs, yi, prior=prior, config=cfg, rng=self._rng(), basis=self.basis, width=self.width)
+            one = functools.partial(_one_probit_chain, Xs, yi, prior, cfg, self.basis, self.width)
         else:
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
-            tr = sample_rjmcmc(Xs, Ys, prior=prior, config=cfg, rng=self._rng(), basis=self.basis, width=self.width)
+            one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self.width)
+        tr = one(self._rng()) if n_chains == 1 else sample_chains(
+            one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs, executor=self.executor, progress=progress,
+            desc=f"{self.link} chains")
         self._y_1d = True
         self._set_fitted(tr)
         return self

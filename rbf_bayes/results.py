@@ -223,7 +223,7 @@ class SamplerResult:
         if isinstance(s2, np.ndarray) and len(s2) == len(self.k) and np.isfinite(s2).all():
             s2 = s2.reshape(len(s2), -1)
             for j in range(s2.shape[1]): series["σ²" if s2.shape[1] == 1 else f"σ²[{j}]"] = s2[:, j]
-        for f in ("log_posterior", "log_target"):
+        for f in ("log_posterior", "log_target", "log_marginal_likelihood"):
             v = getattr(self, f, None)
             if isinstance(v, np.ndarray) and len(v) == len(self.k): series["log posterior"] = v; break
         out = {}

@@ -115,3 +115,32 @@ def test_annealing_bad_parallel_arguments(kw, exc, word):
     from rbf_bayes import AnnealedRBFRegressor
     with pytest.raises(exc, match=word):
         AnnealedRBFRegressor(n_iter=200, n_restarts=2, random_state=0, **kw).fit(D.x, D.y)
+
+
+def test_bmars_chains():
+    from rbf_bayes import BMARSRegressor
+    from rbf_bayes.datasets import friedman
+    d = friedman(np.random.default_rng(0))
+    kw = dict(n_iter=3000, burn_in=1000, thin=10, random_state=2, n_chains=3)
+    a = BMARSRegressor(n_jobs=1, **kw).fit(d.x, d.y)
+    b = BMARSRegressor(n_jobs=2, **kw).fit(d.x, d.y)
+    npt.assert_array_equal(a.trace_.k, b.trace_.k); npt.assert_array_equal(a.predict(d.x[:20]), b.predict(d.x[:20]))
+    assert b.trace_.n_chains == 3 and len(b.trace_.kept) == 3 * 200
+    rows = dict(b.summary().rows)
+    assert "split R-hat" in rows and "log posterior" in rows["split R-hat"]
+    assert set(b.term_probabilities_) and 0 <= min(b.variable_importance_) <= max(b.variable_importance_) <= 1
+    sel = b.trace_.select(2000)
+    assert (b.trace_.chain_position(sel.kept) >= 2000).all() and len(sel.kept) == 3 * 100
+
+
+@pytest.mark.parametrize("link", ["probit", "discriminant"])
+def test_classifier_chains(link):
+    from rbf_bayes import RJMCMCClassifier
+    from rbf_bayes.datasets import load_ripley
+    x, y, xt, yt = load_ripley()
+    kw = dict(link=link, n_iter=1500, burn_in=500, random_state=1, n_chains=2)
+    a = RJMCMCClassifier(n_jobs=1, **kw).fit(x, y)
+    b = RJMCMCClassifier(n_jobs=2, **kw).fit(x, y)
+    npt.assert_array_equal(a.predict_proba(xt[:50]), b.predict_proba(xt[:50]))
+    assert b.trace_.n_chains == 2 and type(b.trace_) is type(a.trace_)
+    assert np.mean(b.predict(xt) != yt) < 0.15
