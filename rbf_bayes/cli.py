@@ -171,6 +171,17 @@ def cmd_fit(args):
     if "burn_in" in defaults:
         if args.burn_in is not None: kw.update(burn_in=args.burn_in)
         elif args.n_iter is not None and defaults["burn_in"] >= args.n_iter: kw.update(burn_in=args.n_iter // 2)
+    if args.chains is not None:
+        if args.chains < 1: raise CLIError(f"--chains must be >= 1, got {args.chains}")
+        par = "n_chains" if "n_chains" in defaults else "n_restarts" if "n_restarts" in defaults else None
+        if par is None: raise CLIError(f"--chains: the {args.model} model runs one particle system, not chains")
+        kw[par] = args.chains
+    if args.jobs is not None:
+        if args.jobs < 1 and args.jobs != -1: raise CLIError(f"--jobs must be >= 1 or -1 (one per core), got {args.jobs}")
+        if "n_jobs" not in defaults: raise CLIError(f"--jobs: the {args.model} model has no parallel chains")
+        kw["n_jobs"] = args.jobs
+    elif args.chains is not None and "n_jobs" in defaults:
+        kw["n_jobs"] = -1                                        # chains asked for: one thread per core
     model = cls(**kw)
     print(f"fitting {type(model).__name__} to {len(X)} rows, {len(feats)} inputs, {len(targets)} output(s) ...",
           file=sys.stderr, flush=True)
@@ -244,12 +255,15 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
     "--out": dict(help="fit: the model file to write (default model.npz)"),
     "--output": dict(help="predict: CSV to write (default: standard output); plot: PNG (default model.png)"),
     "--no-progress": dict(action="store_true", help="fit, robot-arm: no progress bar on stderr"),
+    "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled) or restarts (rjsa), run in parallel"),
+    "--jobs": dict(type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"),
 }
 _COMMANDS = {   # command -> (positional arguments, options, help)
     "robot-arm": ((), ("--n-iter", "--burn-in", "--k-max", "--beta-delta2", "--seed", "--no-progress"),
                   "experiment 2 of Andrieu, de Freitas & Doucet (the default)"),
     "demo": ((), ("--seed", "--basis"), "the model core on the robot-arm data (log posterior of a few network sizes)"),
-    "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed", "--no-progress"),
+    "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed", "--no-progress",
+                        "--chains", "--jobs"),
             "fit a model to a CSV file and save it"),
     "predict": (("model_file", "data"), ("--output",), "posterior mean and sd at the rows of a CSV file"),
     "summary": (("model_file",), (), "p(k | y), acceptance rates, ESS and timings of a saved model"),
@@ -257,7 +271,7 @@ _COMMANDS = {   # command -> (positional arguments, options, help)
 }
 _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
                  target=None, features=None, model="rjmcmc", out="model.npz", output=None,
-                 no_progress=False)
+                 no_progress=False, chains=None, jobs=None)
 
 def _parser() -> argparse.ArgumentParser:
     "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."

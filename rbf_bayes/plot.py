@@ -81,12 +81,16 @@ def trace(obj, # fitted estimator or sampler result
         fig, axes = plt.subplots(len(series), 1, figsize=(7, 1.6 * len(series) + 0.6), sharex=True, squeeze=False)
         axes = axes[:, 0]
     if len(axes) != len(series): raise ValueError(f"axes has {len(axes)} entries for {len(series)} series")
+    starts = np.cumsum([0] + list(getattr(r, "meta", {}).get("chain_lengths") or [])[:-1])   # pooled chains lie end to end
     for ax, (lab, v) in zip(axes, series.items(), strict=True):
         v = v.reshape(len(v), -1)
         for j in range(v.shape[1]): ax.plot(v[:, j], lw=0.6, color=f"C{j}", drawstyle="steps-post" if lab == "k" else "default")
-        if b: ax.axvspan(0, b, color="0.9", zorder=0)
+        for s in (starts if len(starts) else [0]):
+            if b: ax.axvspan(s, s + b, color="0.9", zorder=0)
+            if s: ax.axvline(s, color="0.3", lw=0.8)
         ax.set_ylabel(lab)
-    axes[-1].set_xlabel(xlabel + (" (burn-in shaded)" if b else ""))
+    axes[-1].set_xlabel(xlabel + (f" ({len(starts)} chains end to end)" if len(starts) > 1 else "")
+                        + (" (burn-in shaded)" if b else ""))
     return axes[0].figure
 
 # %% ../nbs/14_plot.ipynb #ebd26f69

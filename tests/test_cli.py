@@ -95,6 +95,9 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
     (["--model", "smc", "demo"], "do not apply to demo"),
     (["fit", "{d}/train.csv", "--target", "y", "--bogus", "1"], "unrecognized arguments: --bogus"),
     (["--n-iter", "x"], "invalid int value: 'x'"),
+    (["fit", "{d}/train.csv", "--target", "y", "--model", "smc", "--chains", "2"], "runs one particle system"),
+    (["fit", "{d}/train.csv", "--target", "y", "--chains", "0"], "--chains must be >= 1"),
+    (["fit", "{d}/train.csv", "--target", "y", "--chains", "2", "--jobs", "0"], "--jobs must be >= 1 or -1"),
 ])
 def test_bad_values_and_files_are_one_line_errors(args, msg, tmp_path):
     _csv(tmp_path / "train.csv")
@@ -111,3 +114,17 @@ def test_version_and_closed_pipe(tmp_path):
     r = subprocess.run(f"{sys.executable} -m rbf_bayes demo --k 0 5 10 20 | head -1", shell=True, capture_output=True,
                        text=True)
     assert r.returncode == 0 and "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("model, word", [("rjmcmc", "3 independent chains"), ("bmars", "3 independent chains"),
+                                         ("rjsa", "")])
+def test_fit_with_chains(model, word, tmp_path):
+    _csv(tmp_path / "train.csv")
+    r = _run("fit", tmp_path / "train.csv", "--target", "y", "--features", "a,b", "--model", model, "--chains", "3",
+             "--jobs", "2", "--n-iter", "1000", "--no-progress", "--out", tmp_path / "m.npz")
+    assert r.returncode == 0, r.stderr
+    s = _run("summary", tmp_path / "m.npz")
+    assert s.returncode == 0 and word in s.stdout, s.stdout
+    if model == "rjsa":                                  # three restarts, the best kept
+        from rbf_bayes.cli import load_model
+        assert len(load_model(tmp_path / "m.npz").restart_criteria_) == 3
