@@ -552,6 +552,75 @@ cdef class RJCore:
                     mv_out[i] = self.last_move
                     acc_out[i] = self.last_acc
 
+    cdef void _snapshot_into(self, double* cen, double* h, double* a, double* zbuf, double* hbuf) noexcept nogil:
+        """The state's snapshot without the GIL: centres (k, d) to cen; posterior-mean coefficients (m, c) to h (the
+        arithmetic of `snapshot`: s * L'^{-1} z_o); the last coefficient draw (m, c) to a.
+        zbuf, hbuf: m_max + 1 each."""
+        cdef Py_ssize_t i, o, m = self.st.m, M1 = self.st.M1
+        cdef double s
+        for i in range(self.k * self.d):
+            cen[i] = self.C[i]
+        if self.prior_only:
+            return
+        for o in range(self.c):
+            s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
+            for i in range(m):
+                zbuf[i] = self.st.Z[o * M1 + i]
+            if m:
+                self.st._back_solve(self.st.ofac[o], zbuf, hbuf)
+            for i in range(m):
+                h[i * self.c + o] = s * hbuf[i]
+                a[i * self.c + o] = self.alpha[o * M1 + i]
+
+    def run_kept(self, Py_ssize_t n, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
+                 double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out,
+                 Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin,
+                 double[:, ::1] cen_out, double[:, ::1] h_out, double[:, ::1] a_out, int64_t[:, ::1] sizes_out):
+        """`run`, plus a snapshot (as `snapshot`) after every iteration i >= next_keep with (i - next_keep) % thin == 0,
+        all without the GIL: snapshot s appends its k centres to the rows of cen_out and its m coefficient rows to h_out
+        and a_out, and sizes_out[s] = (k, m). Returns the number of snapshots. Buffers must hold every snapshot of the
+        n iterations (k <= kmax, m <= m_max rows each); the arithmetic is `snapshot`'s, so the draws are unchanged."""
+        cdef Py_ssize_t i, o, ns = 0, rc = 0, rm = 0
+        cdef Py_ssize_t cap = sizes_out.shape[0]
+        if thin < 1:
+            raise ValueError("thin must be >= 1")
+        if offset < 0 or offset + n > k_out.shape[0]:
+            raise ValueError("output arrays are too short")
+        if (cen_out.shape[1] != self.d or h_out.shape[1] != self.c or a_out.shape[1] != self.c
+                or sizes_out.shape[1] != 2):
+            raise ValueError("snapshot buffers have the wrong width")
+        if cap and (cen_out.shape[0] < cap * self.kmax or h_out.shape[0] < cap * self.st.m_max
+                    or a_out.shape[0] < cap * self.st.m_max):
+            raise ValueError("snapshot buffers are too short")
+        zb = np.zeros(self.st.m_max + 1)
+        hb = np.zeros(self.st.m_max + 1)
+        cdef double[::1] zv = zb
+        cdef double[::1] hv = hb
+        with self._lock:
+            with nogil:
+                for i in range(offset, offset + n):
+                    self._iterate()
+                    k_out[i] = self.k
+                    lp_out[i] = self.logpost
+                    lam_out[i] = self.Lambda
+                    for o in range(self.c):
+                        d2_out[i, o] = self.delta2_buf[o]
+                        s2_out[i, o] = self.sigma2_buf[o]
+                    mv_out[i] = self.last_move
+                    acc_out[i] = self.last_acc
+                    if i >= next_keep and (i - next_keep) % thin == 0:
+                        if ns >= cap:
+                            with gil:
+                                raise ValueError("more snapshots than sizes_out holds")
+                        self._snapshot_into(&cen_out[rc, 0] if self.k else &cen_out[0, 0],
+                                            &h_out[rm, 0], &a_out[rm, 0], &zv[0], &hv[0])
+                        sizes_out[ns, 0] = self.k
+                        sizes_out[ns, 1] = 0 if self.prior_only else self.st.m
+                        rc += self.k
+                        rm += sizes_out[ns, 1]
+                        ns += 1
+        return ns
+
     def set_targets(self, Y):
         """Replace the targets, e.g. by the latent z of data augmentation (probit): D'Y, y'y and the factors are
         recomputed from the stored columns (O(N m + m^3)), then the marginal likelihood and log posterior."""

@@ -261,7 +261,10 @@ class _RJRun(ChunkedRun):
         self.core, self.st, self.config, self.meta, self.callback = core, st, config, meta, callback
         self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
                     np.zeros(n, np.int8), np.zeros(n, np.int8))     # k, log posterior, Lambda, delta2, sigma2, move, accepted
-        self.kept, self.cs, self.hs, self.als = [], [], [], []
+        self.blocks, self.n_kept = [], 0     # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes), flat rows
+        self._kmax, self._mmax = int(meta["k_max"]), int(st.m_max)
+        # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between iterations
+        self._in_c = type(self)._advance is _RJRun._advance
 
     def _next_keep(self, i):
         "First snapshot iteration >= i."
@@ -269,12 +272,42 @@ class _RJRun(ChunkedRun):
         return cfg.burn_in if i <= cfg.burn_in else i + (-(i - cfg.burn_in)) % cfg.thin
 
     def _chunk(self):
+        return self._chunk_in_c() if self._in_c else self._chunk_in_python()
+
+    def _chunk_in_python(self):
+        "Up to the next snapshot iteration, then the snapshot from Python (`RJCore.snapshot`)."
         done, t_next = self.done, self._next_keep(self.done)
         todo = min(t_next + 1 - done, self.config.chunk_size, self.total - done)
         self._advance(done, todo)
         if done + todo - 1 == t_next:
             cen, h, al = self.core.snapshot()
-            self.kept.append(t_next); self.cs.append(cen); self.hs.append(h); self.als.append(al)
+            self.blocks.append((np.array([t_next], np.int64), cen, np.array([len(cen)]), h, al, np.array([len(h)])))
+            self.n_kept += 1
+        return self._status(done, todo)
+
+    def _chunk_in_c(self):
+        """chunk_size iterations with every snapshot among them taken inside the C loop (`RJCore.run_kept`); the chunk
+        is shortened so its snapshot buffers stay under about 16 MB."""
+        cfg, done = self.config, self.done
+        todo = min(cfg.chunk_size, self.total - done)
+        t_next = self._next_keep(done)
+        row_bytes = 8 * (self._kmax * self.meta["d"] + 2 * self._mmax * self.meta["c"])
+        cap_max = max(1, (16 << 20) // row_bytes)
+        if t_next < done + todo: todo = min(todo, t_next - done + cap_max * cfg.thin)
+        cap = 0 if t_next >= done + todo else (done + todo - 1 - t_next) // cfg.thin + 1
+        d, c = self.meta["d"], self.meta["c"]
+        cen, h, al = np.empty((cap * self._kmax, d)), np.empty((cap * self._mmax, c)), np.empty((cap * self._mmax, c))
+        sizes = np.empty((cap, 2), np.int64)
+        ns = self.core.run_kept(todo, *self.buf, done, t_next, cfg.thin, cen, h, al, sizes)
+        if ns:
+            kk, mm = sizes[:ns, 0].copy(), sizes[:ns, 1].copy()
+            rc, rm = int(kk.sum()), int(mm.sum())
+            self.blocks.append((t_next + cfg.thin * np.arange(ns, dtype=np.int64), cen[:rc].copy(), kk, h[:rm].copy(),
+                                al[:rm].copy(), mm))
+            self.n_kept += ns
+        return self._status(done, todo)
+
+    def _status(self, done, todo):
         k_now = int(self.buf[0][done + todo - 1])
         if self.callback is not None: self.callback(done + todo, k_now)
         return todo, dict(k=k_now)
@@ -286,7 +319,7 @@ class _RJRun(ChunkedRun):
     def _interrupt_note(self):
         b = self.config.burn_in
         return (f", still in burn-in ({b:,}): no samples are kept yet" if self.done <= b else
-                f"; kept: {len(self.kept):,} samples from the {self.done - b:,} iterations after burn-in ({b:,})")
+                f"; kept: {self.n_kept:,} samples from the {self.done - b:,} iterations after burn-in ({b:,})")
 
     def _result(self) -> Trace:
         sl, (k, lp, lam, dd, ss, mv, acc) = slice(0, self.done), self.buf
@@ -294,8 +327,12 @@ class _RJRun(ChunkedRun):
         meta = dict(self.meta, seconds=self.seconds, interrupted=self.interrupted, n_done=self.done)
         d, c = meta["d"], meta["c"]
         # views of the buffers: a resumed run writes only past self.done, so an earlier partial result stays as it was
+        cat = lambda j, w: np.concatenate([b[j].reshape(-1, w) for b in self.blocks]) if self.blocks else np.empty((0, w))  # noqa: E731
+        sizes = lambda j: np.concatenate([b[j] for b in self.blocks]) if self.blocks else np.empty(0, np.int64)  # noqa: E731
+        snaps = dict(kept=sizes(0).astype(np.int64), centres=cat(1, d), centre_offsets=_offsets(sizes(2)),
+                     coef_mean=cat(3, c), coef_draw=cat(4, c), coef_offsets=_offsets(sizes(5)))
         return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
-                     **_snapshots(self.kept, self.cs, self.hs, self.als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta)
+                     **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
 
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5

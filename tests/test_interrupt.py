@@ -85,7 +85,8 @@ def _same_result(a, b):
 
 
 CASES = {   # estimator factory, progress update at which Ctrl-C arrives (after burn-in)
-    "rjmcmc": (lambda: RJMCMCRegressor(n_iter=1200, burn_in=400, thin=4, random_state=1), 150),
+    # RJMCMC takes its snapshots inside C: one update per chunk of 2,000 iterations, so the third ends after burn-in
+    "rjmcmc": (lambda: RJMCMCRegressor(n_iter=12_000, burn_in=4_000, thin=4, random_state=1), 3),
     "rjsa": (lambda: AnnealedRBFRegressor(n_iter=1000, random_state=1), 20),
     "bmars": (lambda: BMARSRegressor(n_iter=1500, burn_in=500, thin=5, random_state=1), 80),
 }
