@@ -531,7 +531,7 @@ cdef class RJCore:
             Py_ssize_t offset=0, const double[::1] temps=None):
         """Run n iterations, writing per-iteration scalars from position `offset` of the outputs; with `temps`,
         iteration i runs at temperature temps[i] (annealed acceptance, eq. 38)."""
-        cdef Py_ssize_t i, o
+        cdef Py_ssize_t i
         cdef bint anneal = temps is not None
         if anneal and temps.shape[0] < offset + n:
             raise ValueError("temps is too short")
@@ -543,14 +543,21 @@ cdef class RJCore:
                     if anneal:
                         self.inv_t1 = 1.0 / temps[i] - 1.0
                     self._iterate()
-                    k_out[i] = self.k
-                    lp_out[i] = self.logpost
-                    lam_out[i] = self.Lambda
-                    for o in range(self.c):
-                        d2_out[i, o] = self.delta2_buf[o]
-                        s2_out[i, o] = self.sigma2_buf[o]
-                    mv_out[i] = self.last_move
-                    acc_out[i] = self.last_acc
+                    self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+
+    cdef void _record(self, Py_ssize_t i, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
+                      double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out,
+                      signed char[::1] acc_out) noexcept nogil:
+        """Write iteration i's scalars (k, log posterior, Lambda, delta^2, sigma^2, move, accepted) to the outputs."""
+        cdef Py_ssize_t o
+        k_out[i] = self.k
+        lp_out[i] = self.logpost
+        lam_out[i] = self.Lambda
+        for o in range(self.c):
+            d2_out[i, o] = self.delta2_buf[o]
+            s2_out[i, o] = self.sigma2_buf[o]
+        mv_out[i] = self.last_move
+        acc_out[i] = self.last_acc
 
     cdef void _snapshot_into(self, double* cen, double* h, double* a, double* zbuf, double* hbuf) noexcept nogil:
         """The state's snapshot without the GIL: centres (k, d) to cen; posterior-mean coefficients (m, c) to h (the
@@ -580,7 +587,7 @@ cdef class RJCore:
         all without the GIL: snapshot s appends its k centres to the rows of cen_out and its m coefficient rows to h_out
         and a_out, and sizes_out[s] = (k, m). Returns the number of snapshots. Buffers must hold every snapshot of the
         n iterations (k <= kmax, m <= m_max rows each); the arithmetic is `snapshot`'s, so the draws are unchanged."""
-        cdef Py_ssize_t i, o, ns = 0, rc = 0, rm = 0
+        cdef Py_ssize_t i, ns = 0, rc = 0, rm = 0
         cdef Py_ssize_t cap = sizes_out.shape[0]
         if thin < 1:
             raise ValueError("thin must be >= 1")
@@ -600,14 +607,7 @@ cdef class RJCore:
             with nogil:
                 for i in range(offset, offset + n):
                     self._iterate()
-                    k_out[i] = self.k
-                    lp_out[i] = self.logpost
-                    lam_out[i] = self.Lambda
-                    for o in range(self.c):
-                        d2_out[i, o] = self.delta2_buf[o]
-                        s2_out[i, o] = self.sigma2_buf[o]
-                    mv_out[i] = self.last_move
-                    acc_out[i] = self.last_acc
+                    self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
                     if i >= next_keep and (i - next_keep) % thin == 0:
                         if ns >= cap:
                             with gil:
