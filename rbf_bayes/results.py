@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['FORMAT_VERSION', 'write_npz', 'read_header', 'Summary', 'SamplerResult']
+__all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'write_npz', 'read_header', 'Summary', 'SamplerResult']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
@@ -70,6 +70,9 @@ class Summary:
         return f"<div class='rbf-bayes-summary'><p style='margin:0.2em 0'><b>{e(self.title)}</b></p><table>{rows}</table>{notes}</div>"
 
 # %% ../nbs/04a_results.ipynb #42a6f0d4
+RHAT_ALARM = 1.1    # split R-hat above this: the chains disagree (Vehtari et al. 2021 ask for < 1.01 before trusting estimates)
+ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
+
 @dataclasses.dataclass(kw_only=True)
 class SamplerResult:
     """What every sampler returns: per-iteration k, meta, p_k, predict, select, save / load (see the table above).
@@ -192,16 +195,25 @@ class SamplerResult:
         rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))] + self._k_rows(burn_in)
         acc = self.acceptance_rates()
         if acc: rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
+        notes, mixing = [], []                # mixing: the convergence notes, said last
         if self._k_unit == "iterations" and self.n_chains > 1:
             rows += self._chain_rows(b)
+            bad = {k: r for k, (r, _) in self.chain_diagnostics(b).items() if r > RHAT_ALARM}
+            if bad:
+                mixing.append("the chains disagree (split R-hat " + ", ".join(f"{k} {r:.2f}" for k, r in bad.items())
+                             + f" > {RHAT_ALARM}): they have not converged to one distribution; p(k | y) and the "
+                             "predictions are not yet reliable: run longer (n_iter, burn_in)")
         elif self._k_unit == "iterations" and n - b >= 10:
             from rbf_bayes.convergence import ess
             kk = np.asarray(self.k[b:], float)
-            rows.append(("ESS of k", f"{ess(kk[None, :]):.0f} of {n - b} iterations" if kk.std() > 0
+            e = ess(kk[None, :]) if kk.std() > 0 else None
+            rows.append(("ESS of k", f"{e:.0f} of {n - b} iterations" if e is not None
                          else f"k constant at {int(kk[0])} after burn-in"))
+            if e is not None and e < ESS_ALARM:
+                mixing.append(f"the effective sample size of k is {e:.0f}: the chain changes k rarely, so p(k | y) rests on "
+                             "few effective draws; run longer, or run several chains (n_chains) and read their split R-hat")
         secs = self.meta.get("seconds")
         if isinstance(secs, (int, float)): rows.append(("time", f"{secs:.2f} s"))
-        notes = []
         if self.meta.get("interrupted"):
             unit = "rows" if self._k_unit == "particles" else self._k_unit     # TD-SMC counts observations
             notes.append(f"interrupted by the user after {self.meta.get('n_done', n)} {unit}: these are the "
@@ -211,7 +223,7 @@ class SamplerResult:
         if km is not None and len(pk) == km + 1 and pk[-1] >= 0.1:
             notes.append(f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
                          "not the data, sets the network size; raise k_max or use a more parsimonious prior")
-        return rows, notes
+        return rows, notes + mixing
 
     def chain_diagnostics(self, burn_in: int|None=None) -> dict:
         """Across pooled chains, after each chain's burn-in: split-R-hat and bulk ESS (`08_convergence`) of k, of sigma^2
