@@ -1,0 +1,123 @@
+"""Issue 16's table in one run: robot-arm seconds, the ratio to the NumPy reference, cost per iteration per data point
+as N grows, chains per second on 1 and 2 threads, and TD-SMC's cost per observation and memory along a stream.
+
+    python bench/bench_scale.py            # N up to 1e6 for the RJMCMC (about 3 minutes)
+    python bench/bench_scale.py --quick    # smoke test (CI)
+
+1. Robot arm (200/200, cubic), 50,000 iterations with 30,000 burn-in: `RJMCMCRegressor` with its defaults, and the
+   paper's model (ridge prior, Poisson truncated given Lambda, k_max = 20); the C loop's iterations per second
+   against `sample_rjmcmc_reference` from the same state; the ratio to the 2.8 s the issue measured.
+2. N = 1e3 ... 1e6 (robot-arm inputs, paper's model, k_max = 20, after a burn-in that brings k near k_max): time
+   per iteration per data point, and the process's peak resident memory against the data's own size.
+3. Four chains of the default model on 1 and 2 threads: chains per second, the median ratio of alternating pairs.
+4. TD-SMC (Friedman #1, d = 10, Gaussian width 2, 250 particles, k_max = 60): ms per observation along a stream, the
+   particle system's memory for the stream (every particle keeps its k_max x N design) and what a 1e5-row stream
+   would need.
+
+One run, one shared machine: ratios and orders of magnitude, not absolute claims.
+"""
+import argparse
+import os
+import resource
+import time
+
+import numpy as np
+
+from rbf_bayes import RJMCMCRegressor
+from rbf_bayes.datasets import friedman, robot_arm
+from rbf_bayes.priors import RBFPrior
+from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc, sample_rjmcmc_reference
+from rbf_bayes.smc import TDSMC
+
+PAPER = RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional")
+ISSUE_SECONDS = 2.8            # robot arm, 50k iterations, k_max = 20, as measured when issue 16 was written
+
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # Linux: kilobytes
+
+
+def robot_rows(quick):
+    n_iter, burn = (5_000, 3_000) if quick else (50_000, 30_000)
+    d = robot_arm(np.random.default_rng(0))
+    t0 = time.perf_counter()
+    RJMCMCRegressor(n_iter=n_iter, burn_in=burn, random_state=0).fit(d.x, d.y)
+    t_def = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tr = sample_rjmcmc(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=n_iter, burn_in=burn, thin=5),
+                       rng=np.random.default_rng(1), basis="cubic")
+    t_pap = time.perf_counter() - t0
+    n_ref = 20 if quick else 200
+    init = {"centres": tr.sample_centres(tr.n_samples - 1), "Lambda": float(tr.Lambda[-1]), "delta2": tr.delta2[-1]}
+    t0 = time.perf_counter()
+    sample_rjmcmc_reference(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=n_ref, burn_in=n_ref - 1),
+                            rng=np.random.default_rng(2), basis="cubic", init=init)
+    t_ref = (time.perf_counter() - t0) / n_ref
+    print(f"1. robot arm, {n_iter:,} iterations ({burn:,} burn-in)")
+    print(f"   defaults (g-prior, joint, k_max 100):  {t_def:.2f} s")
+    print(f"   paper's model, k_max = 20:             {t_pap:.2f} s" + ("" if quick else
+          f"   ({ISSUE_SECONDS / t_pap:.2f}x faster than the issue's {ISSUE_SECONDS} s)"))
+    print(f"   NumPy reference at the same state:     {t_ref * 1e3:.1f} ms/iteration = "
+          f"{t_ref / (t_pap / n_iter):.0f}x the C loop's time per iteration")
+
+
+def n_rows(quick):
+    print("2. cost in N (paper's model, k_max = 20, after burn-in)")
+    print(f"   {'N':>9} {'k':>4} {'ms/iteration':>13} {'ns/(iteration*N)':>17} {'data MB':>8} {'peak RSS MB':>12}")
+    for N in ((1_000, 10_000) if quick else (1_000, 10_000, 100_000, 1_000_000)):
+        d = robot_arm(np.random.default_rng(0), n_train=N, n_test=10)
+        burn, meas = (3_000, 1_000) if N <= 10_000 else ((1_500, 200) if N <= 100_000 else (600, 30))
+        trb = sample_rjmcmc(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=burn, burn_in=burn - 1),
+                            rng=np.random.default_rng(3), basis="cubic")
+        init = {"centres": trb.sample_centres(trb.n_samples - 1), "Lambda": float(trb.Lambda[-1]),
+                "delta2": trb.delta2[-1]}
+        t0 = time.perf_counter()
+        trm = sample_rjmcmc(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=meas, burn_in=meas - 1),
+                            rng=np.random.default_rng(4), basis="cubic", init=init)
+        dt = (time.perf_counter() - t0) / meas
+        data_mb = (d.x.nbytes + d.y.nbytes) / 2 ** 20
+        print(f"   {N:>9,} {trm.k.mean():>4.0f} {dt * 1e3:>13.3f} {dt / N * 1e9:>17.2f} {data_mb:>8.1f} {peak_mb():>12.0f}")
+
+
+def chain_rows(quick):
+    n_iter, reps = (2_000, 1) if quick else (20_000, 3)
+    d = robot_arm(np.random.default_rng(0))
+    ratios, rate = [], {}
+    for _ in range(reps):
+        t = {}
+        for jobs in (1, 2):
+            t0 = time.perf_counter()
+            RJMCMCRegressor(n_iter=n_iter, burn_in=n_iter // 2, n_chains=4, n_jobs=jobs, random_state=0).fit(d.x, d.y)
+            t[jobs] = time.perf_counter() - t0
+            rate[jobs] = 4 / t[jobs]
+        ratios.append(t[1] / t[2])
+    print(f"3. chains: 4 x {n_iter:,} iterations (defaults): {rate[1]:.1f} chains/s on 1 thread, {rate[2]:.1f} on 2; "
+          f"ratio median {np.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f}, {reps} pairs; "
+          f"{os.cpu_count()} cores)")
+
+
+def smc_rows(quick):
+    n, P, kmax = (500, 50, 60) if quick else (5_000, 250, 60)
+    d = friedman(np.random.default_rng(0), 1, n=n, p=10, noise_sd=1.0, n_test=100)
+    s = TDSMC(P, "gaussian", 2.0, lam=5.0, k_max=kmax, capacity=n, ess_threshold=0.5, rng=np.random.default_rng(0))
+    step, marks, t0 = n // 5, [], time.perf_counter()
+    for i in range(0, n, step):
+        s.partial_fit(d.x[i:i + step], d.y[i:i + step])
+        marks.append(time.perf_counter() - t0)
+    per = np.diff([0.0] + marks) / step * 1e3
+    mem = lambda rows: 8.0 * P * (kmax + 2) * (1.5 * rows + 2 * (kmax + 2)) / 2 ** 30   # noqa: E731 (smc._check_memory)
+    print(f"4. TD-SMC, {P} particles, k_max {kmax}, Friedman #1 (d = 10): ms per observation along {n:,} rows "
+          f"(fifths): {' / '.join(f'{v:.1f}' for v in per)}")
+    print(f"   particle designs for {n:,} rows: {mem(n):.2f} GiB (peak RSS {peak_mb() / 1024:.2f} GiB); for 1e5 rows with "
+          f"250 particles: {8.0 * 250 * 62 * (1.5e5 + 124) / 2 ** 30:.1f} GiB (target < 8 GiB: needs the shared column store)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    robot_rows(a.quick); n_rows(a.quick); chain_rows(a.quick); smc_rows(a.quick)
+
+
+if __name__ == "__main__":
+    main()
