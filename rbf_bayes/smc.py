@@ -236,10 +236,13 @@ class _TDSMCBase:
 
     def _step(self, xt, yt):
         self.version += 1
-        wprev = np.exp(self.logw - special.logsumexp(self.logw))
+        lwprev = self.logw - special.logsumexp(self.logw)           # log normalised weights
+        wprev = np.exp(lwprev)
         inc, pred_prior, pred_post = self._move_and_weight(xt, yt)   # engine: new row, move, log incremental weight
         self.t += 1
-        self.log_evidence_increments.append(float(special.logsumexp(inc, b=wprev)))
+        # log sum_i w_i exp(inc_i) in log space: logsumexp(inc, b=wprev) overflows inside scipy when the largest
+        # increment's weight is tiny (a RuntimeWarning on a 5,000-row Friedman stream); the value is the same
+        self.log_evidence_increments.append(float(special.logsumexp(inc + lwprev)))
         self.log_evidence += self.log_evidence_increments[-1]
         self.one_step_predictions.append(wprev @ pred_prior)
         self.logw = self.logw + inc
