@@ -315,19 +315,8 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                          progress=self.progress, desc="RJSA restarts")
         for j, r in zip(live, out[:len(live)], strict=True): self._runs[j] = r
         self._runs += out[len(live):]; self._pending = []
-        stopped = [j for j, r in enumerate(self._runs) if r.interrupted]
         done = [r for r in self._runs if not r.interrupted]
-        best = min(done or self._runs, key=lambda r: r.criterion)
-        self._set_fitted(best)
-        self.restart_criteria_ = np.array([r.criterion for r in self._runs])
-        self.restart_k_ = np.array([r.k_best for r in self._runs])
-        if stopped:
-            self.interrupted_ = True
-            n_done = sum(r.meta.get("n_done", len(r.k)) for r in self._runs)
-            warnings.warn(interrupt_message(f"{len(self._runs)} RJSA restarts", n_done, len(self._runs) * self.n_iter,
-                                            "iterations", f" (restarts {stopped} stopped early; the best finished one is "
-                                            "the fitted network meanwhile)"), InterruptedWarning, stacklevel=3)
-        return done, best
+        return done, min(done or self._runs, key=lambda r: r.criterion)
 
     def _run_restarts(self, first=None):
         "Run the pending restarts (after `first`, an already finished one); stop at a Ctrl-C, keeping the best so far."
@@ -339,9 +328,16 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                 self._runs.append(self._anneal(self._pending.pop(0)))
             done = [r for r in self._runs if not r.interrupted]
             best = min(self._runs, key=lambda r: r.criterion) if not self._runs[-1].interrupted else self._runs[-1]
-            self._set_fitted(best)
-            self.restart_criteria_ = np.array([r.criterion for r in self._runs])
-            self.restart_k_ = np.array([r.k_best for r in self._runs])
+        self._set_fitted(best)
+        self.restart_criteria_ = np.array([r.criterion for r in self._runs])
+        self.restart_k_ = np.array([r.k_best for r in self._runs])
+        stopped = [j for j, r in enumerate(self._runs) if r.interrupted]
+        if stopped and self._parallel():      # one warning for all stopped restarts (each run's own was held back)
+            self.interrupted_ = True
+            n_done = sum(r.meta.get("n_done", len(r.k)) for r in self._runs)
+            warnings.warn(interrupt_message(f"{len(self._runs)} RJSA restarts", n_done, len(self._runs) * self.n_iter,
+                                            "iterations", f" (restarts {stopped} stopped early; the best finished one is "
+                                            "the fitted network meanwhile)"), InterruptedWarning, stacklevel=3)
         if not self.interrupted_:
             self._data, self._runs = None, []
             if len(done) > 1 and np.sum(self.restart_criteria_ <= best.criterion + self.restart_tol) < 2:

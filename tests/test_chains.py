@@ -52,15 +52,23 @@ def test_bad_parallel_arguments(kw, exc, word):
         RJMCMCRegressor(**{**FAST, **kw}).fit(D.x, D.y)
 
 
-def test_ctrl_c_during_parallel_chains_then_continue_fit():
-    kw = dict(n_iter=400_000, burn_in=100_000, thin=100, random_state=4, n_chains=4, n_jobs=2)   # seconds: 0.3 s is mid-run
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+def _fit_with_sigint(model, delay):
+    """Fit with a real SIGINT (as Ctrl-C sends it) from a timer thread after `delay` seconds, mid-run; exactly one
+    InterruptedWarning must say so. Returns the interrupted model."""
+    timer = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        m = RJMCMCRegressor(**kw).fit(D.x, D.y)
+        model.fit(D.x, D.y)
     timer.cancel()
-    assert sum(issubclass(x.category, InterruptedWarning) for x in w) == 1
+    assert sum(issubclass(x.category, InterruptedWarning) for x in w) == 1, [str(x.message) for x in w]
+    assert model.interrupted_
+    return model
+
+
+def test_ctrl_c_during_parallel_chains_then_continue_fit():
+    kw = dict(n_iter=400_000, burn_in=100_000, thin=100, random_state=4, n_chains=4, n_jobs=2)   # seconds: 0.3 s is mid-run
+    m = _fit_with_sigint(RJMCMCRegressor(**kw), 0.3)
     assert m.interrupted_ and sum(m.trace_.meta["chain_lengths"]) < 4 * 400_000
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -93,14 +101,7 @@ def test_annealing_restarts_in_parallel_equal_sequential():
 def test_annealing_parallel_ctrl_c_then_continue_fit():
     from rbf_bayes import AnnealedRBFRegressor
     kw = dict(criterion="mdl", n_iter=150_000, n_restarts=4, n_jobs=2, random_state=5, restart_tol=1e9)
-    timer = threading.Timer(0.4, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        m = AnnealedRBFRegressor(**kw).fit(D.x, D.y)
-    timer.cancel()
-    assert sum(issubclass(x.category, InterruptedWarning) for x in w) == 1, [str(x.message) for x in w]
-    assert m.interrupted_
+    m = _fit_with_sigint(AnnealedRBFRegressor(**kw), 0.4)
     m.predict(D.x_test)                               # the best finished (or the best partial) network meanwhile
     m.continue_fit()
     assert not m.interrupted_
