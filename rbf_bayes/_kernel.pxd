@@ -14,6 +14,8 @@ cdef double phi_r2(double r2, int kind, double w2) noexcept nogil
 cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil
 cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
                          int kind, double w2, double* out) noexcept nogil
+cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
+                                int kind, double w2, double* out) noexcept nogil
 
 cdef class GramFactor:
     cdef readonly Py_ssize_t N, c, q, m_max, m
@@ -35,7 +37,10 @@ cdef class GramFactor:
     cdef double* ld                    # (q,): log det(G + ridge_f I), current
     cdef double* ldp                   # (q,): proposal
     cdef double* work                  # (2 W,): two workspaces
-    cdef int pending                   # 0 none, 1 append, 2 delete, 3 replace
+    cdef double* Dr                    # full-rebuild proposal (enable_rebuild): design (M1, N), Gram, D'Y; else NULL
+    cdef double* Gr
+    cdef double* Br
+    cdef int pending                   # 0 none, 1 append, 2 delete, 3 replace, 4 rebuild
     cdef Py_ssize_t pj                 # column index of a pending delete / replace
     cdef public double tol             # relative pivot tolerance below which a column is singular
 
@@ -48,6 +53,10 @@ cdef class GramFactor:
     cdef void _commit(self) noexcept nogil
     cdef void _reject(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil
+    cdef int _chol(self, const double* G, Py_ssize_t f, double* W) noexcept nogil
+    cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e) noexcept nogil
+    cdef double* rebuild_columns(self) noexcept nogil
+    cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil
     cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
                              double w2) noexcept nogil
     cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil

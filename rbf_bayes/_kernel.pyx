@@ -74,6 +74,19 @@ cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const doub
         out[n] = phi_r2(r2, kind, w2)
 
 
+cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
+                                int kind, double w2, double* out) noexcept nogil:
+    """out[n] = phi(||diag(s)(x_n - mu)||): the per-input scaled distance of the learned basis (nbs/05d)."""
+    cdef Py_ssize_t n, i
+    cdef double r2, t
+    for n in range(N):
+        r2 = 0.0
+        for i in range(d):
+            t = (x[n * d + i] - mu[i]) * s[i]
+            r2 += t * t
+        out[n] = phi_r2(r2, kind, w2)
+
+
 cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil:
     """log sum_{j <= kmax} L^j / j! with lgam[j] = lgamma(j + 1); one exp per term, the largest term at
     j = min(floor(L), kmax)."""
@@ -232,11 +245,33 @@ cdef class GramFactor:
         self.pending = 0
         self.pj = -1
         self.tol = 1e-10
+        self.Dr = NULL
+        self.Gr = NULL
+        self.Br = NULL
 
     def __dealloc__(self):
         free(self.Dt); free(self.Yt); free(self.G); free(self.B); free(self.L); free(self.Lp)
         free(self.Z); free(self.Zp); free(self.yy); free(self.ridge); free(self.ofac)
         free(self.e); free(self.ep); free(self.ld); free(self.ldp); free(self.work)
+        free(self.Dr); free(self.Gr); free(self.Br)
+
+    def enable_rebuild(self):
+        """Allocate the buffers of the full-rebuild proposal (`_prop_rebuild`): a second design, Gram matrix and D'Y
+        (M1 x N + M1^2 + M1 c doubles). Idempotent."""
+        if self.Dr != NULL:
+            return
+        cdef Py_ssize_t M1 = self.M1
+        self.Dr = <double*> calloc(M1 * self.N, sizeof(double))
+        self.Gr = <double*> calloc(M1 * M1, sizeof(double))
+        self.Br = <double*> calloc(M1 * self.c, sizeof(double))
+        if self.Dr == NULL or self.Gr == NULL or self.Br == NULL:
+            free(self.Dr); free(self.Gr); free(self.Br)
+            self.Dr = self.Gr = self.Br = NULL
+            raise MemoryError("GramFactor: cannot allocate the rebuild buffers")
+
+    cdef double* rebuild_columns(self) noexcept nogil:
+        """Where a caller writes the proposed columns j = first .. m-1 of `_prop_rebuild` (column j at + j * N)."""
+        return self.Dr
 
     # ------------------------------------------------------------------ nogil core
     cdef double* scratch(self) noexcept nogil:
@@ -456,6 +491,12 @@ cdef class GramFactor:
                 self.m -= 1
             else:
                 self._drop(self.pj, self.m + 1)
+        elif self.pending == 4:
+            tmp = self.L; self.L = self.Lp; self.Lp = tmp
+            tmp = self.Z; self.Z = self.Zp; self.Zp = tmp
+            tmp = self.Dt; self.Dt = self.Dr; self.Dr = tmp
+            tmp = self.G; self.G = self.Gr; self.Gr = tmp
+            tmp = self.B; self.B = self.Br; self.Br = tmp
         else:
             return
         for o in range(self.c):
@@ -469,35 +510,85 @@ cdef class GramFactor:
         self.pending = 0
         self.pj = -1
 
-    cdef int _refactor(self, Py_ssize_t f) noexcept nogil:
-        """Cholesky of G + ridge_f I from scratch into factor f (transactional); 1 if not PD."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, m = self.m, i, k, t, o
-        cdef double* W = self.Lp + f * S
-        cdef double* zo
-        cdef double s, r = self.ridge[f], gmax = self._gmax(m, -1, 0.0)
+    cdef int _chol(self, const double* G, Py_ssize_t f, double* W) noexcept nogil:
+        """Cholesky of G + ridge_f I (the first m rows and columns of G, stride M1) into W; 1 if not PD (the pivot
+        floors of `_new_row`)."""
+        cdef Py_ssize_t M1 = self.M1, m = self.m, i, k, t
+        cdef double s, r = self.ridge[f], gmax = 0.0
+        for i in range(m):
+            if G[i * M1 + i] > gmax:
+                gmax = G[i * M1 + i]
         for i in range(m):
             for k in range(i + 1):
-                s = self.G[i * M1 + k] + (r if i == k else 0.0)
+                s = G[i * M1 + k] + (r if i == k else 0.0)
                 for t in range(k):
                     s -= W[i * M1 + t] * W[k * M1 + t]
                 if i == k:
-                    if not (s > self.tol * (self.G[i * M1 + i] + r)) or not (s > TOL_FLOOR * (gmax + r)):
+                    if not (s > self.tol * (G[i * M1 + i] + r)) or not (s > TOL_FLOOR * (gmax + r)):
                         return 1
                     W[i * M1 + i] = sqrt(s)
                 else:
                     W[i * M1 + k] = s / W[k * M1 + k]
+        return 0
+
+    cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e) noexcept nogil:
+        """z_o = Lf^{-1} B[:, o] and e_o = ||z_o||^2 for every output o of factor f (m rows)."""
+        cdef Py_ssize_t M1 = self.M1, m = self.m, i, o
+        cdef double* zo
+        cdef double s
+        for o in range(self.c):
+            if self.ofac[o] != f:
+                continue
+            zo = Z + o * M1
+            for i in range(m):
+                s = B[i * self.c + o] - _dot(Lf + i * M1, zo, i)
+                zo[i] = s / Lf[i * M1 + i]
+            e[o] = _dot(zo, zo, m)
+
+    cdef int _refactor(self, Py_ssize_t f) noexcept nogil:
+        """Cholesky of G + ridge_f I from scratch into factor f (transactional); 1 if not PD."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, m = self.m, i
+        cdef double* W = self.Lp + f * S
+        if self._chol(self.G, f, W):
+            return 1
         for i in range(m):
             memcpy(self.L + f * S + i * M1, W + i * M1, (i + 1) * sizeof(double))
         W = self.L + f * S
         self.ld[f] = self._logdet(W, m)
-        for o in range(self.c):
-            if self.ofac[o] != f:
-                continue
-            zo = self.Z + o * M1
-            for i in range(m):
-                s = self.B[i * self.c + o] - _dot(W + i * M1, zo, i)
-                zo[i] = s / W[i * M1 + i]
-            self.e[o] = _dot(zo, zo, m)
+        self._solve_z(f, W, self.B, self.Z, self.e)
+        return 0
+
+    cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil:
+        """Propose a new design whose columns first .. m-1 the caller wrote to `rebuild_columns()` (columns < first
+        are kept): the Gram rows of the new columns (BLAS gemv, O(N m (m - first))), D'Y, and every factor from
+        scratch (O(q m^3)) into the proposal buffers. 1 if not PD or not finite (nothing pending), 2 without
+        `enable_rebuild()`. Commit swaps the buffers in; reject leaves the state as it was."""
+        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, c = self.c, i, k, o, f
+        cdef double* v
+        if self.Dr == NULL or first < 0 or first > m:
+            return 2
+        for i in range(first):
+            memcpy(self.Dr + i * N, self.Dt + i * N, N * sizeof(double))
+            memcpy(self.Gr + i * M1, self.G + i * M1, first * sizeof(double))
+            for o in range(c):
+                self.Br[i * c + o] = self.B[i * c + o]
+        for i in range(first, m):
+            v = self.Dr + i * N
+            _gemv_t(self.Dr, N, i + 1, v, self.Gr + i * M1)
+            if not isfinite(self.Gr[i * M1 + i]):
+                return 1
+            for k in range(i):
+                self.Gr[k * M1 + i] = self.Gr[i * M1 + k]
+            _gemv_t(self.Yt, N, c, v, self.work)
+            for o in range(c):
+                self.Br[i * c + o] = self.work[o]
+        for f in range(self.q):
+            if self._chol(self.Gr, f, self.Lp + f * S):
+                return 1
+            self.ldp[f] = self._logdet(self.Lp + f * S, m)
+            self._solve_z(f, self.Lp + f * S, self.Br, self.Zp, self.ep)
+        self.pending = 4
+        self.pj = -1
         return 0
 
     cdef void _add_row(self, Py_ssize_t t, const double* dv, const double* yv) noexcept nogil:
@@ -647,6 +738,29 @@ cdef class GramFactor:
         self._load(col)
         return self._prop_replace(j) == 0
 
+    def propose_rebuild(self, Py_ssize_t first, cols):
+        """Propose replacing columns first .. m-1 by the rows of `cols` ((m - first, N)): the full-rebuild path
+        (`_prop_rebuild`); False (state unchanged) if the new design is singular. Needs `enable_rebuild()`."""
+        self._check_idle()
+        if first < 0 or first > self.m:
+            raise IndexError(f"first must be in [0, {self.m}], got {first}")
+        a = np.ascontiguousarray(cols, dtype=float).reshape(-1, self.N)
+        if a.shape[0] != self.m - first:
+            raise ValueError(f"cols must have m - first = {self.m - first} rows of length N = {self.N}, got {a.shape}")
+        if self.Dr == NULL:
+            raise RuntimeError("call enable_rebuild() first")
+        cdef const double[:, ::1] av = a
+        if a.shape[0]:
+            memcpy(self.Dr + first * self.N, &av[0, 0], a.shape[0] * self.N * sizeof(double))
+        return self._prop_rebuild(first) == 0
+
+    def rebuild(self, Py_ssize_t first, cols):
+        """Replace columns first .. m-1 now (`propose_rebuild`, then commit); False if singular."""
+        ok = self.propose_rebuild(first, cols)
+        if ok:
+            self._commit()
+        return ok
+
     def commit(self):
         """Accept the pending proposal."""
         if not self.pending:
@@ -781,6 +895,10 @@ cdef class GramFactor:
             memcpy(Yt + i * N, self.Yt + i * old, old * sizeof(double))
         free(self.Dt); free(self.Yt)
         self.Dt, self.Yt, self.N = Dt, Yt, N
+        if self.Dr != NULL:     # the rebuild buffers follow the new N
+            free(self.Dr); free(self.Gr); free(self.Br)
+            self.Dr = self.Gr = self.Br = NULL
+            self.enable_rebuild()
 
     def set_ridge(self, Py_ssize_t f, double r):
         """Set ridge value r_f and refactorise factor f from G (O(m^3)); False if not PD."""

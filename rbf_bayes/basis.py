@@ -59,30 +59,38 @@ def basis_function(rho, # distances ||x - mu|| (array-like, >= 0)
 # %% ../nbs/00_basis.ipynb #9b205ba3
 def sq_distances(x: np.ndarray, # inputs, (N, d)
                  centres: np.ndarray, # centres, (k, d)
+                 scales: np.ndarray|None=None, # per-input scales s (d,): ||diag(s)(x - mu)||^2 (the learned basis, 05d)
                 ) -> np.ndarray:
-    "Squared Euclidean distances, shape (N, k)."
+    "Squared (scaled) Euclidean distances, shape (N, k)."
     diff = x[:, None, :] - centres[None, :, :]
+    if scales is not None: diff = diff * np.asarray(scales, dtype=float)
     return np.einsum("nkd,nkd->nk", diff, diff)
 
 def rbf_columns(x, # inputs, (N, d)
                 centres, # centres, (k, d)
                 basis: str, # one of `BASES`
                 width: float=1.0, # multiquadric / Gaussian width
+                scales=None, # per-input scales (d,): phi(||diag(s)(x_n - mu_j)||); None: all 1
                ) -> np.ndarray:
     "The k basis-function columns phi(||x_n - mu_j||), shape (N, k)."
     x = np.asarray(x, dtype=float); centres = np.asarray(centres, dtype=float).reshape(-1, x.shape[1])
-    return basis_from_sq(sq_distances(x, centres), basis, width)
+    return basis_from_sq(sq_distances(x, centres, scales), basis, width)
 
 def design_matrix(x, # inputs, (N, d)
                   centres, # centres, (k, d); k may be 0
                   basis: str, # one of `BASES`
                   width: float=1.0, # multiquadric / Gaussian width
+                  scales=None, # per-input scales (d,) of the learned basis (05d); the linear part stays unscaled
                  ) -> np.ndarray:
-    "D = [1, x, phi(||x - mu_j||)], shape (N, 1 + d + k)."
+    "D = [1, x, phi(||diag(s)(x - mu_j)||)], shape (N, 1 + d + k) (s = 1 unless scales are given)."
     basis, width = check_basis(basis, width)
     x = as_inputs(x)
     centres = np.asarray(centres, dtype=float).reshape(-1, x.shape[1])
-    return np.hstack([np.ones((x.shape[0], 1)), x, rbf_columns(x, centres, basis, width)])
+    if scales is not None:
+        scales = np.asarray(scales, dtype=float).reshape(-1)
+        if scales.shape != (x.shape[1],) or not np.all(np.isfinite(scales)) or np.any(scales < 0):
+            raise ValueError(f"scales must be {x.shape[1]} finite values >= 0 (one per input), got {scales}")
+    return np.hstack([np.ones((x.shape[0], 1)), x, rbf_columns(x, centres, basis, width, scales)])
 
 # %% ../nbs/00_basis.ipynb #a781e08c
 @dataclass(frozen=True)
