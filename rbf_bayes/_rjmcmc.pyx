@@ -11,14 +11,14 @@ reproduces a run bit for bit; the loop runs with the GIL released.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, lgamma, INFINITY, pow
+from libc.math cimport sqrt, log, exp, lgamma, INFINITY, pow
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memmove
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
                                            random_standard_gamma, random_interval)
-from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm
+from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_scaled_c
 from rbf_bayes._kernel import BASIS_CODES
 from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI
 from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, APPEND, DELETE, REPLACE, move_probs,
@@ -68,6 +68,13 @@ cdef class RJCore:
     cdef public object n_prop, n_acc
     cdef int64_t[5] np_, na_
     cdef int last_move, last_acc
+    # learned per-input scales (nbs/05d_learned_basis): phi(||diag(s)(x - mu)||), theta = log s ~ N(0, s_sd^2) i.i.d.
+    cdef object _th, _sc
+    cdef double* th            # (d,) log scales
+    cdef double* sc            # (d,) scales exp(theta)
+    cdef bint learn
+    cdef double sstep, s_sd
+    cdef readonly int64_t n_scale_prop, n_scale_acc
 
     def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,
                   prior, config, bitgen):
@@ -154,10 +161,31 @@ cdef class RJCore:
             self.np_[i] = 0
             self.na_[i] = 0
         self.k = 0
+        self.learn = bool(getattr(config, "learn_scales", False))
+        self.sstep = getattr(config, "scale_step", 0.3)
+        self.s_sd = getattr(prior, "log_scale_sd", 1.0)
+        self._th = np.zeros(self.d)
+        self._sc = np.ones(self.d)
+        cdef double[::1] thv = self._th
+        cdef double[::1] scv = self._sc
+        self.th, self.sc = &thv[0], &scv[0]
+        self.n_scale_prop = self.n_scale_acc = 0
+        if self.learn and not self.prior_only:
+            st.enable_rebuild()
 
-    def set_state(self, centres, double Lambda, delta2):
-        """Initial (k, centres, Lambda, delta^2): the GramFactor must already hold [1, x, phi(centres)]."""
+    def set_state(self, centres, double Lambda, delta2, scales=None):
+        """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them]): the GramFactor must already hold
+        [1, x, phi(centres)] (unscaled; with learned scales its basis columns are rebuilt at the given scales)."""
         cdef Py_ssize_t i, j, o
+        if scales is not None:
+            sv = np.asarray(scales, dtype=float).reshape(-1)
+            if sv.shape != (self.d,) or not np.all(np.isfinite(sv)) or np.any(sv <= 0):
+                raise ValueError(f"scales must be {self.d} finite values > 0, got {scales}")
+            if not self.learn and np.any(sv != 1.0):
+                raise ValueError("scales other than 1 need config.learn_scales")
+            for j in range(self.d):
+                self.th[j] = log(sv[j])
+                self.sc[j] = exp(self.th[j])
         centres = np.asarray(centres, dtype=float).reshape(-1, self.d)
         self.k = centres.shape[0]
         if self.k > self.kmax:
@@ -174,6 +202,10 @@ cdef class RJCore:
         if not self.prior_only:
             if self.st.m != self.p0 + self.k:
                 raise ValueError("the GramFactor does not hold 1 + d + k columns")
+            if self.learn:
+                if self._rebuild_scaled(self.sc):
+                    raise np.linalg.LinAlgError("the initial design at the given scales is singular")
+                self.st._commit()
             if not self.gprior:
                 for o in range(self.c):
                     self.st.ridge[o] = 1.0 / self.delta2_buf[o]
@@ -199,6 +231,9 @@ cdef class RJCore:
             lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
                    - self.b_d / self.delta2_buf[o])
         lp += a1 * log(self.eps2) - lgamma(a1) + (a1 - 1) * log(L) - self.eps2 * L
+        if self.learn:
+            for o in range(self.d):
+                lp -= 0.5 * (self.th[o] / self.s_sd) ** 2 + log(self.s_sd) + 0.5 * LOG_2PI
         return lp
 
     cdef void _probs(self, Py_ssize_t k, double* b, double* dd, double* s, double* m) noexcept nogil:
@@ -233,6 +268,50 @@ cdef class RJCore:
             self.best_logf = f
             self.best_k = self.k
             memcpy(self.best, self.C, self.k * self.d * sizeof(double))
+
+    cdef void _scratch(self, const double* mu) noexcept nogil:
+        """phi at centre mu into the kernel's scratch column: on the scaled distance when scales are learned."""
+        if self.learn:
+            basis_column_scaled_c(self.x, self.N, self.d, mu, self.sc, self.kind, self.w2, self.st.scratch())
+        else:
+            self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
+
+    cdef int _rebuild_scaled(self, const double* s) noexcept nogil:
+        """Propose the design with every basis column at scales s (the kernel's full-rebuild path); 0 if pending."""
+        cdef Py_ssize_t i
+        cdef double* cols = self.st.rebuild_columns()
+        for i in range(self.k):
+            basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, s, self.kind, self.w2,
+                                  cols + (self.p0 + i) * self.N)
+        return self.st._prop_rebuild(self.p0)
+
+    cdef int _scale_step(self) noexcept nogil:
+        """Random-walk MH on one log scale theta_j (j uniform): centres, Lambda and delta^2 held, every basis column
+        rebuilt. Symmetric in theta, so r = p(y | theta') p(theta') / (p(y | theta) p(theta)) (nbs/05d)."""
+        cdef Py_ssize_t j = <Py_ssize_t> random_interval(self.rng, self.d - 1)
+        cdef double old_t = self.th[j], old_s = self.sc[j], new_t, dlp, new = 0.0, dll = 0.0
+        cdef int rc = 0
+        cdef bint acc
+        new_t = old_t + self.sstep * random_standard_normal(self.rng)
+        dlp = 0.5 * ((old_t / self.s_sd) ** 2 - (new_t / self.s_sd) ** 2)
+        self.n_scale_prop += 1
+        self.sc[j] = exp(new_t)
+        if not self.prior_only:
+            rc = self._rebuild_scaled(self.sc)
+            if rc == 0:
+                new = log_ml(&self.lik, self.st, True)
+                dll = new - self.lml
+            else:
+                dll = -INFINITY
+        acc = self._accept(dll + dlp, dll + dlp)
+        if not self.prior_only and rc == 0:
+            settle(self.st, acc, new, &self.lml)
+        if acc:
+            self.th[j] = new_t
+            self.n_scale_acc += 1
+        else:
+            self.sc[j] = old_s
+        return acc
 
     cdef void _uniform_centre(self, double* mu) noexcept nogil:
         cdef Py_ssize_t i
@@ -274,7 +353,7 @@ cdef class RJCore:
 
     cdef int _replace_commit(self, Py_ssize_t col, const double* mu) noexcept nogil:
         """Replace design column `col` by phi(||x - mu||) and commit; 1 if singular (state unchanged)."""
-        self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
+        self._scratch(mu)
         if self.st._prop_replace(col):
             return 1
         self.st._commit()
@@ -291,7 +370,7 @@ cdef class RJCore:
         self._probs(k + 1, &b1, &d1, &s1, &m1)
         self._uniform_centre(mu)
         if not self.prior_only:
-            self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
+            self._scratch(mu)
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
             dll = new - self.lml
@@ -357,7 +436,7 @@ cdef class RJCore:
         if not self.prior_only:
             if self._replace_commit(self.p0 + j, mu1):
                 return 0
-            self.st._scratch_basis(self.x, d, mu2, self.kind, self.w2)
+            self._scratch(mu2)
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 self._undo_replace(j)
                 return 0
@@ -434,7 +513,7 @@ cdef class RJCore:
                 acc += 1
                 self.na_[4] += 1
                 continue
-            self.st._scratch_basis(self.x, d, mu, self.kind, self.w2)
+            self._scratch(mu)
             if propose(self.st, REPLACE, self.p0 + pos, &self.lik, &new):
                 pos += 1
                 continue
@@ -521,6 +600,8 @@ cdef class RJCore:
         if self.last_move < UPDATE:
             self.np_[self.last_move] += 1
             self.na_[self.last_move] += self.last_acc
+        if self.learn:
+            self._scale_step()
         self._hypers()
         self.logpost = self.lml + self._log_prior()
         self._track_best()
@@ -559,7 +640,8 @@ cdef class RJCore:
         mv_out[i] = self.last_move
         acc_out[i] = self.last_acc
 
-    cdef void _snapshot_into(self, double* cen, double* h, double* a, double* zbuf, double* hbuf) noexcept nogil:
+    cdef void _snapshot_into(self, double* cen, double* h, double* a, double* zbuf, double* hbuf,
+                             double* sc) noexcept nogil:
         """The state's snapshot without the GIL: centres (k, d) to cen; posterior-mean coefficients (m, c) to h (the
         arithmetic of `snapshot`: s * L'^{-1} z_o); the last coefficient draw (m, c) to a.
         zbuf, hbuf: m_max + 1 each."""
@@ -567,6 +649,8 @@ cdef class RJCore:
         cdef double s
         for i in range(self.k * self.d):
             cen[i] = self.C[i]
+        for i in range(self.d):
+            sc[i] = self.sc[i]
         if self.prior_only:
             return
         for o in range(self.c):
@@ -582,11 +666,13 @@ cdef class RJCore:
     def run_kept(self, Py_ssize_t n, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
                  double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out,
                  Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin,
-                 double[:, ::1] cen_out, double[:, ::1] h_out, double[:, ::1] a_out, int64_t[:, ::1] sizes_out):
+                 double[:, ::1] cen_out, double[:, ::1] h_out, double[:, ::1] a_out, int64_t[:, ::1] sizes_out,
+                 double[:, ::1] sc_out):
         """`run`, plus a snapshot (as `snapshot`) after every iteration i >= next_keep with (i - next_keep) % thin == 0,
         all without the GIL: snapshot s appends its k centres to the rows of cen_out and its m coefficient rows to h_out
         and a_out, and sizes_out[s] = (k, m). Returns the number of snapshots. Buffers must hold every snapshot of the
-        n iterations (k <= kmax, m <= m_max rows each); the arithmetic is `snapshot`'s, so the draws are unchanged."""
+        n iterations (k <= kmax, m <= m_max rows each); the arithmetic is `snapshot`'s, so the draws are unchanged.
+        sc_out[s] = the per-input scales at snapshot s (all 1 unless they are learned)."""
         cdef Py_ssize_t i, ns = 0, rc = 0, rm = 0
         cdef Py_ssize_t cap = sizes_out.shape[0]
         if thin < 1:
@@ -594,9 +680,9 @@ cdef class RJCore:
         if offset < 0 or offset + n > k_out.shape[0]:
             raise ValueError("output arrays are too short")
         if (cen_out.shape[1] != self.d or h_out.shape[1] != self.c or a_out.shape[1] != self.c
-                or sizes_out.shape[1] != 2):
+                or sizes_out.shape[1] != 2 or sc_out.shape[1] != self.d):
             raise ValueError("snapshot buffers have the wrong width")
-        if cap and (cen_out.shape[0] < cap * self.kmax or h_out.shape[0] < cap * self.st.m_max
+        if cap and (sc_out.shape[0] < cap or cen_out.shape[0] < cap * self.kmax or h_out.shape[0] < cap * self.st.m_max
                     or a_out.shape[0] < cap * self.st.m_max):
             raise ValueError("snapshot buffers are too short")
         zb = np.zeros(self.st.m_max + 1)
@@ -613,7 +699,7 @@ cdef class RJCore:
                             with gil:
                                 raise ValueError("more snapshots than sizes_out holds")
                         self._snapshot_into(&cen_out[rc, 0] if self.k else &cen_out[0, 0],
-                                            &h_out[rm, 0], &a_out[rm, 0], &zv[0], &hv[0])
+                                            &h_out[rm, 0], &a_out[rm, 0], &zv[0], &hv[0], &sc_out[ns, 0])
                         sizes_out[ns, 0] = self.k
                         sizes_out[ns, 1] = 0 if self.prior_only else self.st.m
                         rc += self.k
@@ -645,6 +731,11 @@ cdef class RJCore:
             s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
             h[:, o] = s * self.st.posterior_coef(o)[1]
         return centres, h, self._alpha[:, :m].T.copy()
+
+    @property
+    def scales(self):
+        """The current per-input scales s = exp(theta) (all 1 unless config.learn_scales)."""
+        return self._sc.copy()
 
     @property
     def best_centres(self):

@@ -111,6 +111,7 @@ def pool_traces(traces: list, # one result per chain (Trace, ProbitTrace or BMAR
         elif f.name.endswith("_offsets"): kw[f.name] = _offsets(np.concatenate([np.diff(v) for v in vs]))
         elif f.name in ("n_proposed", "n_accepted"): kw[f.name] = np.sum(vs, axis=0)
         elif isinstance(vs[0], list): kw[f.name] = [a for v in vs for a in v]
+        elif vs[0] is None: kw[f.name] = None          # an optional field the chains do not use (e.g. Trace.scales)
         else: kw[f.name] = np.concatenate([np.asarray(v) for v in vs])
     kw["meta"] = dict(traces[0].meta, chain_lengths=n, chain_seconds=[t.meta.get("seconds") for t in traces],
                       interrupted=any(t.interrupted for t in traces),

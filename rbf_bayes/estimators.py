@@ -50,11 +50,13 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  n_chains: int=1, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
                  n_jobs: int=1, # chains run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
+                 learn_scales: bool=False, # sample one scale per input, phi(||diag(s)(x - mu)||) (`05d_learned_basis`): sets input_scales_
                 ):
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
         self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
+        self.learn_scales = learn_scales
 
     def fit(self, X, y):
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
@@ -63,7 +65,8 @@ class RJMCMCRegressor(BaseBayesEstimator):
         progress = check_bool("progress", self.progress)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
-                       rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1)
+                       rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1,
+                       learn_scales=check_bool("learn_scales", self.learn_scales))
         prior = self.prior if self.prior is not None else RBFPrior()
         one = functools.partial(_one_chain, X, Y, prior, cfg, self.basis, self.width)
         if n_chains == 1: self._set_fitted(one(self._rng()))
@@ -72,6 +75,14 @@ class RJMCMCRegressor(BaseBayesEstimator):
         return self
 
     _result_class = Trace
+
+    def _set_fitted(self, trace):
+        """The common fitted attributes; with learned scales also input_scales_, each input's posterior mean scale (on
+        the standardised inputs when standardize=True: comparable across inputs)."""
+        super()._set_fitted(trace)
+        sc = getattr(trace, "scales", None)
+        if sc is not None and len(sc): self.input_scales_ = sc.mean(0)
+        elif hasattr(self, "input_scales_"): del self.input_scales_
 
     def predict(self, X, return_std: bool=False):
         "Posterior mean (Rao-Blackwellised) and optionally the predictive standard deviation."

@@ -18,6 +18,7 @@ from rbf_bayes.priors import (
     log_delta2_prior,
     log_k_Lambda_prior,
     log_poisson_normaliser,
+    log_scales_prior,
 )
 
 # %% auto #0
@@ -106,8 +107,9 @@ def log_posterior(x, # inputs (N, d)
                   basis: str="gaussian", # one of `BASES`
                   width: float=1.0, # multiquadric / Gaussian width
                   space: CentreSpace|None=None, # Omega; default from x and prior.iota
+                  scales=None, # learned per-input scales (05d): the scaled basis and the prior on log s join
                  ) -> float:
-    "log p(y, k, mu, Lambda, delta^2 | x) with alpha and sigma^2 integrated out (eq. 14 / 49)."
+    "log p(y, k, mu, Lambda, delta^2 [, theta] | x) with alpha and sigma^2 integrated out (eq. 14 / 49)."
     x = as_inputs(x); Y = as_targets(Y, len(x))
     N, d = x.shape; c = Y.shape[1]
     k_max = check_k_max(prior.k_max, N, d)
@@ -116,7 +118,8 @@ def log_posterior(x, # inputs (N, d)
     space = CentreSpace.from_data(x, prior.iota) if space is None else space
     lp = float(log_k_Lambda_prior(k, Lambda, k_max, prior)) + log_centres_prior(centres, space)
     if not np.isfinite(lp): return -np.inf
-    D = design_matrix(x, centres, basis, width)
+    if scales is not None: lp += log_scales_prior(scales, prior)
+    D = design_matrix(x, centres, basis, width, scales)
     return log_marginal_likelihood(D, Y, delta2, prior) + lp + float(np.sum(log_delta2_prior(delta2, prior)))
 
 # %% ../nbs/02_posterior.ipynb #bd0459b6

@@ -40,7 +40,7 @@ from rbf_bayes.posterior import (
     sample_Lambda,
     sample_sigma2,
 )
-from .priors import RBFPrior, log_centres_prior, log_delta2_prior, log_k_Lambda_prior
+from .priors import RBFPrior, log_centres_prior, log_delta2_prior, log_k_Lambda_prior, log_scales_prior
 from .progress import ChunkedRun
 from .results import SamplerResult
 
@@ -67,6 +67,8 @@ class RJConfig:
     fixed_probs: tuple|None = None  # (b, d, s, m) held constant instead of eq. 22 (RJ simulated annealing: 0.2 each)
     sample_nuisance: bool = True    # draw sigma^2 and alpha each iteration (needed for delta^2 and predictive sd)
     fixed_sigma2: float|None = None # sigma^2 known (the likelihood seam's GAUSSIAN kind; probit data augmentation: 1)
+    learn_scales: bool = False  # per-input scales s of the distance ||diag(s)(x - mu)||, sampled (05d_learned_basis)
+    scale_step: float = 0.3     # random-walk sd of the log-scale MH step (one input per iteration)
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
@@ -75,6 +77,7 @@ class RJConfig:
         if not 0 < self.c_star <= 0.25: raise ValueError(f"c_star must be in (0, 0.25] so that u_k >= 0, got {self.c_star}")
         if not 0 <= self.varpi <= 1: raise ValueError(f"varpi must be in [0, 1], got {self.varpi}")
         check_positive("rw_var", self.rw_var); check_positive("split_scale", self.split_scale)
+        check_positive("scale_step", self.scale_step)
         mv = tuple(self.moves)
         bad = [m for m in mv if m not in MOVES]
         if bad or not mv: raise ValueError(f"moves must be a non-empty subset of {MOVES}, got {mv}")
@@ -100,6 +103,7 @@ class Trace(SamplerResult):
     centres: np.ndarray; centre_offsets: np.ndarray # flat (sum k_s, d), offsets (P + 1,)
     coef_mean: np.ndarray; coef_draw: np.ndarray; coef_offsets: np.ndarray  # flat (sum m_s, c), offsets
     n_proposed: np.ndarray; n_accepted: np.ndarray  # per move type (update counts single-centre steps)
+    scales: np.ndarray|None = None                  # (P, d) per-input scales of each snapshot (learned scales, 05d)
     # meta: basis, width, d, c, prior, config, burn_in, seconds, interrupted
 
     @property
@@ -114,7 +118,8 @@ class Trace(SamplerResult):
         if x.shape[1] != self.meta["d"]:
             raise ValueError(f"x has {x.shape[1]} columns but the model was fitted with d={self.meta['d']}")
         for s in range(self.n_samples):
-            yield s, design_matrix(x, self.sample_centres(s), self.meta["basis"], self.meta["width"])
+            yield s, design_matrix(x, self.sample_centres(s), self.meta["basis"], self.meta["width"],
+                                   None if self.scales is None else self.scales[s])
 
     def predict(self, x, # new inputs (n, d)
                 return_std: bool=False, # also return the posterior predictive standard deviation
@@ -142,7 +147,8 @@ class Trace(SamplerResult):
         co = [slice(self.coef_offsets[s], self.coef_offsets[s + 1]) for s in idx]
         return dataclasses.replace(self, **_snapshots(self.kept[idx], [self.sample_centres(s) for s in idx],
                                                       [self.coef_mean[sl] for sl in co], [self.coef_draw[sl] for sl in co],
-                                                      self.meta["d"], self.meta["c"]), meta={**self.meta, **meta})
+                                                      self.meta["d"], self.meta["c"]), meta={**self.meta, **meta},
+                                   scales=None if self.scales is None else self.scales[np.asarray(idx, dtype=np.int64)])
 
     def select(self, burn_in: int=0, thin: int=1) -> Trace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
@@ -152,6 +158,17 @@ class Trace(SamplerResult):
     def sample_k(self) -> np.ndarray:
         "The number of bases of every kept sample, (n_samples,)."
         return np.diff(self.centre_offsets)
+
+    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+        "The common rows; with learned scales (05d) also each input's posterior mean scale, its 90% interval, and the step's acceptance."
+        rows, notes = super()._summary_rows(burn_in)
+        if self.scales is not None and len(self.scales):
+            s = self.scales; lo, hi = np.quantile(s, [0.05, 0.95], axis=0)
+            rows.append(("input scales", ", ".join(f"x{j} {m:.3g} [{a:.3g}, {b:.3g}]"
+                                                   for j, (m, a, b) in enumerate(zip(s.mean(0), lo, hi, strict=True)))))
+            pa = self.meta.get("scale_acceptance")
+            if pa and pa[0]: rows.append(("scale step", f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
+        return rows, notes
 
     def given_k(self, k: int) -> Trace:
         "The kept samples with exactly k bases: draws from the posterior given k (predict then averages over them only)."
@@ -186,8 +203,8 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
         from rbf_bayes.convergence import check_conditions
         check_conditions(x, Y, k_max, prior.iota)
     init = dict(init or {})
-    unknown = set(init) - {"centres", "Lambda", "delta2"}
-    if unknown: raise ValueError(f"init accepts centres, Lambda, delta2; got unknown keys {sorted(unknown)}")
+    unknown = set(init) - {"centres", "Lambda", "delta2", "scales"}
+    if unknown: raise ValueError(f"init accepts centres, Lambda, delta2, scales; got unknown keys {sorted(unknown)}")
     if "centres" in init:
         centres = np.asarray(init["centres"], dtype=float).reshape(-1, d)
         if len(centres) > k_max: raise ValueError(f"init centres: k = {len(centres)} exceeds k_max = {k_max}")
@@ -202,6 +219,17 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
     check_positive("Lambda", float(Lam))
     for v in d2: check_positive("delta2", float(v))
     return x, Y, k_max, space, basis, width, centres, float(Lam), d2
+
+def _init_scales(init, d, config) -> np.ndarray|None:
+    "The initial per-input scales (init['scales'], default all 1) when config.learn_scales, else None."
+    s = (init or {}).get("scales")
+    if not config.learn_scales:
+        if s is not None: raise ValueError("init['scales'] needs config.learn_scales=True")
+        return None
+    s = np.ones(d) if s is None else np.asarray(s, dtype=float).reshape(-1)
+    if s.shape != (d,) or not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise ValueError(f"init['scales'] must be {d} finite values > 0 (one per input), got {s}")
+    return s
 
 def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int) -> tuple[float, str]:
     "Estimated peak bytes of a reversible-jump run, and what to change if that is too much (the largest part)."
@@ -245,7 +273,7 @@ def sample_rjmcmc(x, # inputs (N, d)
     _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c)   # before any allocation
     st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
-    core.set_state(centres, Lam, d2)
+    core.set_state(centres, Lam, d2, _init_scales(init, d, config))
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)},
                 omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
@@ -261,7 +289,8 @@ class _RJRun(ChunkedRun):
         self.core, self.st, self.config, self.meta, self.callback = core, st, config, meta, callback
         self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
                     np.zeros(n, np.int8), np.zeros(n, np.int8))     # k, log posterior, Lambda, delta2, sigma2, move, accepted
-        self.blocks, self.n_kept = [], 0     # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes), flat rows
+        self.blocks, self.n_kept = [], 0     # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes, scales), flat rows
+        self.learn = bool(config.learn_scales)
         self._kmax, self._mmax = int(meta["k_max"]), int(st.m_max)
         # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between iterations
         self._in_c = type(self)._advance is _RJRun._advance
@@ -281,7 +310,8 @@ class _RJRun(ChunkedRun):
         self._advance(done, todo)
         if done + todo - 1 == t_next:
             cen, h, al = self.core.snapshot()
-            self.blocks.append((np.array([t_next], np.int64), cen, np.array([len(cen)]), h, al, np.array([len(h)])))
+            self.blocks.append((np.array([t_next], np.int64), cen, np.array([len(cen)]), h, al, np.array([len(h)]),
+                                self.core.scales[None, :]))
             self.n_kept += 1
         return self._status(done, todo)
 
@@ -297,13 +327,13 @@ class _RJRun(ChunkedRun):
         cap = 0 if t_next >= done + todo else (done + todo - 1 - t_next) // cfg.thin + 1
         d, c = self.meta["d"], self.meta["c"]
         cen, h, al = np.empty((cap * self._kmax, d)), np.empty((cap * self._mmax, c)), np.empty((cap * self._mmax, c))
-        sizes = np.empty((cap, 2), np.int64)
-        ns = self.core.run_kept(todo, *self.buf, done, t_next, cfg.thin, cen, h, al, sizes)
+        sizes, sc = np.empty((cap, 2), np.int64), np.empty((cap, d))
+        ns = self.core.run_kept(todo, *self.buf, done, t_next, cfg.thin, cen, h, al, sizes, sc)
         if ns:
             kk, mm = sizes[:ns, 0].copy(), sizes[:ns, 1].copy()
             rc, rm = int(kk.sum()), int(mm.sum())
             self.blocks.append((t_next + cfg.thin * np.arange(ns, dtype=np.int64), cen[:rc].copy(), kk, h[:rm].copy(),
-                                al[:rm].copy(), mm))
+                                al[:rm].copy(), mm, sc[:ns].copy()))
             self.n_kept += ns
         return self._status(done, todo)
 
@@ -330,7 +360,9 @@ class _RJRun(ChunkedRun):
         cat = lambda j, w: np.concatenate([b[j].reshape(-1, w) for b in self.blocks]) if self.blocks else np.empty((0, w))  # noqa: E731
         sizes = lambda j: np.concatenate([b[j] for b in self.blocks]) if self.blocks else np.empty(0, np.int64)  # noqa: E731
         snaps = dict(kept=sizes(0).astype(np.int64), centres=cat(1, d), centre_offsets=_offsets(sizes(2)),
-                     coef_mean=cat(3, c), coef_draw=cat(4, c), coef_offsets=_offsets(sizes(5)))
+                     coef_mean=cat(3, c), coef_draw=cat(4, c), coef_offsets=_offsets(sizes(5)),
+                     scales=cat(6, d) if self.learn else None)
+        if self.learn: meta["scale_acceptance"] = (int(self.core.n_scale_prop), int(self.core.n_scale_acc))
         return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
                      **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
 
@@ -345,10 +377,12 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     x, Y, k_max, om, basis, width, S, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]; mv_set = set(config.moves); vs = config.split_scale
     s2k = config.fixed_sigma2         # sigma^2 known: the Gaussian marginal (the C seam's GAUSSIAN kind)
-    def lml(S_):
+    learn = config.learn_scales; sc = _init_scales(init, d, config)   # learned per-input scales (05d)
+    if learn: th = np.log(sc); sc = np.exp(th)
+    def lml(S_, s_=None):
         if config.prior_only: return 0.0
         try:
-            D_ = design_matrix(x, S_, basis, width)
+            D_ = design_matrix(x, S_, basis, width, sc if s_ is None else s_)
             if s2k is None: return log_marginal_likelihood(D_, Y, d2, prior)
             return float(np.sum(log_ml_terms_known(*dense_summaries(D_, Y, d2, prior), N, s2k)))
         except np.linalg.LinAlgError: return -math.inf
@@ -361,7 +395,7 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     out = dict(k=np.zeros(n, np.int64), lp=np.zeros(n), lam=np.zeros(n), dd=np.zeros((n, c)), ss=np.full((n, c), np.nan),
                mv=np.zeros(n, np.int8), acc=np.zeros(n, np.int8))
     n_prop, n_acc = np.zeros(5, np.int64), np.zeros(5, np.int64)
-    kept, cs, hs, als = [], [], [], []; t0 = time.perf_counter(); sig2 = np.full(c, np.nan); alpha = None
+    kept, cs, hs, als, scs = [], [], [], [], []; t0 = time.perf_counter(); sig2 = np.full(c, np.nan); alpha = None
     for it in range(n):
         k = len(S); b, dd, s, m = probs(k); u = rng.random(); acc, move = 0, MOVE_CODES["stay"]
         if u < b:
@@ -394,10 +428,15 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                 S1 = S.copy(); S1[j] = prop; new = lml(S1)
                 if math.log(rng.random()) < new - cur: S, cur, acc = S1, new, 1; n_acc[4] += 1
         if move < 4: n_prop[move] += 1; n_acc[move] += acc
+        if learn:    # random-walk MH on one log scale, everything else held (05d)
+            j = rng.integers(d); t1 = th[j] + config.scale_step * rng.standard_normal()
+            s1 = sc.copy(); s1[j] = math.exp(t1); sd = prior.log_scale_sd
+            new = lml(S, s1); dlp = 0.5 * ((th[j] / sd) ** 2 - (t1 / sd) ** 2)
+            if math.log(rng.random()) < new - cur + dlp: th[j], sc, cur = t1, s1, new
         if config.prior_only:
             if config.fix_delta2 is None: d2 = prior.beta_delta2 / rng.standard_gamma(prior.alpha_delta2, size=c)
         else:
-            D = design_matrix(x, S, basis, width)
+            D = design_matrix(x, S, basis, width, sc)
             yPy, _ = dense_summaries(D, Y, d2, prior)
             sig2 = sample_sigma2(rng, yPy, N, prior) if s2k is None else np.full(c, s2k)
             alpha = sample_coef(rng, D, Y, sig2, d2, prior)
@@ -406,18 +445,19 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         if config.fix_Lambda is None: Lam, _ = sample_Lambda(rng, Lam, len(S), k_max, prior)
         out["k"][it], out["lam"][it], out["dd"][it], out["ss"][it], out["mv"][it], out["acc"][it] = len(S), Lam, d2, sig2, move, acc
         if config.prior_only: out["lp"][it] = math.nan
-        elif s2k is None: out["lp"][it] = log_posterior(x, Y, S, Lam, d2, prior, basis, width, om)
+        elif s2k is None: out["lp"][it] = log_posterior(x, Y, S, Lam, d2, prior, basis, width, om, sc)
         else: out["lp"][it] = (cur + float(log_k_Lambda_prior(len(S), Lam, k_max, prior)) + log_centres_prior(S, om)
-                               + float(np.sum(log_delta2_prior(d2, prior))))
+                               + float(np.sum(log_delta2_prior(d2, prior))) + (log_scales_prior(sc, prior) if learn else 0.0))
         if latent is not None and not config.prior_only:      # the latent step, then the targets' summaries anew
             Y = np.asarray(latent(D @ alpha), dtype=float).reshape(N, c); cur = lml(S)
         if it >= config.burn_in and (it - config.burn_in) % config.thin == 0:
-            kept.append(it); cs.append(S.copy())
+            kept.append(it); cs.append(S.copy()); scs.append(np.ones(d) if sc is None else sc.copy())
             if not config.prior_only:
-                D = design_matrix(x, S, basis, width)
+                D = design_matrix(x, S, basis, width, sc)
                 hs.append(np.column_stack([coef_posterior(D, Y[:, i], d2[i], prior)[0] for i in range(c)])); als.append(alpha)
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, seconds=time.perf_counter() - t0,
                 interrupted=False, n_done=n, omega_lo=om.lo.tolist(), omega_hi=om.hi.tolist(), sampler="reference")
     return Trace(k=out["k"], log_posterior=out["lp"], Lambda=out["lam"], delta2=out["dd"], sigma2=out["ss"], move=out["mv"],
-                 accepted=out["acc"], **_snapshots(kept, cs, hs, als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta)
+                 accepted=out["acc"], **_snapshots(kept, cs, hs, als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta,
+                 scales=np.array(scs).reshape(-1, d) if learn else None)
