@@ -15,10 +15,10 @@ from scipy import stats
 from ._validation import as_inputs
 
 # %% auto #0
-__all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabilities', 'input_relevance', 'running_k_posterior',
-           'posterior_histograms', 'anneal_progress', 'k_histogram', 'roc_curve', 'roc_auc', 'roc_convex_hull', 'roc',
-           'neyman_pearson', 'brier_score', 'decision_boundary', 'classifier_roc', 'reliability', 'Explorer', 'explore',
-           'overview']
+__all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabilities', 'input_relevance', 'input_scales',
+           'running_k_posterior', 'posterior_histograms', 'anneal_progress', 'k_histogram', 'roc_curve', 'roc_auc',
+           'roc_convex_hull', 'roc', 'neyman_pearson', 'brier_score', 'decision_boundary', 'classifier_roc',
+           'reliability', 'Explorer', 'explore', 'overview']
 
 # %% ../nbs/14_plot.ipynb #b9ba0895
 def _result(obj):
@@ -171,6 +171,25 @@ def input_relevance(obj, # a fitted model with variable_importance_ / input_rele
     ax = _ax(ax, (5, 0.3 * len(v) + 1))
     ax.barh(names[::-1], v[::-1], color="C4"); ax.set_xlim(0, 1)
     ax.set_xlabel("posterior probability that the input is used"); ax.set_title("input relevance")
+    return ax
+
+def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
+                 *, feature_names=None, # names of the inputs (default x0, x1, ...; the model's feature_names_in_)
+                 ax=None):
+    """Each input's posterior of its scale (05d_learned_basis): box plots of log s over the kept samples, with the
+    prior's central 95% (|log s| <= 1.96 tau) shaded. Small scales mean the basis ignores that input."""
+    r = _result(obj); sc = getattr(r, "scales", None)
+    if sc is None or len(sc) == 0: raise ValueError("no learned scales: fit with learn_scales=True (RJConfig(learn_scales=True))")
+    th = np.log(sc); d = th.shape[1]
+    names = feature_names if feature_names is not None else getattr(obj, "feature_names_in_", None)
+    names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
+    if len(names) != d: raise ValueError(f"feature_names must have {d} names, got {len(names)}")
+    tau = float(r.meta.get("prior", {}).get("log_scale_sd", 1.0))
+    ax = _ax(ax, (0.45 * d + 2, 3))
+    ax.axhspan(-1.96 * tau, 1.96 * tau, color="0.92", zorder=0, label="prior 95%")
+    ax.boxplot(th, tick_labels=names, showfliers=False)
+    ax.axhline(0, color="0.6", lw=0.8); ax.set_ylabel("log scale  (log s)"); ax.set_title("learned input scales")
+    ax.legend(loc="lower right", fontsize=8)
     return ax
 
 # %% ../nbs/14_plot.ipynb #5f0a1a4f

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+from scipy import linalg, special
 
 from ._validation import as_inputs, as_targets
 from .basis import CentreSpace, check_k_max, design_matrix
@@ -146,13 +146,15 @@ def sample_sigma2(rng: np.random.Generator, # source of randomness
 
 # %% ../nbs/02_posterior.ipynb #92fe0944
 def sample_coef(rng: np.random.Generator, D: np.ndarray, Y: np.ndarray, sigma2, delta2, prior: RBFPrior) -> np.ndarray:
-    "alpha_i ~ N(h_i, sigma_i^2 M_i) for every output (eq. 19), shape (m, c)."
+    """alpha_i ~ N(h_i, sigma_i^2 M_i) for every output (eq. 19), shape (m, c): h_i + sigma_i L'^{-1} eps with
+    M_i^{-1} = L L' (the factor of the precision, as the C loop draws; stable when D'D is ill-conditioned)."""
     Y = Y.reshape(len(D), -1); c = Y.shape[1]
     sigma2 = np.broadcast_to(sigma2, (c,)); delta2 = np.broadcast_to(delta2, (c,))
-    out = np.empty((D.shape[1], c))
+    out = np.empty((D.shape[1], c)); G = D.T @ D
     for i in range(c):
-        h, M = coef_posterior(D, Y[:, i], delta2[i], prior)
-        out[:, i] = h + np.linalg.cholesky(sigma2[i] * M) @ rng.standard_normal(D.shape[1])
+        h, _ = coef_posterior(D, Y[:, i], delta2[i], prior)
+        L = np.linalg.cholesky(G * (1 + 1 / delta2[i]) if prior.coef_prior == "g" else G + np.eye(D.shape[1]) / delta2[i])
+        out[:, i] = h + math.sqrt(sigma2[i]) * linalg.solve_triangular(L.T, rng.standard_normal(D.shape[1]), lower=False)
     return out
 
 # %% ../nbs/02_posterior.ipynb #dd83f1e8

@@ -15,7 +15,7 @@ import numpy as np
 from ._rjmcmc import MOVES, RJCore
 from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
-from .kernel import rbf_state
+from .kernel import TOL_FLOOR, rbf_state
 from rbf_bayes.moves import (
     MOVE_CODES,
     log_ratio_birth,
@@ -368,6 +368,17 @@ class _RJRun(ChunkedRun):
 
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
+def _kernel_accepts(D, ridges, tol: float=1e-10) -> bool:
+    """The C kernel's pivot rule on a whole design (as `GramFactor._chol`): every pivot L_ii^2 of chol(D'D + r I) above
+    tol (G_ii + r) and TOL_FLOOR (max G_jj + r). A design it refuses is a rejected move in the C loop, so here too."""
+    if D.shape[1] == 0: return True
+    G = D.T @ D; g = np.diag(G); gmax = max(float(g.max()), 0.0)
+    for r in np.atleast_1d(ridges):
+        try: piv = np.diag(np.linalg.cholesky(G + r * np.eye(len(g)))) ** 2
+        except np.linalg.LinAlgError: return False
+        if not (np.all(piv > tol * (g + r)) and np.all(piv > TOL_FLOOR * (gmax + r))): return False
+    return True
+
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                             rng: np.random.Generator, basis: str="cubic", width: float=1.0,
                             init: dict|None=None,
@@ -379,10 +390,12 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     s2k = config.fixed_sigma2         # sigma^2 known: the Gaussian marginal (the C seam's GAUSSIAN kind)
     learn = config.learn_scales; sc = _init_scales(init, d, config)   # learned per-input scales (05d)
     if learn: th = np.log(sc); sc = np.exp(th)
+    n_scale = [0, 0]      # scale steps proposed, accepted
     def lml(S_, s_=None):
         if config.prior_only: return 0.0
         try:
             D_ = design_matrix(x, S_, basis, width, sc if s_ is None else s_)
+            if not _kernel_accepts(D_, 0.0 if prior.coef_prior == "g" else 1.0 / np.asarray(d2)): return -math.inf
             if s2k is None: return log_marginal_likelihood(D_, Y, d2, prior)
             return float(np.sum(log_ml_terms_known(*dense_summaries(D_, Y, d2, prior), N, s2k)))
         except np.linalg.LinAlgError: return -math.inf
@@ -431,8 +444,8 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         if learn:    # random-walk MH on one log scale, everything else held (05d)
             j = rng.integers(d); t1 = th[j] + config.scale_step * rng.standard_normal()
             s1 = sc.copy(); s1[j] = math.exp(t1); sd = prior.log_scale_sd
-            new = lml(S, s1); dlp = 0.5 * ((th[j] / sd) ** 2 - (t1 / sd) ** 2)
-            if math.log(rng.random()) < new - cur + dlp: th[j], sc, cur = t1, s1, new
+            new = lml(S, s1); dlp = 0.5 * ((th[j] / sd) ** 2 - (t1 / sd) ** 2); n_scale[0] += 1
+            if math.log(rng.random()) < new - cur + dlp: th[j], sc, cur = t1, s1, new; n_scale[1] += 1
         if config.prior_only:
             if config.fix_delta2 is None: d2 = prior.beta_delta2 / rng.standard_gamma(prior.alpha_delta2, size=c)
         else:
@@ -458,6 +471,7 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, seconds=time.perf_counter() - t0,
                 interrupted=False, n_done=n, omega_lo=om.lo.tolist(), omega_hi=om.hi.tolist(), sampler="reference")
+    if learn: meta["scale_acceptance"] = tuple(n_scale)
     return Trace(k=out["k"], log_posterior=out["lp"], Lambda=out["lam"], delta2=out["dd"], sigma2=out["ss"], move=out["mv"],
                  accepted=out["acc"], **_snapshots(kept, cs, hs, als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta,
                  scales=np.array(scs).reshape(-1, d) if learn else None)

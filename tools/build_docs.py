@@ -48,7 +48,7 @@ NAV = [
     ("The model", ["00_basis", "01_priors", "02_posterior"]),
     ("Moves", ["03_moves"]),
     ("The kernel", ["04_kernel"]),
-    ("Samplers", ["05_rjmcmc", "05b_chains", "05c_probit"]),
+    ("Samplers", ["05_rjmcmc", "05b_chains", "05c_probit", "05d_learned_basis"]),
     ("Calibration and annealing", ["06_calibration", "07_annealing"]),
     ("Convergence", ["08_convergence"]),
     ("Sequential Monte Carlo", ["09_smc"]),
