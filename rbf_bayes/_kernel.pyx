@@ -64,25 +64,21 @@ cdef double phi_r2(double r2, int kind, double w2) noexcept nogil:
 cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
                          int kind, double w2, double* out) noexcept nogil:
     """out[n] = phi(||x_n - mu||) for a C-contiguous (N, d) x."""
+    basis_column_scaled_c(x, N, d, mu, NULL, kind, w2, out)
+
+
+cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
+                                int kind, double w2, double* out) noexcept nogil:
+    """out[n] = phi(||diag(s)(x_n - mu)||): the per-input scaled distance of the learned basis (nbs/05d); s = NULL:
+    the unscaled distance (the same arithmetic as s = 1)."""
     cdef Py_ssize_t n, i
     cdef double r2, t
     for n in range(N):
         r2 = 0.0
         for i in range(d):
             t = x[n * d + i] - mu[i]
-            r2 += t * t
-        out[n] = phi_r2(r2, kind, w2)
-
-
-cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
-                                int kind, double w2, double* out) noexcept nogil:
-    """out[n] = phi(||diag(s)(x_n - mu)||): the per-input scaled distance of the learned basis (nbs/05d)."""
-    cdef Py_ssize_t n, i
-    cdef double r2, t
-    for n in range(N):
-        r2 = 0.0
-        for i in range(d):
-            t = (x[n * d + i] - mu[i]) * s[i]
+            if s != NULL:
+                t *= s[i]
             r2 += t * t
         out[n] = phi_r2(r2, kind, w2)
 

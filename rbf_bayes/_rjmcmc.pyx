@@ -174,8 +174,8 @@ cdef class RJCore:
             st.enable_rebuild()
 
     def set_state(self, centres, double Lambda, delta2, scales=None):
-        """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them]): the GramFactor must already hold
-        [1, x, phi(centres)] (unscaled; with learned scales its basis columns are rebuilt at the given scales)."""
+        """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them]): the GramFactor must already
+        hold [1, x, phi(centres)] (unscaled; with learned scales its basis columns are rebuilt at the given scales)."""
         cdef Py_ssize_t i, j, o
         if scales is not None:
             sv = np.asarray(scales, dtype=float).reshape(-1)
