@@ -225,6 +225,11 @@ def main(argv=None):
     t0 = time.perf_counter()
     if a.fresh and CACHE.exists():
         shutil.rmtree(CACHE)
+    if not a.no_exec:
+        # create the execution cache (directory and database) now: on a fresh checkout sphinx's parallel readers
+        # otherwise race to create it (FileExistsError, seen once in CI)
+        from jupyter_cache import get_cache
+        get_cache(str(CACHE)).list_cache_records()
     env = dict(os.environ)
     env["RBF_DOCS_EXECUTE"] = "off" if a.no_exec else "cache"
     env["RBF_DOCS_CACHE"] = str(CACHE)
