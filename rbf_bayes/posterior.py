@@ -129,10 +129,12 @@ def coef_posterior(D: np.ndarray, # design (N, m)
                    prior: RBFPrior,
                   ) -> tuple[np.ndarray, np.ndarray]:
     "(h, M): alpha | sigma^2, ... ~ N(h, sigma^2 M) (eq. 19), dense reference."
-    G = D.T @ D
-    Minv = G * (1 + 1 / delta2) if prior.coef_prior == "g" else G + np.eye(D.shape[1]) / delta2
-    M = np.linalg.inv(Minv)
+    M = np.linalg.inv(_coef_precision(D.T @ D, delta2, prior))
     return M @ (D.T @ y), M
+
+def _coef_precision(G, delta2: float, prior: RBFPrior) -> np.ndarray:
+    "M^{-1} of eq. 19 from G = D'D: G (1 + 1/delta^2) (g-prior) or G + I / delta^2 (ridge)."
+    return G * (1 + 1 / delta2) if prior.coef_prior == "g" else G + np.eye(len(G)) / delta2
 
 # %% ../nbs/02_posterior.ipynb #2e7d8f6b
 def sample_sigma2(rng: np.random.Generator, # source of randomness
@@ -153,7 +155,7 @@ def sample_coef(rng: np.random.Generator, D: np.ndarray, Y: np.ndarray, sigma2, 
     out = np.empty((D.shape[1], c)); G = D.T @ D
     for i in range(c):
         h, _ = coef_posterior(D, Y[:, i], delta2[i], prior)
-        L = np.linalg.cholesky(G * (1 + 1 / delta2[i]) if prior.coef_prior == "g" else G + np.eye(D.shape[1]) / delta2[i])
+        L = np.linalg.cholesky(_coef_precision(G, delta2[i], prior))
         out[:, i] = h + math.sqrt(sigma2[i]) * linalg.solve_triangular(L.T, rng.standard_normal(D.shape[1]), lower=False)
     return out
 

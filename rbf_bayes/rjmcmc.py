@@ -15,7 +15,7 @@ import numpy as np
 from ._rjmcmc import MOVES, RJCore
 from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix
-from .kernel import TOL_FLOOR, rbf_state
+from .kernel import GramFactorRef, rbf_state
 from rbf_bayes.moves import (
     MOVE_CODES,
     log_ratio_birth,
@@ -368,16 +368,12 @@ class _RJRun(ChunkedRun):
 
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
-def _kernel_accepts(D, ridges, tol: float=1e-10) -> bool:
-    """The C kernel's pivot rule on a whole design (as `GramFactor._chol`): every pivot L_ii^2 of chol(D'D + r I) above
-    tol (G_ii + r) and TOL_FLOOR (max G_jj + r). A design it refuses is a rejected move in the C loop, so here too."""
-    if D.shape[1] == 0: return True
-    G = D.T @ D; g = np.diag(G); gmax = max(float(g.max()), 0.0)
-    for r in np.atleast_1d(ridges):
-        try: piv = np.diag(np.linalg.cholesky(G + r * np.eye(len(g)))) ** 2
-        except np.linalg.LinAlgError: return False
-        if not (np.all(piv > tol * (g + r)) and np.all(piv > TOL_FLOOR * (gmax + r))): return False
-    return True
+def _kernel_accepts(D, ridges) -> bool:
+    """Whether the C kernel takes the design D: its pivot rule column by column, as its NumPy specification
+    `GramFactorRef` applies it. A design it refuses is a rejected move in the C loop, so here too."""
+    r = np.atleast_1d(np.asarray(ridges, dtype=float))
+    g = GramFactorRef(len(D), 1, max(D.shape[1], 1), ridge=r, out_factor=np.zeros(1, np.intp))
+    return all(g.append(D[:, j]) for j in range(D.shape[1]))
 
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                             rng: np.random.Generator, basis: str="cubic", width: float=1.0,
