@@ -4,6 +4,7 @@ continue_fit() finishes it bit for bit, and bad arguments are named."""
 import os
 import signal
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -52,23 +53,41 @@ def test_bad_parallel_arguments(kw, exc, word):
         RJMCMCRegressor(**{**FAST, **kw}).fit(D.x, D.y)
 
 
-def _fit_with_sigint(model, delay):
-    """Fit with a real SIGINT (as Ctrl-C sends it) from a timer thread after `delay` seconds, mid-run; exactly one
+def _fit_with_sigint(model, monkeypatch):
+    """Fit with a real SIGINT (as Ctrl-C sends it), sent mid-run whatever the machine's speed: every chain's worker
+    thread, after its first chunk, waits for its stop flag, and a helper thread sends SIGINT once a first chunk is done
+    (a fixed delay was not mid-run on a faster machine: the fit had ended before the signal). Exactly one
     InterruptedWarning must say so. Returns the interrupted model."""
-    timer = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    from rbf_bayes import progress
+    started, update = threading.Event(), progress.Progress.update
+
+    def update_then_hold(self, n=1, **status):
+        update(self, n, **status)
+        flag = progress.stop_flag()
+        if flag is not None and n > 0 and not getattr(self, "_held", False):   # a chain in a worker thread
+            self._held = True
+            started.set()
+            assert flag.wait(60), "the stop flag was never set"
+
+    def send():
+        if started.wait(60): time.sleep(0.05); os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(progress.Progress, "update", update_then_hold)
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         model.fit(D.x, D.y)
-    timer.cancel()
+    sender.join()
+    monkeypatch.undo()
     assert sum(issubclass(x.category, InterruptedWarning) for x in w) == 1, [str(x.message) for x in w]
     assert model.interrupted_
     return model
 
 
-def test_ctrl_c_during_parallel_chains_then_continue_fit():
-    kw = dict(n_iter=400_000, burn_in=100_000, thin=100, random_state=4, n_chains=4, n_jobs=2)   # seconds: 0.3 s is mid-run
-    m = _fit_with_sigint(RJMCMCRegressor(**kw), 0.3)
+def test_ctrl_c_during_parallel_chains_then_continue_fit(monkeypatch):
+    kw = dict(n_iter=400_000, burn_in=100_000, thin=100, random_state=4, n_chains=4, n_jobs=2)
+    m = _fit_with_sigint(RJMCMCRegressor(**kw), monkeypatch)
     assert m.interrupted_ and sum(m.trace_.meta["chain_lengths"]) < 4 * 400_000
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -98,10 +117,10 @@ def test_annealing_restarts_in_parallel_equal_sequential():
     npt.assert_array_equal(seq.predict(D.x_test), par.predict(D.x_test))
 
 
-def test_annealing_parallel_ctrl_c_then_continue_fit():
+def test_annealing_parallel_ctrl_c_then_continue_fit(monkeypatch):
     from rbf_bayes import AnnealedRBFRegressor
     kw = dict(criterion="mdl", n_iter=150_000, n_restarts=4, n_jobs=2, random_state=5, restart_tol=1e9)
-    m = _fit_with_sigint(AnnealedRBFRegressor(**kw), 0.4)
+    m = _fit_with_sigint(AnnealedRBFRegressor(**kw), monkeypatch)
     m.predict(D.x_test)                               # the best finished (or the best partial) network meanwhile
     m.continue_fit()
     assert not m.interrupted_
