@@ -42,6 +42,7 @@ cdef class GramFactor:
     cdef double* Br
     cdef int pending                   # 0 none, 1 append, 2 delete, 3 replace, 4 rebuild
     cdef Py_ssize_t pj                 # column index of a pending delete / replace
+    cdef Py_ssize_t pm                 # number of columns of a pending rebuild
     cdef public double tol             # relative pivot tolerance below which a column is singular
 
     cdef double* scratch(self) noexcept nogil       # the scratch column (slot m, length N): write a proposal here
@@ -53,10 +54,12 @@ cdef class GramFactor:
     cdef void _commit(self) noexcept nogil
     cdef void _reject(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil
-    cdef int _chol(self, const double* G, Py_ssize_t f, double* W) noexcept nogil
-    cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e) noexcept nogil
+    cdef int _chol(self, const double* G, Py_ssize_t f, double* W, Py_ssize_t m) noexcept nogil
+    cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
+                       Py_ssize_t m) noexcept nogil
     cdef double* rebuild_columns(self) noexcept nogil
     cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil
+    cdef int _prop_rebuild_m(self, Py_ssize_t first, Py_ssize_t m) noexcept nogil
     cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
                              double w2) noexcept nogil
     cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil

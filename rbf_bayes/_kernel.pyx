@@ -285,6 +285,8 @@ cdef class GramFactor:
             return self.m + 1
         if self.pending == 2:
             return self.m - 1
+        if self.pending == 4:
+            return self.pm
         return self.m
 
     cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
@@ -493,6 +495,7 @@ cdef class GramFactor:
             tmp = self.Dt; self.Dt = self.Dr; self.Dr = tmp
             tmp = self.G; self.G = self.Gr; self.Gr = tmp
             tmp = self.B; self.B = self.Br; self.Br = tmp
+            self.m = self.pm
         else:
             return
         for o in range(self.c):
@@ -506,10 +509,10 @@ cdef class GramFactor:
         self.pending = 0
         self.pj = -1
 
-    cdef int _chol(self, const double* G, Py_ssize_t f, double* W) noexcept nogil:
+    cdef int _chol(self, const double* G, Py_ssize_t f, double* W, Py_ssize_t m) noexcept nogil:
         """Cholesky of G + ridge_f I (the first m rows and columns of G, stride M1) into W; 1 if not PD (the pivot
         floors of `_new_row`)."""
-        cdef Py_ssize_t M1 = self.M1, m = self.m, i, k, t
+        cdef Py_ssize_t M1 = self.M1, i, k, t
         cdef double s, r = self.ridge[f], gmax = 0.0
         for i in range(m):
             if G[i * M1 + i] > gmax:
@@ -527,9 +530,10 @@ cdef class GramFactor:
                     W[i * M1 + k] = s / W[k * M1 + k]
         return 0
 
-    cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e) noexcept nogil:
+    cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
+                       Py_ssize_t m) noexcept nogil:
         """z_o = Lf^{-1} B[:, o] and e_o = ||z_o||^2 for every output o of factor f (m rows)."""
-        cdef Py_ssize_t M1 = self.M1, m = self.m, i, o
+        cdef Py_ssize_t M1 = self.M1, i, o
         cdef double* zo
         cdef double s
         for o in range(self.c):
@@ -545,23 +549,29 @@ cdef class GramFactor:
         """Cholesky of G + ridge_f I from scratch into factor f (transactional); 1 if not PD."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, m = self.m, i
         cdef double* W = self.Lp + f * S
-        if self._chol(self.G, f, W):
+        if self._chol(self.G, f, W, m):
             return 1
         for i in range(m):
             memcpy(self.L + f * S + i * M1, W + i * M1, (i + 1) * sizeof(double))
         W = self.L + f * S
         self.ld[f] = self._logdet(W, m)
-        self._solve_z(f, W, self.B, self.Z, self.e)
+        self._solve_z(f, W, self.B, self.Z, self.e, m)
         return 0
 
     cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil:
         """Propose a new design whose columns first .. m-1 the caller wrote to `rebuild_columns()` (columns < first
-        are kept): the Gram rows of the new columns (BLAS gemv, O(N m (m - first))), D'Y, and every factor from
-        scratch (O(q m^3)) into the proposal buffers. 1 if not PD or not finite (nothing pending), 2 without
-        `enable_rebuild()`. Commit swaps the buffers in; reject leaves the state as it was."""
-        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, c = self.c, i, k, o, f
+        are kept): `_prop_rebuild_m` with the same number of columns."""
+        return self._prop_rebuild_m(first, self.m)
+
+    cdef int _prop_rebuild_m(self, Py_ssize_t first, Py_ssize_t m) noexcept nogil:
+        """Propose a new design of m columns (m <= m_max; it may differ from the current number) whose columns
+        first .. m-1 the caller wrote to `rebuild_columns()` (columns < first, first <= both numbers, are kept): the
+        Gram rows of the new columns (BLAS gemv, O(N m (m - first))), D'Y, and every factor from scratch (O(q m^3))
+        into the proposal buffers. 1 if not PD or not finite (nothing pending), 2 without `enable_rebuild()` or with
+        bad sizes. Commit swaps the buffers in (and sets the number of columns); reject leaves the state as it was."""
+        cdef Py_ssize_t N = self.N, M1 = self.M1, S = M1 * M1, c = self.c, i, k, o, f
         cdef double* v
-        if self.Dr == NULL or first < 0 or first > m:
+        if self.Dr == NULL or first < 0 or first > m or first > self.m or m > self.m_max:
             return 2
         for i in range(first):
             memcpy(self.Dr + i * N, self.Dt + i * N, N * sizeof(double))
@@ -579,10 +589,11 @@ cdef class GramFactor:
             for o in range(c):
                 self.Br[i * c + o] = self.work[o]
         for f in range(self.q):
-            if self._chol(self.Gr, f, self.Lp + f * S):
+            if self._chol(self.Gr, f, self.Lp + f * S, m):
                 return 1
             self.ldp[f] = self._logdet(self.Lp + f * S, m)
-            self._solve_z(f, self.Lp + f * S, self.Br, self.Zp, self.ep)
+            self._solve_z(f, self.Lp + f * S, self.Br, self.Zp, self.ep, m)
+        self.pm = m
         self.pending = 4
         self.pj = -1
         return 0
@@ -735,20 +746,22 @@ cdef class GramFactor:
         return self._prop_replace(j) == 0
 
     def propose_rebuild(self, Py_ssize_t first, cols):
-        """Propose replacing columns first .. m-1 by the rows of `cols` ((m - first, N)): the full-rebuild path
-        (`_prop_rebuild`); False (state unchanged) if the new design is singular. Needs `enable_rebuild()`."""
+        """Propose replacing columns first .. m-1 by the rows of `cols` ((m' - first, N)): the full-rebuild path
+        (`_prop_rebuild_m`); the new design has m' columns (m' may differ from m, up to m_max). False (state
+        unchanged) if the new design is singular. Needs `enable_rebuild()`."""
         self._check_idle()
         if first < 0 or first > self.m:
             raise IndexError(f"first must be in [0, {self.m}], got {first}")
         a = np.ascontiguousarray(cols, dtype=float).reshape(-1, self.N)
-        if a.shape[0] != self.m - first:
-            raise ValueError(f"cols must have m - first = {self.m - first} rows of length N = {self.N}, got {a.shape}")
+        if first + a.shape[0] > self.m_max:
+            raise ValueError(f"cols must have at most m_max - first = {self.m_max - first} rows of length "
+                             f"N = {self.N}, got {a.shape}")
         if self.Dr == NULL:
             raise RuntimeError("call enable_rebuild() first")
         cdef const double[:, ::1] av = a
         if a.shape[0]:
             memcpy(self.Dr + first * self.N, &av[0, 0], a.shape[0] * self.N * sizeof(double))
-        return self._prop_rebuild(first) == 0
+        return self._prop_rebuild_m(first, first + a.shape[0]) == 0
 
     def rebuild(self, Py_ssize_t first, cols):
         """Replace columns first .. m-1 now (`propose_rebuild`, then commit); False if singular."""

@@ -11,7 +11,7 @@ reproduces a run bit for bit; the loop runs with the GIL released.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, exp, lgamma, INFINITY, pow
+from libc.math cimport sqrt, log, log1p, exp, lgamma, INFINITY, pow
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memmove
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -75,6 +75,17 @@ cdef class RJCore:
     cdef bint learn
     cdef double sstep, s_sd
     cdef readonly int64_t n_scale_prop, n_scale_acc
+    # input selection and the basis type as parameters (nbs/05d_learned_basis): input j enters (its linear column and
+    # its scale) iff inc[j]; gamma_j ~ Bernoulli(pi) i.i.d. given at least one input; kind ~ uniform on `kinds`
+    cdef object _inc, _kinds, _lin
+    cdef int* inc              # (d,) 1: input j is in the model
+    cdef Py_ssize_t* lin       # (d,) the included inputs in order (their linear columns are 1 .. nincl)
+    cdef Py_ssize_t nincl
+    cdef bint select, learn_kind, scaled
+    cdef double lodds, lsel0   # log(pi / (1 - pi)); log normaliser of the gamma prior given a non-empty set
+    cdef int* kinds
+    cdef int nkinds
+    cdef readonly int64_t n_sel_prop, n_sel_acc, n_kind_prop, n_kind_acc
 
     def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,
                   prior, config, bitgen):
@@ -170,13 +181,47 @@ cdef class RJCore:
         cdef double[::1] scv = self._sc
         self.th, self.sc = &thv[0], &scv[0]
         self.n_scale_prop = self.n_scale_acc = 0
-        if self.learn and not self.prior_only:
+        self.select = bool(getattr(config, "select_inputs", False))
+        pi = float(getattr(prior, "inclusion_prob", 0.5))
+        self.lodds = log(pi) - log1p(-pi)
+        self.lsel0 = self.d * log1p(-pi) - log1p(-(1.0 - pi) ** self.d)   # log p(gamma) = nincl * lodds + lsel0
+        self._inc = np.ones(self.d, dtype=np.intc)
+        self._lin = np.arange(self.d, dtype=np.intp)
+        cdef int[::1] incv = self._inc
+        cdef Py_ssize_t[::1] linv = self._lin
+        self.inc, self.lin, self.nincl = &incv[0], &linv[0], self.d
+        kl = list(getattr(config, "basis_types", None) or ())
+        self.learn_kind = len(kl) > 1
+        self._kinds = np.array([BASIS_CODES[b] for b in kl] or [self.kind], dtype=np.intc)
+        cdef int[::1] kv = self._kinds
+        self.kinds, self.nkinds = &kv[0], len(self._kinds)
+        self.n_sel_prop = self.n_sel_acc = self.n_kind_prop = self.n_kind_acc = 0
+        self.scaled = self.learn or self.select
+        if (self.learn or self.select or self.learn_kind) and not self.prior_only:
             st.enable_rebuild()
 
-    def set_state(self, centres, double Lambda, delta2, scales=None):
-        """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them]): the GramFactor must already
-        hold [1, x, phi(centres)] (unscaled; with learned scales its basis columns are rebuilt at the given scales)."""
+    def set_state(self, centres, double Lambda, delta2, scales=None, inputs=None, basis=None):
+        """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them][, the included inputs (a (d,)
+        bool mask) when selecting them][, the basis type when it is learned]): the GramFactor must already hold
+        [1, x, phi(centres)] (all inputs, unscaled, the basis of construction); it is rebuilt to the given state."""
         cdef Py_ssize_t i, j, o
+        if inputs is not None:
+            iv = np.asarray(inputs, dtype=bool).reshape(-1)
+            if iv.shape != (self.d,) or not iv.any():
+                raise ValueError(f"inputs must be a mask of {self.d} booleans with at least one True, got {inputs}")
+            if not self.select and not iv.all():
+                raise ValueError("excluded inputs need config.select_inputs")
+            self.nincl = 0
+            for j in range(self.d):
+                self.inc[j] = 1 if iv[j] else 0
+                if iv[j]:
+                    self.lin[self.nincl] = j
+                    self.nincl += 1
+        if basis is not None:
+            code = BASIS_CODES[basis]
+            if code not in list(self._kinds):
+                raise ValueError(f"basis {basis!r} is not among config.basis_types")
+            self.kind = code
         if scales is not None:
             sv = np.asarray(scales, dtype=float).reshape(-1)
             if sv.shape != (self.d,) or not np.all(np.isfinite(sv)) or np.any(sv <= 0):
@@ -186,6 +231,11 @@ cdef class RJCore:
             for j in range(self.d):
                 self.th[j] = log(sv[j])
                 self.sc[j] = exp(self.th[j])
+        for j in range(self.d):       # an excluded input has scale 0: the basis ignores it
+            if not self.inc[j]:
+                self.sc[j] = 0.0
+            elif not self.learn:
+                self.sc[j] = 1.0
         centres = np.asarray(centres, dtype=float).reshape(-1, self.d)
         self.k = centres.shape[0]
         if self.k > self.kmax:
@@ -200,12 +250,14 @@ cdef class RJCore:
             self.delta2_buf[o] = d2[o]
             self.sigma2_buf[o] = np.nan
         if not self.prior_only:
-            if self.st.m != self.p0 + self.k:
+            if self.st.m != 1 + self.d + self.k:
                 raise ValueError("the GramFactor does not hold 1 + d + k columns")
-            if self.learn:
-                if self._rebuild_scaled(self.sc):
-                    raise np.linalg.LinAlgError("the initial design at the given scales is singular")
+            if self.learn or self.select or self.learn_kind:
+                if self._rebuild_from(0, self.inc, self.sc, self.kind):
+                    raise np.linalg.LinAlgError("the initial design at the given scales, inputs and basis is singular")
                 self.st._commit()
+        self.p0 = 1 + self.nincl
+        if not self.prior_only:
             if not self.gprior:
                 for o in range(self.c):
                     self.st.ridge[o] = 1.0 / self.delta2_buf[o]
@@ -233,7 +285,12 @@ cdef class RJCore:
         lp += a1 * log(self.eps2) - lgamma(a1) + (a1 - 1) * log(L) - self.eps2 * L
         if self.learn:
             for o in range(self.d):
-                lp -= 0.5 * (self.th[o] / self.s_sd) ** 2 + log(self.s_sd) + 0.5 * LOG_2PI
+                if self.inc[o]:
+                    lp -= 0.5 * (self.th[o] / self.s_sd) ** 2 + log(self.s_sd) + 0.5 * LOG_2PI
+        if self.select:
+            lp += self.nincl * self.lodds + self.lsel0
+        if self.learn_kind:
+            lp -= log(<double> self.nkinds)
         return lp
 
     cdef void _probs(self, Py_ssize_t k, double* b, double* dd, double* s, double* m) noexcept nogil:
@@ -270,25 +327,44 @@ cdef class RJCore:
             memcpy(self.best, self.C, self.k * self.d * sizeof(double))
 
     cdef void _scratch(self, const double* mu) noexcept nogil:
-        """phi at centre mu into the kernel's scratch column: on the scaled distance when scales are learned."""
-        if self.learn:
+        """phi at centre mu into the kernel's scratch column: on the scaled distance when scales are learned or inputs
+        selected (an excluded input has scale 0)."""
+        if self.scaled:
             basis_column_scaled_c(self.x, self.N, self.d, mu, self.sc, self.kind, self.w2, self.st.scratch())
         else:
             self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
 
-    cdef int _rebuild_scaled(self, const double* s) noexcept nogil:
-        """Propose the design with every basis column at scales s (the kernel's full-rebuild path); 0 if pending."""
-        cdef Py_ssize_t i
+    cdef int _rebuild_from(self, Py_ssize_t first, const int* inc, const double* s, int kind) noexcept nogil:
+        """Propose the design [1, x_j (inc[j]), phi(||diag(s)(x - mu_i)||) of `kind`] from column `first` on (0: every
+        column, the linear part from inc; self.p0: the basis columns only): the kernel's full-rebuild path, with a new
+        number of columns when inc changes the linear part. 0 if pending."""
+        cdef Py_ssize_t i, j, n, p0 = 1
         cdef double* cols = self.st.rebuild_columns()
+        for j in range(self.d):
+            if inc[j]:
+                if first == 0:
+                    for n in range(self.N):
+                        cols[p0 * self.N + n] = self.x[n * self.d + j]
+                p0 += 1
+        if first == 0:
+            for n in range(self.N):
+                cols[n] = 1.0
+        elif first != p0:
+            return 2
         for i in range(self.k):
-            basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, s, self.kind, self.w2,
-                                  cols + (self.p0 + i) * self.N)
-        return self.st._prop_rebuild(self.p0)
+            if self.scaled:
+                basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, s, kind, self.w2,
+                                      cols + (p0 + i) * self.N)
+            else:
+                basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, NULL, kind, self.w2,
+                                      cols + (p0 + i) * self.N)
+        return self.st._prop_rebuild_m(first, p0 + self.k)
 
     cdef int _scale_step(self) noexcept nogil:
-        """Random-walk MH on one log scale theta_j (j uniform): centres, Lambda and delta^2 held, every basis column
-        rebuilt. Symmetric in theta, so r = p(y | theta') p(theta') / (p(y | theta) p(theta)) (nbs/05d)."""
-        cdef Py_ssize_t j = <Py_ssize_t> random_interval(self.rng, self.d - 1)
+        """Random-walk MH on one log scale theta_j (j uniform among the included inputs): centres, Lambda and delta^2
+        held, every basis column rebuilt. Symmetric in theta, so r = p(y | theta') p(theta') / (p(y | theta) p(theta))
+        (nbs/05d)."""
+        cdef Py_ssize_t j = self.lin[<Py_ssize_t> random_interval(self.rng, self.nincl - 1)]
         cdef double old_t = self.th[j], old_s = self.sc[j], new_t, dlp, new = 0.0, dll = 0.0
         cdef int rc = 0
         cdef bint acc
@@ -297,7 +373,7 @@ cdef class RJCore:
         self.n_scale_prop += 1
         self.sc[j] = exp(new_t)
         if not self.prior_only:
-            rc = self._rebuild_scaled(self.sc)
+            rc = self._rebuild_from(self.p0, self.inc, self.sc, self.kind)
             if rc == 0:
                 new = log_ml(&self.lik, self.st, True)
                 dll = new - self.lml
@@ -311,6 +387,80 @@ cdef class RJCore:
             self.n_scale_acc += 1
         else:
             self.sc[j] = old_s
+        return acc
+
+    cdef int _select_step(self) noexcept nogil:
+        """The reversible jump that switches one input (j uniform) in or out: out drops its linear column and its scale
+        (s_j = 0); in adds them with theta_j drawn from its prior N(0, tau^2). The prior draw cancels the scale's prior
+        density, so r = p(y | in) / p(y | out) * pi / (1 - pi) for a switch in, its inverse for a switch out (nbs/05d).
+        Leaving no input has prior mass 0: rejected. Every column is rebuilt (the number of columns changes)."""
+        cdef Py_ssize_t j = <Py_ssize_t> random_interval(self.rng, self.d - 1), i
+        cdef bint out = self.inc[j] != 0, acc
+        cdef double old_s = self.sc[j], new_t = 0.0, lr, new = 0.0, dll = 0.0, dlf
+        cdef int rc = 0
+        self.n_sel_prop += 1
+        if out and self.nincl == 1:
+            return 0
+        if not out and self.learn:
+            new_t = self.s_sd * random_standard_normal(self.rng)
+        self.inc[j] = 0 if out else 1
+        self.sc[j] = 0.0 if out else (exp(new_t) if self.learn else 1.0)
+        if not self.prior_only:
+            rc = self._rebuild_from(0, self.inc, self.sc, self.kind)
+            if rc == 0:
+                new = log_ml(&self.lik, self.st, True)
+                dll = new - self.lml
+            else:
+                dll = -INFINITY
+        lr = dll + (-self.lodds if out else self.lodds)
+        dlf = lr
+        if self.learn:   # the change of the log posterior (for the annealing factor): the scale's prior density
+            dlf += (1.0 if out else -1.0) * (0.5 * ((self.th[j] if out else new_t) / self.s_sd) ** 2
+                                             + log(self.s_sd) + 0.5 * LOG_2PI)
+        acc = self._accept(lr, dlf)
+        if not self.prior_only and rc == 0:
+            settle(self.st, acc, new, &self.lml)
+        if acc:
+            self.n_sel_acc += 1
+            self.nincl = 0
+            for i in range(self.d):
+                if self.inc[i]:
+                    self.lin[self.nincl] = i
+                    self.nincl += 1
+            self.p0 = 1 + self.nincl
+            self.th[j] = 0.0 if out else new_t
+        else:
+            self.inc[j] = 1 if out else 0
+            self.sc[j] = old_s
+        return acc
+
+    cdef int _kind_step(self) noexcept nogil:
+        """MH on the basis type: a new type uniform among the other allowed ones (a symmetric proposal of a discrete
+        parameter; no dimension changes), centres and scales held, every basis column rebuilt. With the uniform prior
+        on types, r = p(y | new type) / p(y | type) (nbs/05d)."""
+        cdef Py_ssize_t t = <Py_ssize_t> random_interval(self.rng, self.nkinds - 2), i, cur = 0
+        cdef int nk
+        cdef double new = 0.0, dll = 0.0
+        cdef int rc = 0
+        cdef bint acc
+        for i in range(self.nkinds):
+            if self.kinds[i] == self.kind:
+                cur = i
+        nk = self.kinds[t if t < cur else t + 1]
+        self.n_kind_prop += 1
+        if not self.prior_only:
+            rc = self._rebuild_from(self.p0, self.inc, self.sc, nk)
+            if rc == 0:
+                new = log_ml(&self.lik, self.st, True)
+                dll = new - self.lml
+            else:
+                dll = -INFINITY
+        acc = self._accept(dll, dll)
+        if not self.prior_only and rc == 0:
+            settle(self.st, acc, new, &self.lml)
+        if acc:
+            self.kind = nk
+            self.n_kind_acc += 1
         return acc
 
     cdef void _uniform_centre(self, double* mu) noexcept nogil:
@@ -602,6 +752,10 @@ cdef class RJCore:
             self.na_[self.last_move] += self.last_acc
         if self.learn:
             self._scale_step()
+        if self.select:
+            self._select_step()
+        if self.learn_kind:
+            self._kind_step()
         self._hypers()
         self.logpost = self.lml + self._log_prior()
         self._track_best()
@@ -640,12 +794,21 @@ cdef class RJCore:
         mv_out[i] = self.last_move
         acc_out[i] = self.last_acc
 
+    cdef inline Py_ssize_t _row(self, Py_ssize_t i) noexcept nogil:
+        """The row of design column i in the full layout [1, x_1 .. x_d, phi_1 .. phi_k] of the snapshots (with
+        selected inputs, the design holds only the included inputs' linear columns)."""
+        if i == 0:
+            return 0
+        if i < self.p0:
+            return 1 + self.lin[i - 1]
+        return 1 + self.d + i - self.p0
+
     cdef void _snapshot_into(self, double* cen, double* h, double* a, double* zbuf, double* hbuf,
                              double* sc) noexcept nogil:
-        """The state's snapshot without the GIL: centres (k, d) to cen; posterior-mean coefficients (m, c) to h (the
-        arithmetic of `snapshot`: s * L'^{-1} z_o); the last coefficient draw (m, c) to a.
-        zbuf, hbuf: m_max + 1 each."""
-        cdef Py_ssize_t i, o, m = self.st.m, M1 = self.st.M1
+        """The state's snapshot without the GIL: centres (k, d) to cen; posterior-mean coefficients (1 + d + k, c) to h
+        (the arithmetic of `snapshot`: s * L'^{-1} z_o); the last coefficient draw (1 + d + k, c) to a. Rows in the full
+        layout: an excluded input's linear coefficient is 0. zbuf, hbuf: m_max + 1 each."""
+        cdef Py_ssize_t i, o, r, m = self.st.m, M1 = self.st.M1, mf = 1 + self.d + self.k
         cdef double s
         for i in range(self.k * self.d):
             cen[i] = self.C[i]
@@ -653,6 +816,9 @@ cdef class RJCore:
             sc[i] = self.sc[i]
         if self.prior_only:
             return
+        for i in range(mf * self.c):
+            h[i] = 0.0
+            a[i] = 0.0
         for o in range(self.c):
             s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
             for i in range(m):
@@ -660,19 +826,21 @@ cdef class RJCore:
             if m:
                 self.st._back_solve(self.st.ofac[o], zbuf, hbuf)
             for i in range(m):
-                h[i * self.c + o] = s * hbuf[i]
-                a[i * self.c + o] = self.alpha[o * M1 + i]
+                r = self._row(i)
+                h[r * self.c + o] = s * hbuf[i]
+                a[r * self.c + o] = self.alpha[o * M1 + i]
 
     def run_kept(self, Py_ssize_t n, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
                  double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out,
                  Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin,
                  double[:, ::1] cen_out, double[:, ::1] h_out, double[:, ::1] a_out, int64_t[:, ::1] sizes_out,
-                 double[:, ::1] sc_out):
+                 double[:, ::1] sc_out, signed char[::1] kind_out=None):
         """`run`, plus a snapshot (as `snapshot`) after every iteration i >= next_keep with (i - next_keep) % thin == 0,
         all without the GIL: snapshot s appends its k centres to the rows of cen_out and its m coefficient rows to h_out
         and a_out, and sizes_out[s] = (k, m). Returns the number of snapshots. Buffers must hold every snapshot of the
         n iterations (k <= kmax, m <= m_max rows each); the arithmetic is `snapshot`'s, so the draws are unchanged.
-        sc_out[s] = the per-input scales at snapshot s (all 1 unless they are learned)."""
+        sc_out[s] = the per-input scales at snapshot s (all 1 unless they are learned; 0 for an excluded input);
+        kind_out[s] (if given) = the basis code at snapshot s."""
         cdef Py_ssize_t i, ns = 0, rc = 0, rm = 0
         cdef Py_ssize_t cap = sizes_out.shape[0]
         if thin < 1:
@@ -682,6 +850,8 @@ cdef class RJCore:
         if (cen_out.shape[1] != self.d or h_out.shape[1] != self.c or a_out.shape[1] != self.c
                 or sizes_out.shape[1] != 2 or sc_out.shape[1] != self.d):
             raise ValueError("snapshot buffers have the wrong width")
+        if kind_out is not None and kind_out.shape[0] < cap:
+            raise ValueError("kind_out is too short")
         if cap and (sc_out.shape[0] < cap or cen_out.shape[0] < cap * self.kmax or h_out.shape[0] < cap * self.st.m_max
                     or a_out.shape[0] < cap * self.st.m_max):
             raise ValueError("snapshot buffers are too short")
@@ -701,7 +871,9 @@ cdef class RJCore:
                         self._snapshot_into(&cen_out[rc, 0] if self.k else &cen_out[0, 0],
                                             &h_out[rm, 0], &a_out[rm, 0], &zv[0], &hv[0], &sc_out[ns, 0])
                         sizes_out[ns, 0] = self.k
-                        sizes_out[ns, 1] = 0 if self.prior_only else self.st.m
+                        sizes_out[ns, 1] = 0 if self.prior_only else 1 + self.d + self.k
+                        if kind_out is not None:
+                            kind_out[ns] = self.kind
                         rc += self.k
                         rm += sizes_out[ns, 1]
                         ns += 1
@@ -715,27 +887,47 @@ cdef class RJCore:
             self.lml = log_ml(&self.lik, self.st, False)
         self.logpost = self.lml + self._log_prior()
 
+    def _rows(self):
+        "The full-layout row of each design column (`_row`)."
+        return np.array([self._row(i) for i in range(self.st.m)], dtype=np.intp)
+
     def coef_draw(self):
-        """The coefficient draw alpha (m, c) of the current state (drawn at the end of the last iteration)."""
-        return self._alpha[:, :self.st.m].T.copy()
+        """The coefficient draw alpha (1 + d + k, c) of the current state (drawn at the end of the last iteration),
+        in the full layout (an excluded input's linear coefficient is 0)."""
+        out = np.zeros((1 + self.d + self.k, self.c))
+        out[self._rows()] = self._alpha[:, :self.st.m].T
+        return out
 
     def snapshot(self):
-        """(centres (k, d), posterior-mean coefficients h (m, c), last coefficient draw (m, c))."""
-        cdef Py_ssize_t o, m = self.st.m
+        """(centres (k, d), posterior-mean coefficients h (1 + d + k, c), last coefficient draw (1 + d + k, c)), in the
+        full layout."""
+        cdef Py_ssize_t o
         cdef double s
         centres = self._C[:self.k].copy()
         if self.prior_only:
             return centres, np.zeros((0, self.c)), np.zeros((0, self.c))
-        h = np.empty((m, self.c))
+        h = np.zeros((1 + self.d + self.k, self.c))
+        rows = self._rows()
         for o in range(self.c):
             s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
-            h[:, o] = s * self.st.posterior_coef(o)[1]
-        return centres, h, self._alpha[:, :m].T.copy()
+            h[rows, o] = s * self.st.posterior_coef(o)[1]
+        return centres, h, self.coef_draw()
 
     @property
     def scales(self):
-        """The current per-input scales s = exp(theta) (all 1 unless config.learn_scales)."""
+        """The current per-input scales s = exp(theta) (all 1 unless config.learn_scales; 0 for an excluded input)."""
         return self._sc.copy()
+
+    @property
+    def inputs(self):
+        """The current inclusion mask of the inputs (all True unless config.select_inputs)."""
+        return self._inc.astype(bool)
+
+    @property
+    def basis(self):
+        """The current basis type (its name)."""
+        from rbf_bayes.basis import BASES
+        return BASES[self.kind]
 
     @property
     def best_centres(self):

@@ -40,7 +40,14 @@ def test_rebuild_equals_direct_and_reject_keeps_state(coef_prior):
     st.append(v); ref.append(v)
     npt.assert_allclose(st.explained, ref.explained, rtol=1e-10)
     with pytest.raises(ValueError, match="cols"):
-        st.propose_rebuild(4, np.zeros((2, 40)))
+        st.propose_rebuild(4, np.zeros((12, 40)))          # more than m_max columns
+    # a rebuild may change the number of columns (input selection drops or adds a linear column): = direct
+    assert st.rebuild(0, np.delete(D, 2, axis=1)[:, :6].T) and st.m == 6
+    ref = rbf_state(x, Y, np.empty((0, 3)), "multiquadric", 0.7, np.array([2.0, 9.0]), pr, m_max=15)
+    ref.delete(2)
+    for j in range(4, 7): ref.append(D[:, j])
+    npt.assert_allclose(st.explained, ref.explained, rtol=1e-10)
+    npt.assert_allclose(st.logdet, ref.logdet, rtol=1e-10)
 
 
 def test_rebuild_of_a_singular_design_is_refused():
