@@ -18,6 +18,7 @@ from rbf_bayes.priors import (
     log_delta2_prior,
     log_k_Lambda_prior,
     log_poisson_normaliser,
+    log_inputs_prior,
     log_scales_prior,
 )
 
@@ -108,8 +109,11 @@ def log_posterior(x, # inputs (N, d)
                   width: float=1.0, # multiquadric / Gaussian width
                   space: CentreSpace|None=None, # Omega; default from x and prior.iota
                   scales=None, # learned per-input scales (05d): the scaled basis and the prior on log s join
+                  inputs=None, # input selection (05d): the inclusion mask (d,); excluded inputs lose their linear column and scale
+                  basis_types=None, # the basis type is a parameter (05d): the allowed types (uniform prior over them)
                  ) -> float:
-    "log p(y, k, mu, Lambda, delta^2 [, theta] | x) with alpha and sigma^2 integrated out (eq. 14 / 49)."
+    """log p(y, k, mu, Lambda, delta^2 [, theta][, gamma][, type] | x) with alpha and sigma^2 integrated out (eq. 14 / 49).
+    With `inputs`, `scales` (if given) are those of the included inputs' positions (the others are ignored)."""
     x = as_inputs(x); Y = as_targets(Y, len(x))
     N, d = x.shape; c = Y.shape[1]
     k_max = check_k_max(prior.k_max, N, d)
@@ -118,8 +122,19 @@ def log_posterior(x, # inputs (N, d)
     space = CentreSpace.from_data(x, prior.iota) if space is None else space
     lp = float(log_k_Lambda_prior(k, Lambda, k_max, prior)) + log_centres_prior(centres, space)
     if not np.isfinite(lp): return -np.inf
-    if scales is not None: lp += log_scales_prior(scales, prior)
-    D = design_matrix(x, centres, basis, width, scales)
+    s = None
+    if inputs is not None:
+        g = np.asarray(inputs, dtype=bool).reshape(-1)
+        if g.shape != (d,): raise ValueError(f"inputs must be a mask of {d} booleans, got {inputs}")
+        lp += log_inputs_prior(g, prior)
+        s = np.where(g, 1.0 if scales is None else np.asarray(scales, dtype=float), 0.0)
+    if scales is not None:
+        sc = np.asarray(scales, dtype=float).reshape(-1)
+        lp += log_scales_prior(sc if inputs is None else sc[g], prior); s = sc if s is None else s
+    if basis_types is not None and len(basis_types) > 1: lp -= math.log(len(basis_types))
+    if not np.isfinite(lp): return -np.inf
+    D = design_matrix(x, centres, basis, width, s)
+    if inputs is not None: D = np.delete(D, 1 + np.flatnonzero(~g), axis=1)
     return log_marginal_likelihood(D, Y, delta2, prior) + lp + float(np.sum(log_delta2_prior(delta2, prior)))
 
 # %% ../nbs/02_posterior.ipynb #bd0459b6

@@ -16,8 +16,8 @@ from .basis import CentreSpace
 
 # %% auto #0
 __all__ = ['COEF_PRIORS', 'K_PRIORS', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior', 'log_inv_gamma',
-           'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior', 'coef_prior_cov',
-           'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior', 'k_marginal']
+           'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior', 'log_inputs_prior',
+           'coef_prior_cov', 'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior', 'k_marginal']
 
 # %% ../nbs/01_priors.ipynb #d6288f75
 COEF_PRIORS = ("ridge", "g")
@@ -37,6 +37,7 @@ class RBFPrior:
     k_prior: str = "joint"      # "joint": p(k, Lambda) truncated (the default); "conditional": k | Lambda truncated (§3.1)
     iota: float = 0.1           # centre space = data range extended by iota * spread
     log_scale_sd: float = 1.0   # learned per-input scales (05d): log s_j ~ N(0, log_scale_sd^2) i.i.d. on standardised inputs
+    inclusion_prob: float = 0.5 # input selection (05d): gamma_j ~ Bernoulli(inclusion_prob) i.i.d., given >= 1 input in
 
     def __post_init__(self):
         check_positive("alpha_delta2", self.alpha_delta2)
@@ -46,6 +47,8 @@ class RBFPrior:
         check_positive("eps2", self.eps2)
         check_positive("iota", self.iota, allow_zero=True)
         check_positive("log_scale_sd", self.log_scale_sd)
+        if not (isinstance(self.inclusion_prob, (int, float)) and 0 < self.inclusion_prob < 1):
+            raise ValueError(f"inclusion_prob must be a number in (0, 1), got {self.inclusion_prob!r}")
         if not (isinstance(self.eps1, (int, float)) and math.isfinite(self.eps1) and self.eps1 > -0.5):
             raise ValueError(f"eps1 must be a finite number > -1/2 (the Gamma shape 1/2 + eps1 must be > 0), got {self.eps1!r}")
         if (self.v0 == 0) != (self.gamma0 == 0):
@@ -119,6 +122,14 @@ def log_scales_prior(scales, # per-input scales s (d,), > 0
     "log p(theta) for theta = log s, theta_j ~ N(0, log_scale_sd^2) i.i.d. (the learned basis, 05d): a density in theta."
     th = np.log(np.asarray(scales, dtype=float)); sd = prior.log_scale_sd
     return float(np.sum(-0.5 * (th / sd) ** 2 - math.log(sd) - 0.5 * math.log(2 * math.pi)))
+
+def log_inputs_prior(inputs, # inclusion mask (d,) of the inputs, at least one True
+                     prior: RBFPrior, # its inclusion_prob
+                    ) -> float:
+    "log p(gamma): gamma_j ~ Bernoulli(pi) i.i.d. conditioned on at least one input in (input selection, 05d)."
+    g = np.asarray(inputs, dtype=bool).reshape(-1); pi = prior.inclusion_prob; d = len(g)
+    if not g.any(): return -math.inf
+    return float(g.sum() * math.log(pi) + (d - g.sum()) * math.log1p(-pi) - math.log1p(-(1 - pi) ** d))
 
 # %% ../nbs/01_priors.ipynb #79769b21
 def coef_prior_cov(D: np.ndarray, # design matrix (N, m)

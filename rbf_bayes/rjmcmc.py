@@ -14,7 +14,7 @@ import numpy as np
 
 from ._rjmcmc import MOVES, RJCore
 from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
-from .basis import CentreSpace, check_basis, check_k_max, design_matrix
+from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import GramFactorRef, rbf_state
 from rbf_bayes.moves import (
     MOVE_CODES,
@@ -40,7 +40,7 @@ from rbf_bayes.posterior import (
     sample_Lambda,
     sample_sigma2,
 )
-from .priors import RBFPrior, log_centres_prior, log_delta2_prior, log_k_Lambda_prior, log_scales_prior
+from .priors import RBFPrior, log_centres_prior, log_delta2_prior, log_inputs_prior, log_k_Lambda_prior, log_scales_prior
 from .progress import ChunkedRun
 from .results import SamplerResult
 
@@ -69,6 +69,8 @@ class RJConfig:
     fixed_sigma2: float|None = None # sigma^2 known (the likelihood seam's GAUSSIAN kind; probit data augmentation: 1)
     learn_scales: bool = False  # per-input scales s of the distance ||diag(s)(x - mu)||, sampled (05d_learned_basis)
     scale_step: float = 0.3     # random-walk sd of the log-scale MH step (one input per iteration)
+    select_inputs: bool = False # input selection: a reversible jump switches one input (linear column and scale) in or out (05d)
+    basis_types: tuple|None = None  # the basis type as a parameter: an MH step among these types (>= 2 names of BASES; 05d)
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
@@ -78,6 +80,13 @@ class RJConfig:
         if not 0 <= self.varpi <= 1: raise ValueError(f"varpi must be in [0, 1], got {self.varpi}")
         check_positive("rw_var", self.rw_var); check_positive("split_scale", self.split_scale)
         check_positive("scale_step", self.scale_step)
+        for n in ("learn_scales", "select_inputs"):
+            if not isinstance(getattr(self, n), (bool, np.bool_)): raise TypeError(f"{n} must be True or False, got {getattr(self, n)!r}")
+        if self.basis_types is not None:
+            bt = tuple(self.basis_types) if not isinstance(self.basis_types, str) else (self.basis_types,)
+            if len(bt) < 2 or len(set(bt)) != len(bt) or any(b not in BASES for b in bt):
+                raise ValueError(f"basis_types must be None or at least two different names of {BASES}, got {self.basis_types!r}")
+            object.__setattr__(self, "basis_types", bt)
         mv = tuple(self.moves)
         bad = [m for m in mv if m not in MOVES]
         if bad or not mv: raise ValueError(f"moves must be a non-empty subset of {MOVES}, got {mv}")
@@ -103,7 +112,8 @@ class Trace(SamplerResult):
     centres: np.ndarray; centre_offsets: np.ndarray # flat (sum k_s, d), offsets (P + 1,)
     coef_mean: np.ndarray; coef_draw: np.ndarray; coef_offsets: np.ndarray  # flat (sum m_s, c), offsets
     n_proposed: np.ndarray; n_accepted: np.ndarray  # per move type (update counts single-centre steps)
-    scales: np.ndarray|None = None                  # (P, d) per-input scales of each snapshot (learned scales, 05d)
+    scales: np.ndarray|None = None                  # (P, d) per-input scales of each snapshot (learned scales or selected inputs: 0 = out, 05d)
+    kinds: np.ndarray|None = None                   # (P,) basis code (position in BASES) of each snapshot (basis type learned, 05d)
     # meta: basis, width, d, c, prior, config, burn_in, seconds, interrupted
 
     @property
@@ -118,8 +128,8 @@ class Trace(SamplerResult):
         if x.shape[1] != self.meta["d"]:
             raise ValueError(f"x has {x.shape[1]} columns but the model was fitted with d={self.meta['d']}")
         for s in range(self.n_samples):
-            yield s, design_matrix(x, self.sample_centres(s), self.meta["basis"], self.meta["width"],
-                                   None if self.scales is None else self.scales[s])
+            yield s, design_matrix(x, self.sample_centres(s), self.meta["basis"] if self.kinds is None else BASES[self.kinds[s]],
+                                   self.meta["width"], None if self.scales is None else self.scales[s])
 
     def predict(self, x, # new inputs (n, d)
                 return_std: bool=False, # also return the posterior predictive standard deviation
@@ -148,7 +158,8 @@ class Trace(SamplerResult):
         return dataclasses.replace(self, **_snapshots(self.kept[idx], [self.sample_centres(s) for s in idx],
                                                       [self.coef_mean[sl] for sl in co], [self.coef_draw[sl] for sl in co],
                                                       self.meta["d"], self.meta["c"]), meta={**self.meta, **meta},
-                                   scales=None if self.scales is None else self.scales[np.asarray(idx, dtype=np.int64)])
+                                   scales=None if self.scales is None else self.scales[np.asarray(idx, dtype=np.int64)],
+                                   kinds=None if self.kinds is None else self.kinds[np.asarray(idx, dtype=np.int64)])
 
     def select(self, burn_in: int=0, thin: int=1) -> Trace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
@@ -160,14 +171,27 @@ class Trace(SamplerResult):
         return np.diff(self.centre_offsets)
 
     def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
-        "The common rows; with learned scales (05d) also each input's posterior mean scale, its 90% interval, and the step's acceptance."
+        """The common rows; with a learned basis (05d) also each input's posterior mean scale and 90% interval (given it is
+        in), its inclusion probability, the basis types' posterior probabilities, and each step's acceptance."""
         rows, notes = super()._summary_rows(burn_in)
+        cfg = self.meta.get("config", {})
         if self.scales is not None and len(self.scales):
-            s = self.scales; lo, hi = np.quantile(s, [0.05, 0.95], axis=0)
-            rows.append(("input scales", ", ".join(f"x{j} {m:.3g} [{a:.3g}, {b:.3g}]"
-                                                   for j, (m, a, b) in enumerate(zip(s.mean(0), lo, hi, strict=True)))))
-            pa = self.meta.get("scale_acceptance")
-            if pa and pa[0]: rows.append(("scale step", f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
+            s = self.scales
+            if cfg.get("learn_scales", True):
+                cells = []
+                for j in range(s.shape[1]):
+                    v = s[s[:, j] > 0, j]
+                    cells.append(f"x{j} " + (f"{v.mean():.3g} [{np.quantile(v, 0.05):.3g}, {np.quantile(v, 0.95):.3g}]" if len(v) else "never in"))
+                rows.append(("input scales", ", ".join(cells)))
+            if cfg.get("select_inputs"):
+                rows.append(("inclusion probability", ", ".join(f"x{j} {p:.2f}" for j, p in enumerate((s > 0).mean(0)))))
+        if self.kinds is not None and len(self.kinds):
+            pk = np.bincount(self.kinds, minlength=len(BASES)) / len(self.kinds)
+            rows.append(("basis type", ", ".join(f"{BASES[c]} {pk[c]:.2f}" for c in np.argsort(-pk) if pk[c] > 0)))
+        for key, name in (("scale_acceptance", "scale step"), ("input_acceptance", "input in/out step"),
+                          ("basis_acceptance", "basis type step")):
+            pa = self.meta.get(key)
+            if pa and pa[0]: rows.append((name, f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
         return rows, notes
 
     def given_k(self, k: int) -> Trace:
@@ -203,8 +227,10 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
         from rbf_bayes.convergence import check_conditions
         check_conditions(x, Y, k_max, prior.iota)
     init = dict(init or {})
-    unknown = set(init) - {"centres", "Lambda", "delta2", "scales"}
-    if unknown: raise ValueError(f"init accepts centres, Lambda, delta2, scales; got unknown keys {sorted(unknown)}")
+    unknown = set(init) - {"centres", "Lambda", "delta2", "scales", "inputs"}
+    if unknown: raise ValueError(f"init accepts centres, Lambda, delta2, scales, inputs; got unknown keys {sorted(unknown)}")
+    if config.basis_types is not None and basis not in config.basis_types:
+        raise ValueError(f"basis {basis!r} (the initial type) must be one of config.basis_types {config.basis_types}")
     if "centres" in init:
         centres = np.asarray(init["centres"], dtype=float).reshape(-1, d)
         if len(centres) > k_max: raise ValueError(f"init centres: k = {len(centres)} exceeds k_max = {k_max}")
@@ -230,6 +256,17 @@ def _init_scales(init, d, config) -> np.ndarray|None:
     if s.shape != (d,) or not np.all(np.isfinite(s)) or np.any(s <= 0):
         raise ValueError(f"init['scales'] must be {d} finite values > 0 (one per input), got {s}")
     return s
+
+def _init_inputs(init, d, config) -> np.ndarray|None:
+    "The initial inclusion mask (init['inputs'], default all in) when config.select_inputs, else None."
+    g = (init or {}).get("inputs")
+    if not config.select_inputs:
+        if g is not None: raise ValueError("init['inputs'] needs config.select_inputs=True")
+        return None
+    g = np.ones(d, bool) if g is None else np.asarray(g)
+    if g.shape != (d,) or g.dtype != bool or not g.any():
+        raise ValueError(f"init['inputs'] must be a mask of {d} booleans (one per input) with at least one True, got {g}")
+    return g
 
 def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int) -> tuple[float, str]:
     "Estimated peak bytes of a reversible-jump run, and what to change if that is too much (the largest part)."
@@ -273,7 +310,7 @@ def sample_rjmcmc(x, # inputs (N, d)
     _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c)   # before any allocation
     st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
-    core.set_state(centres, Lam, d2, _init_scales(init, d, config))
+    core.set_state(centres, Lam, d2, _init_scales(init, d, config), _init_inputs(init, d, config))
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)},
                 omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
@@ -290,7 +327,8 @@ class _RJRun(ChunkedRun):
         self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
                     np.zeros(n, np.int8), np.zeros(n, np.int8))     # k, log posterior, Lambda, delta2, sigma2, move, accepted
         self.blocks, self.n_kept = [], 0     # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes, scales), flat rows
-        self.learn = bool(config.learn_scales)
+        self.scaled = bool(config.learn_scales or config.select_inputs)   # per-snapshot scales (05d)
+        self.typed = config.basis_types is not None                       # per-snapshot basis type (05d)
         self._kmax, self._mmax = int(meta["k_max"]), int(st.m_max)
         # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between iterations
         self._in_c = type(self)._advance is _RJRun._advance
@@ -311,7 +349,7 @@ class _RJRun(ChunkedRun):
         if done + todo - 1 == t_next:
             cen, h, al = self.core.snapshot()
             self.blocks.append((np.array([t_next], np.int64), cen, np.array([len(cen)]), h, al, np.array([len(h)]),
-                                self.core.scales[None, :]))
+                                self.core.scales[None, :], np.array([BASES.index(self.core.basis)], np.int8)))
             self.n_kept += 1
         return self._status(done, todo)
 
@@ -327,13 +365,13 @@ class _RJRun(ChunkedRun):
         cap = 0 if t_next >= done + todo else (done + todo - 1 - t_next) // cfg.thin + 1
         d, c = self.meta["d"], self.meta["c"]
         cen, h, al = np.empty((cap * self._kmax, d)), np.empty((cap * self._mmax, c)), np.empty((cap * self._mmax, c))
-        sizes, sc = np.empty((cap, 2), np.int64), np.empty((cap, d))
-        ns = self.core.run_kept(todo, *self.buf, done, t_next, cfg.thin, cen, h, al, sizes, sc)
+        sizes, sc, kd = np.empty((cap, 2), np.int64), np.empty((cap, d)), np.empty(cap, np.int8)
+        ns = self.core.run_kept(todo, *self.buf, done, t_next, cfg.thin, cen, h, al, sizes, sc, kd)
         if ns:
             kk, mm = sizes[:ns, 0].copy(), sizes[:ns, 1].copy()
             rc, rm = int(kk.sum()), int(mm.sum())
             self.blocks.append((t_next + cfg.thin * np.arange(ns, dtype=np.int64), cen[:rc].copy(), kk, h[:rm].copy(),
-                                al[:rm].copy(), mm, sc[:ns].copy()))
+                                al[:rm].copy(), mm, sc[:ns].copy(), kd[:ns].copy()))
             self.n_kept += ns
         return self._status(done, todo)
 
@@ -361,8 +399,11 @@ class _RJRun(ChunkedRun):
         sizes = lambda j: np.concatenate([b[j] for b in self.blocks]) if self.blocks else np.empty(0, np.int64)  # noqa: E731
         snaps = dict(kept=sizes(0).astype(np.int64), centres=cat(1, d), centre_offsets=_offsets(sizes(2)),
                      coef_mean=cat(3, c), coef_draw=cat(4, c), coef_offsets=_offsets(sizes(5)),
-                     scales=cat(6, d) if self.learn else None)
-        if self.learn: meta["scale_acceptance"] = (int(self.core.n_scale_prop), int(self.core.n_scale_acc))
+                     scales=cat(6, d) if self.scaled else None, kinds=sizes(7).astype(np.int8) if self.typed else None)
+        co = self.core
+        if self.config.learn_scales: meta["scale_acceptance"] = (int(co.n_scale_prop), int(co.n_scale_acc))
+        if self.config.select_inputs: meta["input_acceptance"] = (int(co.n_sel_prop), int(co.n_sel_acc))
+        if self.typed: meta["basis_acceptance"] = (int(co.n_kind_prop), int(co.n_kind_acc))
         return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
                      **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
 
@@ -384,13 +425,29 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     x, Y, k_max, om, basis, width, S, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]; mv_set = set(config.moves); vs = config.split_scale
     s2k = config.fixed_sigma2         # sigma^2 known: the Gaussian marginal (the C seam's GAUSSIAN kind)
-    learn = config.learn_scales; sc = _init_scales(init, d, config)   # learned per-input scales (05d)
+    # the learned basis (05d): per-input scales (0 = input out), the inclusion mask, the basis type
+    learn, sel, types = config.learn_scales, config.select_inputs, config.basis_types
+    sc, g, kind = _init_scales(init, d, config), _init_inputs(init, d, config), basis
     if learn: th = np.log(sc); sc = np.exp(th)
-    n_scale = [0, 0]      # scale steps proposed, accepted
-    def lml(S_, s_=None):
+    if sel:
+        sc = np.where(g, 1.0 if sc is None else sc, 0.0)
+        if learn: th[~g] = 0.0
+    lodds = math.log(prior.inclusion_prob) - math.log1p(-prior.inclusion_prob)
+    n_scale, n_sel, n_kind = [0, 0], [0, 0], [0, 0]      # steps proposed, accepted
+    def design(S_, s_=None, g_=None, kind_=None):
+        "[1, x_j (j in), phi(||diag(s)(x - mu)||)] of the state, or of the state with the given parts changed."
+        D_ = design_matrix(x, S_, kind if kind_ is None else kind_, width, sc if s_ is None else s_)
+        gg = g if g_ is None else g_
+        return D_ if gg is None else np.delete(D_, 1 + np.flatnonzero(~gg), axis=1)
+    def full(a, k):
+        "Coefficients of the design's columns in the full layout [1, x_1 .. x_d, phi_1 .. phi_k] (0 for an input out)."
+        if g is None: return a
+        out = np.zeros((1 + d + k, c)); out[np.r_[0, 1 + np.flatnonzero(g), 1 + d + np.arange(k)]] = a
+        return out
+    def lml(S_, s_=None, g_=None, kind_=None):
         if config.prior_only: return 0.0
         try:
-            D_ = design_matrix(x, S_, basis, width, sc if s_ is None else s_)
+            D_ = design(S_, s_, g_, kind_)
             if not _kernel_accepts(D_, 0.0 if prior.coef_prior == "g" else 1.0 / np.asarray(d2)): return -math.inf
             if s2k is None: return log_marginal_likelihood(D_, Y, d2, prior)
             return float(np.sum(log_ml_terms_known(*dense_summaries(D_, Y, d2, prior), N, s2k)))
@@ -404,7 +461,7 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     out = dict(k=np.zeros(n, np.int64), lp=np.zeros(n), lam=np.zeros(n), dd=np.zeros((n, c)), ss=np.full((n, c), np.nan),
                mv=np.zeros(n, np.int8), acc=np.zeros(n, np.int8))
     n_prop, n_acc = np.zeros(5, np.int64), np.zeros(5, np.int64)
-    kept, cs, hs, als, scs = [], [], [], [], []; t0 = time.perf_counter(); sig2 = np.full(c, np.nan); alpha = None
+    kept, cs, hs, als, scs, kinds = [], [], [], [], [], []; t0 = time.perf_counter(); sig2 = np.full(c, np.nan); alpha = None
     for it in range(n):
         k = len(S); b, dd, s, m = probs(k); u = rng.random(); acc, move = 0, MOVE_CODES["stay"]
         if u < b:
@@ -437,15 +494,30 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                 S1 = S.copy(); S1[j] = prop; new = lml(S1)
                 if math.log(rng.random()) < new - cur: S, cur, acc = S1, new, 1; n_acc[4] += 1
         if move < 4: n_prop[move] += 1; n_acc[move] += acc
-        if learn:    # random-walk MH on one log scale, everything else held (05d)
-            j = rng.integers(d); t1 = th[j] + config.scale_step * rng.standard_normal()
+        if learn:    # random-walk MH on one log scale (an input that is in), everything else held (05d)
+            j = rng.choice(np.flatnonzero(g)) if sel else rng.integers(d); t1 = th[j] + config.scale_step * rng.standard_normal()
             s1 = sc.copy(); s1[j] = math.exp(t1); sd = prior.log_scale_sd
             new = lml(S, s1); dlp = 0.5 * ((th[j] / sd) ** 2 - (t1 / sd) ** 2); n_scale[0] += 1
             if math.log(rng.random()) < new - cur + dlp: th[j], sc, cur = t1, s1, new; n_scale[1] += 1
+        if sel:      # the reversible jump switching input j in (theta_j from its prior) or out (05d)
+            j = rng.integers(d); out_ = bool(g[j]); n_sel[0] += 1
+            if not (out_ and g.sum() == 1):
+                g1 = g.copy(); g1[j] = not out_; s1 = sc.copy(); t1 = 0.0
+                if out_: s1[j] = 0.0
+                else:
+                    t1 = prior.log_scale_sd * rng.standard_normal() if learn else 0.0; s1[j] = math.exp(t1)
+                new = lml(S, s1, g1)
+                if math.log(rng.random()) < new - cur + (-lodds if out_ else lodds):
+                    g, sc, cur = g1, s1, new; n_sel[1] += 1
+                    if learn: th[j] = t1
+        if types:    # MH on the basis type: another allowed type, uniformly (05d)
+            others = [b for b in types if b != kind]; nk = others[rng.integers(len(others))]; n_kind[0] += 1
+            new = lml(S, kind_=nk)
+            if math.log(rng.random()) < new - cur: kind, cur = nk, new; n_kind[1] += 1
         if config.prior_only:
             if config.fix_delta2 is None: d2 = prior.beta_delta2 / rng.standard_gamma(prior.alpha_delta2, size=c)
         else:
-            D = design_matrix(x, S, basis, width, sc)
+            D = design(S)
             yPy, _ = dense_summaries(D, Y, d2, prior)
             sig2 = sample_sigma2(rng, yPy, N, prior) if s2k is None else np.full(c, s2k)
             alpha = sample_coef(rng, D, Y, sig2, d2, prior)
@@ -454,20 +526,25 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         if config.fix_Lambda is None: Lam, _ = sample_Lambda(rng, Lam, len(S), k_max, prior)
         out["k"][it], out["lam"][it], out["dd"][it], out["ss"][it], out["mv"][it], out["acc"][it] = len(S), Lam, d2, sig2, move, acc
         if config.prior_only: out["lp"][it] = math.nan
-        elif s2k is None: out["lp"][it] = log_posterior(x, Y, S, Lam, d2, prior, basis, width, om, sc)
+        elif s2k is None: out["lp"][it] = log_posterior(x, Y, S, Lam, d2, prior, kind, width, om, sc if learn else None, g, types)
         else: out["lp"][it] = (cur + float(log_k_Lambda_prior(len(S), Lam, k_max, prior)) + log_centres_prior(S, om)
-                               + float(np.sum(log_delta2_prior(d2, prior))) + (log_scales_prior(sc, prior) if learn else 0.0))
+                               + float(np.sum(log_delta2_prior(d2, prior))) + (log_scales_prior(sc[sc > 0], prior) if learn else 0.0)
+                               + (log_inputs_prior(g, prior) if sel else 0.0) - (math.log(len(types)) if types else 0.0))
         if latent is not None and not config.prior_only:      # the latent step, then the targets' summaries anew
             Y = np.asarray(latent(D @ alpha), dtype=float).reshape(N, c); cur = lml(S)
         if it >= config.burn_in and (it - config.burn_in) % config.thin == 0:
-            kept.append(it); cs.append(S.copy()); scs.append(np.ones(d) if sc is None else sc.copy())
+            kept.append(it); cs.append(S.copy()); scs.append(np.ones(d) if sc is None else sc.copy()); kinds.append(BASES.index(kind))
             if not config.prior_only:
-                D = design_matrix(x, S, basis, width, sc)
-                hs.append(np.column_stack([coef_posterior(D, Y[:, i], d2[i], prior)[0] for i in range(c)])); als.append(alpha)
+                D = design(S)
+                hs.append(full(np.column_stack([coef_posterior(D, Y[:, i], d2[i], prior)[0] for i in range(c)]), len(S)))
+                als.append(full(alpha, len(S)))
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, seconds=time.perf_counter() - t0,
                 interrupted=False, n_done=n, omega_lo=om.lo.tolist(), omega_hi=om.hi.tolist(), sampler="reference")
     if learn: meta["scale_acceptance"] = tuple(n_scale)
+    if sel: meta["input_acceptance"] = tuple(n_sel)
+    if types: meta["basis_acceptance"] = tuple(n_kind)
     return Trace(k=out["k"], log_posterior=out["lp"], Lambda=out["lam"], delta2=out["dd"], sigma2=out["ss"], move=out["mv"],
                  accepted=out["acc"], **_snapshots(kept, cs, hs, als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta,
-                 scales=np.array(scs).reshape(-1, d) if learn else None)
+                 scales=np.array(scs).reshape(-1, d) if (learn or sel) else None,
+                 kinds=np.array(kinds, np.int8) if types else None)
