@@ -15,13 +15,16 @@ from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseBayesEstimator
 from ._validation import check_bool, check_choice
+from .basis import BASES
 from .chains import chain_generators, check_parallel, sample_chains
 from .priors import RBFPrior
 from .probit import ProbitTrace, sample_probit
 from .rjmcmc import RJConfig, Trace, sample_rjmcmc
 
+AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")   # basis="auto": the types among which the chain moves (05d)
+
 # %% auto #0
-__all__ = ['RJMCMCRegressor', 'RJMCMCClassifier']
+__all__ = ['AUTO_BASES', 'RJMCMCRegressor', 'RJMCMCClassifier']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -35,7 +38,7 @@ def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
 class RJMCMCRegressor(BaseBayesEstimator):
     "Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999)."
     def __init__(self,
-                 basis: str="cubic", # one of `BASES`
+                 basis: str="cubic", # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian; `05d_learned_basis`): sets basis_probabilities_
                  width: float=1.0, # multiquadric / Gaussian width
                  n_iter: int=5000, # MCMC iterations
                  burn_in: int=2500, # iterations discarded
@@ -51,12 +54,13 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  n_jobs: int=1, # chains run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
                  learn_scales: bool=False, # sample one scale per input, phi(||diag(s)(x - mu)||) (`05d_learned_basis`): sets input_scales_
+                 select_inputs: bool=False, # input selection: each input (its linear column and scale) in or out (`05d_learned_basis`): sets input_relevance_
                 ):
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
         self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
-        self.learn_scales = learn_scales
+        self.learn_scales, self.select_inputs = learn_scales, select_inputs
 
     def fit(self, X, y):
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
@@ -66,9 +70,11 @@ class RJMCMCRegressor(BaseBayesEstimator):
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
                        rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1,
-                       learn_scales=check_bool("learn_scales", self.learn_scales))
+                       learn_scales=check_bool("learn_scales", self.learn_scales),
+                       select_inputs=check_bool("select_inputs", self.select_inputs),
+                       basis_types=AUTO_BASES if self.basis == "auto" else None)
         prior = self.prior if self.prior is not None else RBFPrior()
-        one = functools.partial(_one_chain, X, Y, prior, cfg, self.basis, self.width)
+        one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self.width)
         if n_chains == 1: self._set_fitted(one(self._rng()))
         else: self._set_fitted(sample_chains(one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                              executor=self.executor, progress=self.progress))
@@ -77,12 +83,25 @@ class RJMCMCRegressor(BaseBayesEstimator):
     _result_class = Trace
 
     def _set_fitted(self, trace):
-        """The common fitted attributes; with learned scales also input_scales_, each input's posterior mean scale (on
-        the standardised inputs when standardize=True: comparable across inputs)."""
+        """The common fitted attributes; with a learned basis (`05d_learned_basis`) also
+        - input_scales_ (learn_scales): each input's posterior mean scale given that it is in (on the standardised inputs
+          when standardize=True: comparable across inputs; NaN for an input never in);
+        - input_relevance_ (select_inputs): each input's posterior inclusion probability;
+        - basis_probabilities_ (basis="auto"): the posterior probability of each basis type."""
         super()._set_fitted(trace)
-        sc = getattr(trace, "scales", None)
-        if sc is not None and len(sc): self.input_scales_ = sc.mean(0)
-        elif hasattr(self, "input_scales_"): del self.input_scales_
+        for a in ("input_scales_", "input_relevance_", "basis_probabilities_"):
+            if hasattr(self, a): delattr(self, a)
+        sc, cfg = getattr(trace, "scales", None), trace.meta.get("config", {})
+        if sc is not None and len(sc):
+            if cfg.get("learn_scales", True):
+                n_in = (sc > 0).sum(0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    self.input_scales_ = np.where(n_in > 0, sc.sum(0) / n_in, np.nan)
+            if cfg.get("select_inputs"): self.input_relevance_ = (sc > 0).mean(0)
+        kinds = getattr(trace, "kinds", None)
+        if kinds is not None and len(kinds):
+            pk = np.bincount(kinds, minlength=len(BASES)) / len(kinds)
+            self.basis_probabilities_ = {BASES[c]: float(pk[c]) for c in np.argsort(-pk) if BASES[c] in cfg.get("basis_types", ())}
 
     def predict(self, X, return_std: bool=False):
         "Posterior mean (Rao-Blackwellised) and optionally the predictive standard deviation."

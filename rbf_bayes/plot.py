@@ -179,8 +179,10 @@ def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
     """Each input's posterior of its scale (05d_learned_basis): box plots of log s over the kept samples, with the
     prior's central 95% (|log s| <= 1.96 tau) shaded. Small scales mean the basis ignores that input."""
     r = _result(obj); sc = getattr(r, "scales", None)
-    if sc is None or len(sc) == 0: raise ValueError("no learned scales: fit with learn_scales=True (RJConfig(learn_scales=True))")
-    th = np.log(sc); d = th.shape[1]
+    if sc is None or len(sc) == 0 or not r.meta.get("config", {}).get("learn_scales", True):
+        raise ValueError("no learned scales: fit with learn_scales=True (RJConfig(learn_scales=True))")
+    d = sc.shape[1]
+    th = [np.log(sc[sc[:, j] > 0, j]) if (sc[:, j] > 0).any() else np.array([np.nan]) for j in range(d)]  # given the input is in
     names = feature_names if feature_names is not None else getattr(obj, "feature_names_in_", None)
     names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
     if len(names) != d: raise ValueError(f"feature_names must have {d} names, got {len(names)}")

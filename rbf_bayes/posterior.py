@@ -16,9 +16,9 @@ from rbf_bayes.priors import (
     RBFPrior,
     log_centres_prior,
     log_delta2_prior,
+    log_inputs_prior,
     log_k_Lambda_prior,
     log_poisson_normaliser,
-    log_inputs_prior,
     log_scales_prior,
 )
 

@@ -40,7 +40,14 @@ from rbf_bayes.posterior import (
     sample_Lambda,
     sample_sigma2,
 )
-from .priors import RBFPrior, log_centres_prior, log_delta2_prior, log_inputs_prior, log_k_Lambda_prior, log_scales_prior
+from rbf_bayes.priors import (
+    RBFPrior,
+    log_centres_prior,
+    log_delta2_prior,
+    log_inputs_prior,
+    log_k_Lambda_prior,
+    log_scales_prior,
+)
 from .progress import ChunkedRun
 from .results import SamplerResult
 
