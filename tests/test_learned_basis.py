@@ -1,0 +1,124 @@
+"""Input selection and the basis type as parameters (nbs/05d_learned_basis, issue 15): the exact posterior of the input
+subsets by enumeration, prior recovery (and that a wrong prior is caught), chunking, the estimator's attributes,
+save/load and pooled chains, and argument errors."""
+import itertools
+import math
+
+import numpy as np
+import numpy.testing as npt
+import pytest
+from scipy import stats
+
+from rbf_bayes.basis import BASES
+from rbf_bayes.estimators import RJMCMCRegressor
+from rbf_bayes.posterior import log_marginal_likelihood
+from rbf_bayes.priors import RBFPrior, log_inputs_prior
+from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc
+
+P_MIN = 1e-3
+
+
+def _code(g):
+    return int(np.dot(g, 1 << np.arange(len(g))))
+
+
+@pytest.mark.parametrize("coef_prior,pi", [("g", 0.5), ("ridge", 0.7)])
+def test_input_subsets_match_enumeration(coef_prior, pi):
+    "k = 0, delta^2 fixed: p(gamma | y) over the 3 non-empty subsets of 2 inputs is exact; the chain must match it."
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(30, 2)); y = 0.35 * x[:, 0] + rng.normal(size=30)
+    pr = RBFPrior(k_max=4, coef_prior=coef_prior, inclusion_prob=pi)
+    cfg = RJConfig(n_iter=40_000, burn_in=0, moves=("update",), select_inputs=True, fix_delta2=3.0, fix_Lambda=1.0)
+    t = sample_rjmcmc(x, y, prior=pr, config=cfg, rng=np.random.default_rng(1), init={"centres": np.empty((0, 2))})
+    subsets = sorted((g for g in itertools.product([False, True], repeat=2) if any(g)), key=_code)
+    lp = np.array([log_marginal_likelihood(np.column_stack([np.ones(30), x[:, list(np.flatnonzero(g))]]), y, 3.0, pr)
+                   + log_inputs_prior(g, pr) for g in subsets])
+    p = np.exp(lp - lp.max()); p /= p.sum()
+    seen = np.bincount([_code(g) for g in t.scales[::25] > 0], minlength=4)[1:]
+    assert stats.chisquare(seen, p * seen.sum()).pvalue > P_MIN, (seen / seen.sum(), p)
+    # the coefficients of an input that is out are stored as 0 in the full layout
+    out = t.scales[:, 1] == 0
+    assert out.any() and np.all(t.coef_mean.reshape(len(t.kept), 3)[out, 2] == 0)
+
+
+def test_prior_recovery_of_indicators_and_types_and_a_wrong_prior_is_caught():
+    x = np.random.default_rng(0).uniform(size=(25, 3)); y = np.random.default_rng(1).normal(size=25)
+    cfg = RJConfig(n_iter=90_000, burn_in=1000, thin=40, prior_only=True, fix_Lambda=2.0, select_inputs=True,
+                   learn_scales=True, scale_step=0.8, basis_types=("cubic", "gaussian", "thin_plate"))
+    t = sample_rjmcmc(x, y, prior=RBFPrior(k_max=6, inclusion_prob=0.25), config=cfg, rng=np.random.default_rng(3))
+    g = t.scales > 0
+    seen = np.bincount([_code(r) for r in g], minlength=8)[1:]
+
+    def law(pi):
+        p = np.array([pi ** bin(c).count("1") * (1 - pi) ** (3 - bin(c).count("1")) for c in range(1, 8)])
+        return p / p.sum()
+    assert stats.chisquare(seen, law(0.25) * seen.sum()).pvalue > P_MIN
+    assert stats.chisquare(seen, law(0.35) * seen.sum()).pvalue < P_MIN       # a wrong pi is seen
+    kinds = np.bincount(t.kinds, minlength=len(BASES))[[BASES.index(b) for b in cfg.basis_types]]
+    assert stats.chisquare(kinds).pvalue > P_MIN
+    for i in range(3):
+        assert stats.kstest(np.log(t.scales[g[:, i], i]), "norm").pvalue > P_MIN
+
+
+def test_same_seed_same_chain_across_chunks_and_off_is_the_old_chain():
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=(40, 3)); y = np.sin(5 * x[:, 0]) + 0.2 * rng.normal(size=40)
+
+    def run(cs, **kw):
+        cfg = RJConfig(n_iter=1200, burn_in=100, thin=7, chunk_size=cs, **kw)
+        return sample_rjmcmc(x, y, config=cfg, rng=np.random.default_rng(2), basis="gaussian")
+    kw = dict(select_inputs=True, learn_scales=True, basis_types=("gaussian", "multiquadric"))
+    a, b = run(5000, **kw), run(97, **kw)
+    for f in ("k", "log_posterior", "centres", "coef_mean", "scales", "kinds"):
+        npt.assert_array_equal(getattr(a, f), getattr(b, f))
+    old, off = run(500), run(500, select_inputs=False, basis_types=None)
+    npt.assert_array_equal(old.log_posterior, off.log_posterior)
+    assert off.kinds is None and off.scales is None
+
+
+def test_estimator_relevance_types_save_load_and_chains(tmp_path):
+    from rbf_bayes.datasets import friedman
+    d = friedman(np.random.default_rng(0))            # x0 .. x4 enter, x5 does not
+    m = RJMCMCRegressor(n_iter=6000, burn_in=2000, select_inputs=True, learn_scales=True, random_state=0).fit(d.x, d.y)
+    r = m.input_relevance_
+    assert r.shape == (6,) and np.all(r[:5] > 0.9) and r[5] < 0.1, r
+    assert np.isfinite(m.input_scales_[:5]).all()
+    rows = dict(m.summary().rows)
+    assert "inclusion probability" in rows and "input in/out step" in rows
+    m.save(tmp_path / "m.npz")
+    npt.assert_array_equal(RJMCMCRegressor.load(tmp_path / "m.npz").predict(d.x[:20]), m.predict(d.x[:20]))
+    a = RJMCMCRegressor(basis="auto", n_iter=3000, burn_in=1000, n_chains=2, n_jobs=2, random_state=1).fit(d.x, d.y)
+    bp = a.basis_probabilities_
+    assert set(bp) == {"cubic", "thin_plate", "multiquadric", "gaussian"} and math.isclose(sum(bp.values()), 1.0)
+    assert a.trace_.kinds is not None and len(a.trace_.kinds) == a.trace_.n_samples
+    assert "basis type" in dict(a.summary().rows)
+    # prediction uses each sample's own type: forcing every sample to one type changes it
+    p0 = a.predict(d.x[:10])
+    a.trace_.kinds = np.full_like(a.trace_.kinds, BASES.index("gaussian" if bp["gaussian"] < 0.5 else "cubic"))
+    assert not np.allclose(a.predict(d.x[:10]), p0)
+    a.save(tmp_path / "a.npz")
+    npt.assert_array_equal(RJMCMCRegressor.load(tmp_path / "a.npz").predict(d.x[:10]), a.predict(d.x[:10]))
+
+
+@pytest.mark.parametrize("kw,exc,word", [
+    (dict(config=dict(basis_types=("cubic",))), ValueError, "basis_types"),
+    (dict(config=dict(basis_types=("cubic", "spline"))), ValueError, "basis_types"),
+    (dict(config=dict(basis_types=("cubic", "cubic"))), ValueError, "basis_types"),
+    (dict(config=dict(select_inputs="yes")), TypeError, "select_inputs"),
+    (dict(prior=dict(inclusion_prob=1.0)), ValueError, "inclusion_prob"),
+    (dict(prior=dict(inclusion_prob=0)), ValueError, "inclusion_prob"),
+    (dict(config=dict(basis_types=("gaussian", "multiquadric"))), ValueError, "basis"),     # cubic is not among them
+    (dict(config=dict(select_inputs=True), init=dict(inputs=[False, False])), ValueError, "inputs"),
+    (dict(init=dict(inputs=[True, False])), ValueError, "select_inputs"),
+])
+def test_bad_arguments_name_themselves(kw, exc, word):
+    x = np.random.default_rng(0).uniform(size=(20, 2)); y = x[:, 0] + np.random.default_rng(1).normal(size=20)
+    with pytest.raises(exc, match=word):
+        sample_rjmcmc(x, y, prior=RBFPrior(**kw.get("prior", {})), config=RJConfig(n_iter=50, burn_in=0, **kw.get("config", {})),
+                      rng=np.random.default_rng(0), basis="cubic", init=kw.get("init"))
+
+
+def test_estimator_select_inputs_must_be_bool():
+    x = np.random.default_rng(0).uniform(size=(20, 2)); y = x[:, 0] + np.random.default_rng(1).normal(size=20)
+    with pytest.raises(TypeError, match="select_inputs"):
+        RJMCMCRegressor(select_inputs="yes", n_iter=50, burn_in=0).fit(x, y)
