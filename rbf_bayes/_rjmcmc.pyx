@@ -351,13 +351,11 @@ cdef class RJCore:
                 cols[n] = 1.0
         elif first != p0:
             return 2
+        if not self.scaled:
+            s = NULL      # the unscaled distance (basis_column_c's arithmetic)
         for i in range(self.k):
-            if self.scaled:
-                basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, s, kind, self.w2,
-                                      cols + (p0 + i) * self.N)
-            else:
-                basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, NULL, kind, self.w2,
-                                      cols + (p0 + i) * self.N)
+            basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, s, kind, self.w2,
+                                  cols + (p0 + i) * self.N)
         return self.st._prop_rebuild_m(first, p0 + self.k)
 
     cdef int _scale_step(self) noexcept nogil:

@@ -333,7 +333,7 @@ class _RJRun(ChunkedRun):
         self.core, self.st, self.config, self.meta, self.callback = core, st, config, meta, callback
         self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
                     np.zeros(n, np.int8), np.zeros(n, np.int8))     # k, log posterior, Lambda, delta2, sigma2, move, accepted
-        self.blocks, self.n_kept = [], 0     # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes, scales), flat rows
+        self.blocks, self.n_kept = [], 0     # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes, scales, basis codes), flat rows
         self.scaled = bool(config.learn_scales or config.select_inputs)   # per-snapshot scales (05d)
         self.typed = config.basis_types is not None                       # per-snapshot basis type (05d)
         self._kmax, self._mmax = int(meta["k_max"]), int(st.m_max)
