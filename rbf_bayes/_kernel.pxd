@@ -60,6 +60,8 @@ cdef class GramFactor:
     cdef double* rebuild_columns(self) noexcept nogil
     cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil
     cdef int _prop_rebuild_m(self, Py_ssize_t first, Py_ssize_t m) noexcept nogil
+    cdef int _prop_rebuild_rows(self, Py_ssize_t first, Py_ssize_t m, Py_ssize_t n) noexcept nogil
+    cdef void _swap_rebuild(self, GramFactor other) noexcept nogil
     cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
                              double w2) noexcept nogil
     cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil

@@ -142,6 +142,22 @@ cdef void _gemv_t(const double* A, Py_ssize_t N, Py_ssize_t m, const double* v, 
     dgemv(&tr, &n_, &m_, &a, <double*> A, &n_, <double*> v, &one, &b, out, &one)
 
 
+cdef void _gemv_t_ld(const double* A, Py_ssize_t n, Py_ssize_t lda, Py_ssize_t m, const double* v,
+                     double* out) noexcept nogil:
+    """out[i] = A_i[:n] . v[:n] for the m rows A_i of A stored lda apart (the first n entries of each), via BLAS."""
+    cdef int n_ = <int> n, ld = <int> lda, m_ = <int> m, one = 1
+    cdef double a = 1.0, b = 0.0
+    cdef char tr = b'T'
+    cdef Py_ssize_t i
+    if m == 0:
+        return
+    if n == 0:
+        for i in range(m):
+            out[i] = 0.0
+        return
+    dgemv(&tr, &n_, &m_, &a, <double*> A, &ld, <double*> v, &one, &b, out, &one)
+
+
 cdef object _copy_out(const double* p, Py_ssize_t n):
     "A NumPy copy of n doubles at p."
     out = np.empty(n)
@@ -264,6 +280,15 @@ cdef class GramFactor:
             free(self.Dr); free(self.Gr); free(self.Br)
             self.Dr = self.Gr = self.Br = NULL
             raise MemoryError("GramFactor: cannot allocate the rebuild buffers")
+
+    cdef void _swap_rebuild(self, GramFactor other) noexcept nogil:
+        """Exchange the full-rebuild buffers with another factor of the same N and m_max (both idle): TD-SMC keeps one
+        set for all its particles and lends it to the particle whose width moves (a commit swaps the design into
+        the factor and leaves the old one in the lent set, which goes back)."""
+        cdef double* tmp
+        tmp = self.Dr; self.Dr = other.Dr; other.Dr = tmp
+        tmp = self.Gr; self.Gr = other.Gr; other.Gr = tmp
+        tmp = self.Br; self.Br = other.Br; other.Br = tmp
 
     cdef double* rebuild_columns(self) noexcept nogil:
         """Where a caller writes the proposed columns j = first .. m-1 of `_prop_rebuild` (column j at + j * N)."""
@@ -569,23 +594,29 @@ cdef class GramFactor:
         Gram rows of the new columns (BLAS gemv, O(N m (m - first))), D'Y, and every factor from scratch (O(q m^3))
         into the proposal buffers. 1 if not PD or not finite (nothing pending), 2 without `enable_rebuild()` or with
         bad sizes. Commit swaps the buffers in (and sets the number of columns); reject leaves the state as it was."""
+        return self._prop_rebuild_rows(first, m, self.N)
+
+    cdef int _prop_rebuild_rows(self, Py_ssize_t first, Py_ssize_t m, Py_ssize_t n) noexcept nogil:
+        """`_prop_rebuild_m` over the first n data rows only, O(n m (m - first)): for a design whose rows >= n are
+        zero (TD-SMC at time t = n). The caller guarantees that rows >= n of the rebuild buffer's columns < m are
+        zero too (they are in a buffer that only ever held such designs, or a fresh one); they are not touched."""
         cdef Py_ssize_t N = self.N, M1 = self.M1, S = M1 * M1, c = self.c, i, k, o, f
         cdef double* v
-        if self.Dr == NULL or first < 0 or first > m or first > self.m or m > self.m_max:
+        if self.Dr == NULL or first < 0 or first > m or first > self.m or m > self.m_max or n < 0 or n > N:
             return 2
         for i in range(first):
-            memcpy(self.Dr + i * N, self.Dt + i * N, N * sizeof(double))
+            memcpy(self.Dr + i * N, self.Dt + i * N, n * sizeof(double))
             memcpy(self.Gr + i * M1, self.G + i * M1, first * sizeof(double))
             for o in range(c):
                 self.Br[i * c + o] = self.B[i * c + o]
         for i in range(first, m):
             v = self.Dr + i * N
-            _gemv_t(self.Dr, N, i + 1, v, self.Gr + i * M1)
+            _gemv_t_ld(self.Dr, n, N, i + 1, v, self.Gr + i * M1)
             if not isfinite(self.Gr[i * M1 + i]):
                 return 1
             for k in range(i):
                 self.Gr[k * M1 + i] = self.Gr[i * M1 + k]
-            _gemv_t(self.Yt, N, c, v, self.work)
+            _gemv_t_ld(self.Yt, n, N, c, v, self.work)
             for o in range(c):
                 self.Br[i * c + o] = self.work[o]
         for f in range(self.q):

@@ -7,11 +7,14 @@ loop makes the same random draws in the same order, so the two give the same par
 centres as indices of observed inputs in column order, and its variances (sigma_y^2, sigma_beta^2).  Per
 observation: new row, zero / birth / death move and its importance weight (eq. 8 with the normalised backward
 kernel of the notebook), then (separately) the Gibbs refresh of the variances, resampling into dead slots
-(in-place copies, no allocation) and the optional resample-move reversible-jump steps.
+(in-place copies, no allocation), the optional resample-move reversible-jump steps and, with a learned width
+(each particle its own), the Metropolis-Hastings step on the log width (`width_sweep`, nb 09, "Learning the
+width"): a full rebuild of the particle's design over the t rows seen, in one set of rebuild buffers lent to
+each particle in turn.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, lgamma, INFINITY, floor
+from libc.math cimport sqrt, log, exp, lgamma, INFINITY, floor
 from libc.stdint cimport int64_t
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
@@ -50,7 +53,8 @@ cdef class SMCCore:
     """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`."""
     cdef list fac
     cdef object _lgam, _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free
-    cdef object _bitgen, _lock, _nsing, _args
+    cdef object _bitgen, _lock, _nsing, _args, _w2, _nwid
+    cdef GramFactor spare      # the rebuild buffers lent to each particle in turn by width_sweep (learn only)
     cdef double* X             # (cap, d) observed inputs
     cdef double* Y             # (cap, c) observed targets
     cdef Py_ssize_t* cent      # (Np, kmax) centre indices, column order
@@ -67,16 +71,21 @@ cdef class SMCCore:
     cdef double* beta          # (kmax + 1,)
     cdef Py_ssize_t* freebuf   # (cap,) free inputs when enumerated
     cdef int64_t* nsing        # (3,) singular proposals: birth step, refresh, resample-move
+    cdef double* w2v           # (Np,) squared width of each particle (all the same unless the width is learned)
+    cdef int64_t* nwid         # (2,) width steps proposed, accepted
     cdef bitgen_t* rng
     cdef readonly Py_ssize_t Np, cap, d, c, kmax, t
     cdef int kind, fixed
-    cdef double w2, lam, cc, a_y, b_y, a_b, b_b, rho
+    cdef readonly bint learn
+    cdef double lam, cc, a_y, b_y, a_b, b_b, rho, lw0, lwsd
     cdef Likelihood lik        # the likelihood seam, pointed at one particle at a time (`_lik`)
     cdef double lik_d2
 
     def __cinit__(self, list factors, Py_ssize_t cap, Py_ssize_t d, Py_ssize_t kmax, str basis, double width,
                   double lam, double c, double a_y, double b_y, double a_b, double b_b, bint fixed,
-                  s2y, s2b, bitgen, double birth_at_new=0.0):
+                  s2y, s2b, bitgen, double birth_at_new=0.0, widths=None, double log_width_sd=0.0):
+        """widths: each particle's initial width (default all `width`); log_width_sd > 0 learns them, with the
+        prior log w ~ N(log width, log_width_sd^2) (`width_sweep`)."""
         cdef GramFactor g
         self.fac = factors
         self.Np = len(factors)
@@ -91,7 +100,16 @@ cdef class SMCCore:
                                  " and m_max >= kmax + 1")
         self._args = (cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed)   # for pickling
         self.kind = BASIS_CODES[basis]
-        self.w2 = width * width
+        self.learn = log_width_sd > 0.0
+        self.lw0, self.lwsd = log(width), log_width_sd
+        self._w2 = (np.full(self.Np, width, dtype=float) if widths is None
+                    else np.array(widths, dtype=float).reshape(self.Np).copy()) ** 2
+        if not np.all(np.isfinite(self._w2) & (self._w2 > 0)):
+            raise ValueError("widths must be positive and finite")
+        self._nwid = np.zeros(2, dtype=np.int64)
+        if self.learn:
+            self.spare = GramFactor(cap, self.c, g.m_max, ridge=(1.0,))
+            self.spare.enable_rebuild()
         self.lam, self.cc = lam, c
         self.a_y, self.b_y, self.a_b, self.b_b, self.fixed = a_y, b_y, a_b, b_b, fixed
         if not 0.0 <= birth_at_new < 1.0:
@@ -129,6 +147,9 @@ cdef class SMCCore:
         self.s2y, self.s2b, self.lml, self.inc = &a1[0], &a2[0], &a3[0], &a4[0]
         self.pre, self.post = &a8[0, 0], &a9[0, 0]
         self.dv, self.wv, self.beta, self.freebuf, self.nsing = &a5[0], &a6[0], &a7[0], &fb[0], &ns[0]
+        cdef double[::1] wv2 = self._w2
+        cdef int64_t[::1] nw = self._nwid
+        self.w2v, self.nwid = &wv2[0], &nw[0]
         self._bitgen = bitgen
         self._lock = bitgen.lock
         self.rng = <bitgen_t*> PyCapsule_GetPointer(bitgen.capsule, "BitGenerator")
@@ -245,7 +266,7 @@ cdef class SMCCore:
                     for dd_ in range(self.d):
                         diff = self.X[ce[a] * self.d + dd_] - xt[dd_]
                         r2 += diff * diff
-                    self.dv[1 + a] = phi_r2(r2, self.kind, self.w2)
+                    self.dv[1 + a] = phi_r2(r2, self.kind, self.w2v[i])
                 self._mean_at(g, self.dv, 1, self.pre + i * self.c)
                 g._add_row(t0, self.dv, &yt[0])
                 self._probs(k, t, &b, &dth)
@@ -259,7 +280,7 @@ cdef class SMCCore:
                         j = t0                      # the newest input (always free at time t)
                     else:
                         j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.scratch())
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
                     rc = g._prop_append()
                     if rc != 0:             # numerically singular: this proposal cannot be weighted -> weight 0
                         self.nsing[0] += 1
@@ -360,6 +381,7 @@ cdef class SMCCore:
             self.s2y[i] = self.s2y[s]
             self.s2b[i] = self.s2b[s]
             self.lml[i] = self.lml[s]
+            self.w2v[i] = self.w2v[s]
 
     def rj_sweep(self):
         """One reversible-jump MCMC step per particle targeting pi_t: birth at a free observed input, death, or a
@@ -377,7 +399,7 @@ cdef class SMCCore:
                 u = random_standard_uniform(self.rng)
                 if u < b:
                     j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.scratch())
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
                     if self._propose(g, APPEND, 0, t, i, &new):
                         continue
                     self._probs(k + 1, t, &b1, &d1)
@@ -396,12 +418,50 @@ cdef class SMCCore:
                 elif k > 0 and k < t:
                     pos = self._index(k)
                     j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2, g.scratch())
+                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
                     if self._propose(g, REPLACE, 1 + pos, t, i, &new):
                         continue
                     if settle(g, mh_accept(self.rng, new - self.lml[i], 0.0, 0.0), new, &self.lml[i]):
                         _remove(ce, k, pos)
                         ce[k - 1] = j
+
+    def width_sweep(self, double tau):
+        """One Metropolis-Hastings step on each particle's log width targeting pi_t (TDSMCReference._width_move):
+        log w' = log w + tau eps, every kernel column rebuilt at w' over the t rows seen (the kernel's full-rebuild
+        path, O(t k (k + d) + k^3)), accepted with log r = log p(Y_t | S, w') - log p(Y_t | S, w) + log N(log w')
+        - log N(log w) (a symmetric walk on log w, whose prior is normal). A singular rebuild is a rejection."""
+        if not self.learn:
+            raise ValueError("the width is not learned (log_width_sd = 0)")
+        if not (tau > 0.0 and tau < INFINITY):
+            raise ValueError(f"tau must be positive and finite, got {tau}")
+        cdef Py_ssize_t i, a, k, t = self.t, N = self.cap
+        cdef double lw, lw1, w21, new, lr
+        cdef double* cols
+        cdef GramFactor g
+        cdef Py_ssize_t* ce
+        with self._lock:
+            for i in range(self.Np):
+                g = <GramFactor> self.fac[i]
+                k = self.kk[i]
+                ce = self.cent + i * self.kmax
+                lw = 0.5 * log(self.w2v[i])
+                lw1 = lw + tau * random_standard_normal(self.rng)
+                w21 = exp(2.0 * lw1)
+                self.nwid[0] += 1
+                g._swap_rebuild(self.spare)
+                cols = g.rebuild_columns()
+                for a in range(k):
+                    basis_column_c(self.X, t, self.d, self.X + ce[a] * self.d, self.kind, w21, cols + (1 + a) * N)
+                if g._prop_rebuild_rows(1, 1 + k, t):
+                    self.nsing[2] += 1
+                    g._swap_rebuild(self.spare)
+                    continue
+                new = self._lml_of(g, t, i, True)
+                lr = (new - self.lml[i] - 0.5 * ((lw1 - self.lw0) ** 2 - (lw - self.lw0) ** 2) / (self.lwsd * self.lwsd))
+                if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
+                    self.w2v[i] = w21
+                    self.nwid[1] += 1
+                g._swap_rebuild(self.spare)
 
     def grow(self, Py_ssize_t cap):
         """Raise the capacity to `cap` observations: every factor gets zero rows appended (`resize_rows`)."""
@@ -412,6 +472,8 @@ cdef class SMCCore:
         Y[:self.cap] = self._Y
         for f in self.fac:
             f.resize_rows(cap)
+        if self.learn:
+            self.spare.resize_rows(cap)
         self._X, self._Y, self._free = X, Y, fb
         cdef double[:, ::1] xv = self._X
         cdef double[:, ::1] yv = self._Y
@@ -423,16 +485,17 @@ cdef class SMCCore:
         """Pickle support: the settings, every particle's GramFactor, the per-particle arrays and the bit generator (so
         the unpickled sampler continues the same random stream); rebuilt by `_rebuild_smc_core`."""
         arrays = dict(X=self._X, Y=self._Y, cent=self._cent, k=self._k, s2y=self._s2y, s2b=self._s2b, lml=self._lml,
-                      inc=self._inc, pre=self._pre, post=self._post, nsing=self._nsing)
+                      inc=self._inc, pre=self._pre, post=self._post, nsing=self._nsing, w2=self._w2, nwid=self._nwid)
         args = (self.cap,) + tuple(self._args[1:])     # the capacity may have grown since construction
-        return (_rebuild_smc_core, (self.fac, args, self.rho, self.t, self._bitgen, arrays))
+        return (_rebuild_smc_core, (self.fac, args, self.rho, self.t, self._bitgen, arrays, self.lwsd))
 
     def _restore(self, list factors, Py_ssize_t t, dict arrays):
         "Install unpickled particles and arrays (same shapes as this freshly built core's)."
         for name, dst in (("X", self._X), ("Y", self._Y), ("cent", self._cent), ("k", self._k), ("s2y", self._s2y),
                           ("s2b", self._s2b), ("lml", self._lml), ("inc", self._inc), ("pre", self._pre),
-                          ("post", self._post), ("nsing", self._nsing)):
-            dst[...] = arrays[name]
+                          ("post", self._post), ("nsing", self._nsing), ("w2", self._w2), ("nwid", self._nwid)):
+            if name in arrays:
+                dst[...] = arrays[name]
         self.fac = factors
         self.t = t
 
@@ -481,6 +544,16 @@ cdef class SMCCore:
         return self._s2b.copy()
 
     @property
+    def widths(self):
+        """Each particle's width."""
+        return np.sqrt(self._w2)
+
+    @property
+    def width_acceptance(self):
+        """Width steps (proposed, accepted) so far."""
+        return int(self._nwid[0]), int(self._nwid[1])
+
+    @property
     def log_ml(self):
         return self._lml.copy()
 
@@ -501,7 +574,7 @@ cdef class SMCCore:
         return self.fac[i]
 
 
-def _rebuild_smc_core(factors, args, rho, t, bitgen, arrays):
+def _rebuild_smc_core(factors, args, rho, t, bitgen, arrays, log_width_sd=0.0):
     "Unpickle an SMCCore: a core built on placeholder particles, then the pickled state installed."
     cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed = args
     g0 = factors[0]
@@ -511,6 +584,6 @@ def _rebuild_smc_core(factors, args, rho, t, bitgen, arrays):
         e.append(np.zeros(cap))
         empty.append(e)
     core = SMCCore(empty, cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed, arrays["s2y"], arrays["s2b"],
-                   bitgen, rho)
+                   bitgen, rho, None, log_width_sd)
     core._restore(list(factors), t, arrays)
     return core

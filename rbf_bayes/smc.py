@@ -31,7 +31,8 @@ from .results import SamplerResult, Summary
 
 # %% auto #0
 __all__ = ['RESAMPLING', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio', 'smc_move_probs', 'log_backward', 'log_Z',
-           'resample', 'SMCResult', 'draw_free', 'resample_slots', 'TDSMCReference', 'TDSMC', 'SMCRegressor']
+           'resample', 'SMCResult', 'weighted_quantiles', 'draw_free', 'resample_slots', 'TDSMCReference', 'TDSMC',
+           'SMCRegressor']
 
 # %% ../nbs/09_smc.ipynb #b28db12b
 def smc_log_ml(e: float, # explained sum of squares e_r of the state
@@ -102,6 +103,7 @@ class SMCResult(SamplerResult):
     coef_mean: list             # per particle: (1 + k_i, c) posterior mean h = (K'K + rI)^-1 K'y
     factors: list               # per particle: the lower Cholesky factor L of K'K + rI, flattened ((1 + k_i)^2,)
     sigma2: np.ndarray          # (P,) noise variance sigma_y^2 of each particle
+    widths: np.ndarray|None = None   # (P,) each particle's width when it is learned (else meta["width"] for all)
     _ragged_fields = ("centres", "coef_mean", "factors")
     _k_unit = "particles"
 
@@ -112,8 +114,9 @@ class SMCResult(SamplerResult):
     def predict(self, x, return_std: bool=False):
         "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
         x = as_inputs(x); w = self.weights; means, var = [], []
-        for cen, h, f, s2 in zip(self.centres, self.coef_mean, self.factors, self.sigma2, strict=True):
-            K = kernel_matrix(x, cen, self.meta["basis"], self.meta["width"])   # from L L' = K'K + rI: no inverse
+        wd = np.full(len(w), self.meta["width"]) if self.widths is None else self.widths
+        for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
+            K = kernel_matrix(x, cen, self.meta["basis"], wi)   # from L L' = K'K + rI: no inverse
             means.append(K @ h)
             if return_std:
                 L = f.reshape(len(h), len(h))
@@ -134,13 +137,23 @@ class SMCResult(SamplerResult):
         w = np.asarray(self.weights)
         rows[1:1] = [("observations", f"{self.meta.get('t', '?')}, log evidence {self.meta.get('log_evidence', math.nan):.2f}"),
                      ("weight ESS", f"{1 / np.sum(w ** 2):.1f} of {len(w)} particles")]
+        if self.widths is not None:
+            q = weighted_quantiles(np.log(self.widths), w, (0.05, 0.5, 0.95)); acc = self.meta.get("width_acceptance", (0, 0))
+            rows.insert(3, ("width (learned)", f"median {math.exp(q[1]):.3g}, 90% interval {math.exp(q[0]):.3g} – "
+                            f"{math.exp(q[2]):.3g}; steps accepted {acc[1]:,} of {acc[0]:,}"))
         return rows, notes
+
+
+def weighted_quantiles(v: np.ndarray, w: np.ndarray, q) -> np.ndarray:
+    "Quantiles q of the weighted sample (v, w): the smallest v whose cumulative weight reaches q."
+    o = np.argsort(v); cw = np.cumsum(w[o]) / np.sum(w)
+    return v[o][np.minimum(np.searchsorted(cw, np.asarray(q) - 1e-12), len(v) - 1)]
 
 
 # %% ../nbs/09_smc.ipynb #698e4528
 @dataclass
 class _Particle:
-    g: GramFactor; centres: list; s2y: float; s2b: float; lml: float
+    g: GramFactor; centres: list; s2y: float; s2b: float; lml: float; width: float = 1.0
 
 # %% ../nbs/09_smc.ipynb #9ffbea42
 def draw_free(centres, t: int, rng: np.random.Generator) -> int:
@@ -168,8 +181,14 @@ class _TDSMCBase:
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, lam: float=1.0, k_max: int=50,
                  a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, fix_variances=None, init_variances=(1.0, 1.0),
-                 capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0, rng: np.random.Generator|None=None):
+                 capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0, learn_width: bool=False,
+                 log_width_sd: float=1.0, rng: np.random.Generator|None=None):
         self.basis, self.width = check_basis(basis, width)
+        self.learn_width = check_bool("learn_width", learn_width)
+        check_positive("log_width_sd", log_width_sd); self.log_width_sd = float(log_width_sd)
+        if self.learn_width and self.basis not in WIDTH_BASES:
+            raise ValueError(f"learn_width=True needs a basis with a width ({', '.join(WIDTH_BASES)}), got {basis!r}")
+        self._next_width = 1     # the next time t at which the widths move (`_width_due`)
         if not 0 <= birth_at_new < 1: raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
         self.birth_at_new = float(birth_at_new)
         self.move_steps = check_int("move_steps", move_steps, 0)
@@ -199,6 +218,23 @@ class _TDSMCBase:
         nb = 8.0 * self.n_particles * (self.k_max + 2) * (1.5 * cap + 2 * (self.k_max + 2))
         check_memory(nb, f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
                      "lower n_particles or k_max (every particle keeps its k_max x N design), or stream fewer rows")
+
+    def _initial_width(self) -> float:
+        "pi_0 for a learned width: log w ~ N(log width, log_width_sd^2) (drawn after the particle's variances)."
+        if not self.learn_width: return float(self.width)
+        return math.exp(math.log(self.width) + self.log_width_sd * self.rng.standard_normal())
+
+    def _width_tau(self) -> float:
+        """The random-walk step on log w: the particles' weighted sd of log w, within [0.1, log_width_sd] (taken from the
+        population before the sweep, as adaptive resample-move kernels are; each step is then pi_t-invariant)."""
+        lw = np.log(self.widths); w = self.weights; sd = math.sqrt(max(float(w @ (lw - w @ lw) ** 2), 0.0))
+        return min(max(sd, 0.1), self.log_width_sd)
+
+    def _width_due(self) -> bool:
+        "Width sweeps run at every observation up to t = 50, then every floor(t / 50): about 35 per doubling of t."
+        if not self.learn_width or self.t < self._next_width: return False
+        self._next_width = self.t + max(1, self.t // 50)
+        return True
 
     def _initial_variances(self):
         "pi_0 is the prior: draw (s2y, s2b) from it when it is proper (Jeffreys' a = b = 0: start at init_variances)."
@@ -255,16 +291,18 @@ class _TDSMCBase:
             self._resample(resample_slots(resample(w, self.resampling, self.rng), self.n_particles))
             self.logw = np.zeros(self.n_particles); self.n_resampled += 1
         for _ in range(self.move_steps): self._rj_sweep()
+        if self._width_due(): self._width_sweep(self._width_tau())
 
     def rejuvenate(self, n_sweeps: int=1):
-        """n_sweeps of MCMC on every particle at the current t: one reversible-jump step (birth / death / swap) and, unless
-        the variances are fixed, the Gibbs refresh. Each is pi_t-invariant, so the weighted particles stay a valid
+        """n_sweeps of MCMC on every particle at the current t: one reversible-jump step (birth / death / swap), a width
+        step if the width is learned and, unless the variances are fixed, the Gibbs refresh. Each is pi_t-invariant, so the weighted particles stay a valid
         approximation of pi_t; run after the last observation it turns the particles into N chains on the final posterior."""
         check_int("n_sweeps", n_sweeps, 0)
         if self.t == 0: raise ValueError("no observations yet: call partial_fit first")
         self.version += 1
         for _ in range(n_sweeps):
             self._rj_sweep()
+            if self.learn_width: self._width_sweep(self._width_tau())
             if self.fix_variances is None: self._refresh_all()
         return self
 
@@ -294,10 +332,11 @@ class _TDSMCBase:
         if cached is not None and cached[0] == self.version: return cached[1]   # a one-row stream need not pay for it
         centres, coef, factors, s2y = self._snapshot()
         res = SMCResult(k=np.array([len(c) for c in centres], np.int64), weights=self.weights, centres=centres,
-                        coef_mean=coef, factors=factors, sigma2=s2y,
+                        coef_mean=coef, factors=factors, sigma2=s2y, widths=self.widths.copy() if self.learn_width else None,
                         meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t, k_max=self.k_max,
                                   log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled,
                                   interrupted=bool(getattr(self, "interrupted", False)), n_done=self.t))
+        if self.learn_width: res.meta.update(learn_width=True, log_width_sd=self.log_width_sd, width_acceptance=self.width_acceptance)
         self._result = (self.version, res)
         return res
 
@@ -309,11 +348,16 @@ class TDSMCReference(_TDSMCBase):
         self.X = np.zeros((self.capacity, d)); self.Y = np.zeros((self.capacity, c_out))
         self.particles = []; self.n_singular = [0, 0, 0]
         for _ in range(self.n_particles):
-            s2y, s2b = self._initial_variances()
+            s2y, s2b = self._initial_variances(); w = self._initial_width()
             g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,)); g.set_targets(self.Y)
             g.append(np.zeros(self.capacity))   # the constant column; its entries arrive with the rows
-            self.particles.append(_Particle(g, [], s2y, s2b, 0.0))
-        self.logw = np.zeros(self.n_particles)
+            self.particles.append(_Particle(g, [], s2y, s2b, 0.0, w))
+        self.logw = np.zeros(self.n_particles); self.n_width = [0, 0]
+
+    @property
+    def widths(self): return np.array([p.width for p in self.particles])
+    @property
+    def width_acceptance(self): return tuple(self.n_width)
 
     @property
     def ks(self): return np.array([len(p.centres) for p in self.particles])
@@ -325,10 +369,10 @@ class TDSMCReference(_TDSMCBase):
         for p in self.particles: p.g.resize_rows(cap)
         self.capacity = cap
 
-    def _col(self, j, t):
+    def _col(self, j, t, width):
         "Kernel column centred on observed input j over the t rows observed so far (zeros beyond)."
         v = np.zeros(self.capacity)
-        v[:t] = basis_from_sq(np.sum((self.X[:t] - self.X[j]) ** 2, axis=1), self.basis, self.width)
+        v[:t] = basis_from_sq(np.sum((self.X[:t] - self.X[j]) ** 2, axis=1), self.basis, width)
         return v
 
     def _lml(self, p, t, proposed=False, m=None):
@@ -346,7 +390,7 @@ class TDSMCReference(_TDSMCBase):
         inc = np.zeros(self.n_particles); pre = np.zeros((self.n_particles, self.c_out)); post = np.zeros((self.n_particles, self.c_out))
         for i, p in enumerate(self.particles):
             old = p.lml; k = len(p.centres)
-            kv = basis_from_sq(np.sum((self.X[p.centres] - xt) ** 2, axis=1), self.basis, self.width) if k else np.zeros(0)
+            kv = basis_from_sq(np.sum((self.X[p.centres] - xt) ** 2, axis=1), self.basis, p.width) if k else np.zeros(0)
             row = np.concatenate([[1.0], kv])
             pre[i] = self._mean_at(p, row)
             p.g.add_row(t0, row, yt)
@@ -354,7 +398,7 @@ class TDSMCReference(_TDSMCBase):
             if u < probs["birth"]:
                 move = "birth"; rho = self.birth_at_new
                 j = t0 if rho > 0 and self.rng.random() < rho else draw_free(p.centres, t, self.rng)
-                if not p.g.append(self._col(j, t)):
+                if not p.g.append(self._col(j, t, p.width)):
                     self.n_singular[0] += 1; p.lml = self._lml(p, t); inc[i] = -np.inf; post[i] = self._mean_at(p, row)
                     continue
                 p.centres.append(j); has_xt = j == t0
@@ -388,8 +432,23 @@ class TDSMCReference(_TDSMCBase):
 
     def _resample(self, src):
         self.particles = [p if s == i else _Particle(self.particles[s].g.copy(), list(self.particles[s].centres),
-                                                     self.particles[s].s2y, self.particles[s].s2b, self.particles[s].lml)
+                                                     self.particles[s].s2y, self.particles[s].s2b, self.particles[s].lml,
+                                                     self.particles[s].width)
                           for i, (s, p) in enumerate(zip(src, self.particles, strict=False))]
+
+    def _width_sweep(self, tau):
+        for p in self.particles: self._width_move(p, tau)
+
+    def _width_move(self, p, tau):
+        """Metropolis-Hastings on log w, leaving pi_t invariant: every kernel column rebuilt at the proposed width (the
+        full-rebuild path), log r = log p(Y_t | S, w') - log p(Y_t | S, w) + log N(log w') - log N(log w)."""
+        t = self.t; lw = math.log(p.width); lw1 = lw + tau * self.rng.standard_normal(); w1 = math.exp(lw1)
+        self.n_width[0] += 1; p.g.enable_rebuild()
+        if not p.g.propose_rebuild(1, [self._col(j, t, w1) for j in p.centres]): self.n_singular[2] += 1; return
+        new = self._lml(p, t, True); lw0, sd = math.log(self.width), self.log_width_sd
+        lr = new - p.lml - 0.5 * ((lw1 - lw0) ** 2 - (lw - lw0) ** 2) / sd ** 2
+        if math.log(self.rng.random()) < lr: p.g.commit(); p.lml = new; p.width = w1; self.n_width[1] += 1
+        else: p.g.reject()
 
     def _rj_sweep(self):
         for p in self.particles: self._rj_move(p)
@@ -399,7 +458,7 @@ class TDSMCReference(_TDSMCBase):
         t = self.t; k = len(p.centres); a = smc_move_probs(k, t, self.lam, self.k_max, self.c_move); u = self.rng.random()
         if u < a["birth"]:
             j = draw_free(p.centres, t, self.rng)
-            if not p.g.propose_append(self._col(j, t)): self.n_singular[2] += 1; return
+            if not p.g.propose_append(self._col(j, t, p.width)): self.n_singular[2] += 1; return
             new = self._lml(p, t, True, k + 2); a1 = smc_move_probs(k + 1, t, self.lam, self.k_max, self.c_move)
             lr = new - p.lml + math.log(self.lam) + math.log(a1["death"]) - math.log(k + 1) - math.log(a["birth"])
             if math.log(self.rng.random()) < lr: p.g.commit(); p.centres.append(j); p.lml = new
@@ -412,7 +471,7 @@ class TDSMCReference(_TDSMCBase):
             else: p.g.reject()
         elif k and k < t:
             pos = min(int(self.rng.random() * k), k - 1); j = draw_free(p.centres, t, self.rng)
-            if not p.g.propose_replace(1 + pos, self._col(j, t)): self.n_singular[2] += 1; return
+            if not p.g.propose_replace(1 + pos, self._col(j, t, p.width)): self.n_singular[2] += 1; return
             new = self._lml(p, t, True, k + 1)
             if math.log(self.rng.random()) < new - p.lml: p.g.commit(); p.centres.pop(pos); p.centres.append(j); p.lml = new
             else: p.g.reject()
@@ -424,15 +483,15 @@ class TDSMC(_TDSMCBase):
     def _init(self, d, c_out):
         from rbf_bayes._smc import SMCCore
         self.d, self.c_out = d, c_out
-        fac, v = [], []
+        fac, v, wd = [], [], []
         for _ in range(self.n_particles):
-            s2y, s2b = self._initial_variances(); v.append((s2y, s2b))
+            s2y, s2b = self._initial_variances(); v.append((s2y, s2b)); wd.append(self._initial_width())
             g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,))
             g.append(np.zeros(self.capacity)); fac.append(g)
         v = np.array(v)
         self.core = SMCCore(fac, self.capacity, d, self.k_max, self.basis, float(self.width), self.lam, self.c_move,
                             self.a_y, self.b_y, self.a_b, self.b_b, self.fix_variances is not None, v[:, 0], v[:, 1],
-                            self.rng.bit_generator, self.birth_at_new)
+                            self.rng.bit_generator, self.birth_at_new, wd, self.log_width_sd if self.learn_width else 0.0)
         self.logw = np.zeros(self.n_particles)
 
     @property
@@ -442,10 +501,15 @@ class TDSMC(_TDSMCBase):
     @property
     def n_singular(self): return list(self.core.n_singular)
     @property
+    def widths(self): return self.core.widths
+    @property
+    def width_acceptance(self): return self.core.width_acceptance
+    @property
     def particles(self) -> list:
         "Views of the particles: factor, centre indices, variances, log marginal likelihood."
         s2y, s2b, lml = self.core.sigma2_y, self.core.sigma2_beta, self.core.log_ml
-        return [_Particle(self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]))
+        wd = self.core.widths
+        return [_Particle(self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]), float(wd[i]))
                 for i in range(self.n_particles)]
 
     def _snapshot(self):
@@ -459,6 +523,7 @@ class TDSMC(_TDSMCBase):
     def _refresh_all(self): self.core.refresh()
     def _resample(self, src): self.core.resample(np.ascontiguousarray(src, dtype=np.intp))
     def _rj_sweep(self): self.core.rj_sweep()
+    def _width_sweep(self, tau): self.core.width_sweep(tau)
 
 # %% ../nbs/09_smc.ipynb #b2c921bf
 class SMCRegressor(BaseBayesEstimator):
@@ -467,14 +532,17 @@ class SMCRegressor(BaseBayesEstimator):
     `width="auto"` (default, for the Gaussian and multiquadric bases) runs the particle system once per width in
     `width_grid` (on standardised inputs; times the inputs' RMS scale with standardize=False) and keeps the one with the
     largest evidence log p(y | width) — type-II maximum likelihood over the width (`width_`, `width_log_evidence_`).
-    Each run uses the same random stream (common random numbers). For a stream, the first partial_fit batch chooses."""
+    Each run uses the same random stream (common random numbers). For a stream, the first partial_fit batch chooses.
+    `width="learn"` instead gives every particle its own width, drawn from log w ~ N(log sqrt(d), log_width_sd^2) on
+    standardised inputs and moved by a Metropolis-Hastings step in the resample-move stage: one pass, the width
+    integrated over rather than chosen (`width_` is then the particles' weighted median, `trace_.widths` all of them)."""
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float|str="auto", lam: float=1.0, k_max: int=50,
                  a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True, capacity: int|None=None,
                  move_steps: int=0, birth_at_new: float=0.0, random_state=None, standardize: bool=True,
-                 progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)):
+                 progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0), log_width_sd: float=1.0):
         self.n_particles, self.basis, self.width, self.lam, self.k_max = n_particles, basis, width, lam, k_max
-        self.width_grid = width_grid
+        self.width_grid, self.log_width_sd = width_grid, log_width_sd
         self.a_y, self.b_y, self.a_b, self.b_b, self.c_move = a_y, b_y, a_b, b_b, c_move
         self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
         self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
@@ -483,14 +551,20 @@ class SMCRegressor(BaseBayesEstimator):
 
     def _widths(self, X) -> list:
         "The widths to run: the given one, or (width='auto' with a width basis) the grid on the inputs' scale."
+        scale = 1.0 if self.standardize else float(np.sqrt(np.mean(np.var(X, axis=0))))
+        if isinstance(self.width, str) and self.width == "learn":       # one run; the width is the prior's median
+            if self.basis not in WIDTH_BASES:
+                raise ValueError(f"width='learn' needs a basis with a width ({', '.join(WIDTH_BASES)}), got {self.basis!r}")
+            check_positive("log_width_sd", self.log_width_sd)
+            return [math.sqrt(X.shape[1]) * (scale if scale > 0 else 1.0)]
         if not (isinstance(self.width, str) and self.width == "auto"):
-            if isinstance(self.width, str): raise ValueError(f"width must be a positive number or 'auto', got {self.width!r}")
+            if isinstance(self.width, str):
+                raise ValueError(f"width must be a positive number, 'auto' or 'learn', got {self.width!r}")
             return [self.width]
         if self.basis not in WIDTH_BASES: return [1.0]      # cubic, thin-plate, linear: no width
         grid = np.asarray(self.width_grid, dtype=float).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
             raise ValueError(f"width_grid must be a non-empty sequence of positive widths, got {self.width_grid!r}")
-        scale = 1.0 if self.standardize else float(np.sqrt(np.mean(np.var(X, axis=0))))
         return list(grid * (scale if scale > 0 else 1.0))
 
     def _new(self, n, width):
@@ -498,7 +572,8 @@ class SMCRegressor(BaseBayesEstimator):
         self._gen, self._seen = self._rng(), np.empty(0, np.intp)
         self.smc_ = TDSMC(self.n_particles, self.basis, width, self.lam, self.k_max, self.a_y, self.b_y, self.a_b,
                           self.b_b, self.c_move, self.resampling, self.ess_threshold, capacity=self.capacity or max(n, 16),
-                          move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._gen)
+                          move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._gen,
+                          learn_width=isinstance(self.width, str) and self.width == "learn", log_width_sd=self.log_width_sd)
 
     def fit(self, X, y):
         "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."
@@ -522,6 +597,8 @@ class SMCRegressor(BaseBayesEstimator):
         i = int(np.argmax(g["ev"]))
         self.smc_, self._grid = g["best"], None
         self.width_, self.width_grid_, self.width_log_evidence_ = float(g["widths"][i]), np.array(g["widths"]), np.array(g["ev"])
+        if self.smc_.learn_width:     # the particles' weighted median width (the grid holds the prior's median)
+            self.width_ = float(np.exp(weighted_quantiles(np.log(self.smc_.widths), self.smc_.weights, [0.5])[0]))
 
     def _grid_done(self):
         g = self._grid; g["ev"].append(float(self.smc_.log_evidence))
