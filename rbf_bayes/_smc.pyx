@@ -457,7 +457,8 @@ cdef class SMCCore:
                     g._swap_rebuild(self.spare)
                     continue
                 new = self._lml_of(g, t, i, True)
-                lr = (new - self.lml[i] - 0.5 * ((lw1 - self.lw0) ** 2 - (lw - self.lw0) ** 2) / (self.lwsd * self.lwsd))
+                lr = (new - self.lml[i]
+                      - 0.5 * ((lw1 - self.lw0) ** 2 - (lw - self.lw0) ** 2) / (self.lwsd * self.lwsd))
                 if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
                     self.w2v[i] = w21
                     self.nwid[1] += 1

@@ -260,3 +260,95 @@ def test_streaming_scale_contract():
         SMCRegressor(10).partial_fit(x[:1], y[:1])
     one = SMCRegressor(10, standardize=False, random_state=0).partial_fit(x[:1] / xs, y[:1] / ys)   # one row is fine unscaled
     assert one.smc_.t == 1
+
+
+# ---------------------------------------------------------------- the learned width (nb 09, "Learning the width")
+def _exact_width(x, y, s2y, s2b, lam, kmax, w0, sd, grid):
+    "E[log w | y] and p(k | y) by enumeration of every centre set on a grid of log w."
+    t = len(x)
+    lj = np.empty((len(grid), kmax + 1))
+    for i, th in enumerate(grid):
+        for k in range(kmax + 1):
+            v = []
+            for S in itertools.combinations(range(t), k):
+                K = kernel_matrix(x, x[list(S)], "gaussian", math.exp(th))
+                v.append(stats.multivariate_normal(np.zeros(t), s2y * np.eye(t) + s2b * K @ K.T).logpdf(y)
+                         + k * math.log(lam) - special.gammaln(k + 1) - math.log(math.comb(t, k)))
+            lj[i, k] = special.logsumexp(v)
+    lj += stats.norm(math.log(w0), sd).logpdf(grid)[:, None]
+    p = np.exp(lj - special.logsumexp(lj))
+    return p.sum(1) @ grid, p.sum(0)
+
+
+def test_learned_width_converges_to_the_exact_posterior_and_a_wrong_prior_is_caught():
+    x = np.linspace(-2, 2, 6)[:, None]
+    y = np.array([0.3, -0.2, 0.9, 1.1, 0.1, -0.4])
+    grid = np.linspace(-4, 4, 241)
+    m_th, pk = _exact_width(x, y, 0.1, 1.0, 1.5, 2, 0.7, 1.0, grid)
+    runs = []
+    for s in range(6):
+        smc = TDSMC(1000, "gaussian", 0.7, lam=1.5, k_max=2, fix_variances=(0.1, 1.0), capacity=6, learn_width=True,
+                    rng=np.random.default_rng(s)).partial_fit(x, y).rejuvenate(15)
+        r = np.zeros(4)
+        r[0] = smc.weights @ np.log(smc.widths)
+        r[1:1 + len(smc.p_k())] = smc.p_k()
+        runs.append(r)
+    runs = np.array(runs)
+    m, se = runs.mean(0), runs.std(0, ddof=1) / np.sqrt(len(runs))
+    exact = np.concatenate([[m_th], pk])
+    assert np.all(np.abs(m - exact) < 4 * se + 0.01), ((m - exact) / se)
+    wrong, _ = _exact_width(x, y, 0.1, 1.0, 1.5, 2, 0.7, 0.4, grid)     # the same draws against a narrower prior
+    assert abs(m[0] - wrong) > 4 * se[0] + 0.01
+
+
+def test_learned_width_c_equals_reference_and_pickle_continues():
+    import pickle
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-4, 4, (50, 2))
+    y = np.column_stack([np.sinc(x[:, 0]), np.cos(x[:, 1])]) + 0.1 * rng.normal(size=(50, 2))
+    kw = dict(a_y=2, b_y=0.1, a_b=2, b_b=1.0, ess_threshold=0.6, move_steps=1, k_max=8, capacity=20, learn_width=True,
+              log_width_sd=0.7)
+    a, b = (E(30, "gaussian", 1.2, rng=np.random.default_rng(9), **kw).partial_fit(x, y) for E in (TDSMCReference, TDSMC))
+    np.testing.assert_allclose(a.widths, b.widths, rtol=1e-12)
+    assert [p.centres for p in a.particles] == [p.centres for p in b.particles]
+    np.testing.assert_allclose(a.logw, b.logw, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(a.predict(x[:6]), b.predict(x[:6]), rtol=1e-8, atol=1e-10)
+    assert a.width_acceptance == b.width_acceptance and 0 < b.width_acceptance[1] < b.width_acceptance[0]
+    assert len(set(np.round(b.widths, 12))) > 1                    # the widths differ between particles
+    c = TDSMC(30, "gaussian", 1.2, rng=np.random.default_rng(9), **kw).partial_fit(x[:30], y[:30])
+    c2 = pickle.loads(pickle.dumps(c))
+    for s in (c, c2):
+        s.partial_fit(x[30:], y[30:])
+    np.testing.assert_array_equal(c.widths, c2.widths)
+    np.testing.assert_array_equal(c.logw, c2.logw)
+    np.testing.assert_array_equal(c.widths, b.widths)               # continuing = one call
+
+
+def test_learned_width_off_is_the_old_stream():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-3, 3, (30, 1))
+    y = np.sin(x[:, 0]) + 0.1 * rng.normal(size=30)
+    a = TDSMC(40, "gaussian", 0.8, k_max=6, rng=np.random.default_rng(2), move_steps=1).partial_fit(x, y)
+    b = TDSMC(40, "gaussian", 0.8, k_max=6, rng=np.random.default_rng(2), move_steps=1, learn_width=False,
+              log_width_sd=3.0).partial_fit(x, y)
+    np.testing.assert_array_equal(a.logw, b.logw)
+    assert np.all(b.widths == 0.8) and b.result().widths is None
+
+
+def test_smc_regressor_learned_width_errors_and_fit():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-5, 5, (60, 1))
+    y = np.sinc(x[:, 0] / np.pi) + 0.1 * rng.normal(size=60)
+    m = SMCRegressor(n_particles=100, width="learn", random_state=0).fit(x, y)
+    w = m.trace_.widths
+    assert w is not None and len(w) == 100 and np.min(w) < m.width_ < np.max(w)
+    assert m.summary()["width (learned)"].startswith("median")
+    assert np.sqrt(np.mean((m.predict(x) - np.sinc(x[:, 0] / np.pi)) ** 2)) < 0.1
+    with pytest.raises(ValueError, match="width='learn' needs a basis with a width"):
+        SMCRegressor(width="learn", basis="cubic").fit(x, y)
+    with pytest.raises(ValueError, match="log_width_sd"):
+        SMCRegressor(width="learn", log_width_sd=-1.0).fit(x, y)
+    with pytest.raises(ValueError, match="learn_width=True needs a basis with a width"):
+        TDSMC(10, "cubic", 1.0, learn_width=True, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="not learned"):
+        TDSMC(10, "gaussian", 1.0, rng=np.random.default_rng(0)).partial_fit(x, y).core.width_sweep(0.5)
