@@ -68,6 +68,7 @@ cdef class GramFactor:
     cdef int _new_row(self, Py_ssize_t f, double* Lf, Py_ssize_t n, const double* g, double gnn,
                       double gmax) noexcept nogil
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil
+    cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil
     cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil
     cdef void _drop(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil
     cdef void _add_row(self, Py_ssize_t t, const double* dv, const double* yv) noexcept nogil

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, exp, isfinite
+from libc.math cimport sqrt, log, exp, isfinite, fabs
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 
@@ -30,6 +30,12 @@ from libc.string cimport memcpy, memmove, memset
 # G_ii is rounding noise (the forward substitution's error scales with the large entries), so such a column is
 # numerically dependent however small its own norm (nbs/04_kernel.ipynb; the probit Gibbs loop amplified these).
 cdef double TOL_FLOOR = 1e-13
+# A proposed state is accepted only if the first-order rounding error of every output's explained sum of squares e_o
+# is below TOL_RESID of its residual y_o'y_o - e_o (`_inaccurate`, nbs/04_kernel.ipynb): the pivot tests bound
+# each new column's angle to the others, not the growth of the coefficients over a cluster of nearly dependent
+# columns, where e_o (and so the likelihood) can be wrong by more than the residual itself.
+cdef double TOL_RESID = 1e-6
+cdef double EPS = 2.220446049250313e-16
 from scipy.linalg.cython_blas cimport dgemv
 
 cnp.import_array()
@@ -346,6 +352,34 @@ cdef class GramFactor:
         row[n] = sqrt(piv)
         return 0
 
+    cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil:
+        """1 if, for some output o, the rounding error of e_o = |z_o|^2 may exceed TOL_RESID (y_o'y_o - e_o), or the
+        residual is not positive. The caller wrote the proposed design's diagonal G_ii, in its column order, to
+        work[W : W + m]. First-order bound: the Cholesky L L' = G + rI + dG with |dG_ij| <= gamma sqrt(G_ii + r)
+        sqrt(G_jj + r) (the rows of L have those norms; the Gram's inner products add an error of the same form),
+        so |de_o| = |h'dG h| <= gamma (sum_i sqrt(G_ii + r) |h_i|)^2 with h = L'^{-1} z_o the coefficients,
+        gamma = (m + sqrt(N)) eps. O(m^2) per output (a back-solve), against the proposal's O(N m)."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, o, i, t
+        cdef double* h = self.work
+        cdef const double* dg = self.work + self.W
+        cdef const double* L
+        cdef const double* z
+        cdef double v, acc, r, gam = (m + sqrt(<double> self.N)) * EPS
+        for o in range(self.c):
+            L = Lb + self.ofac[o] * S
+            z = Zb + o * M1
+            r = self.ridge[self.ofac[o]]
+            acc = 0.0
+            for i in range(m - 1, -1, -1):
+                v = z[i]
+                for t in range(i + 1, m):
+                    v -= L[t * M1 + i] * h[t]
+                h[i] = v / L[i * M1 + i]
+                acc += sqrt(dg[i] + r) * fabs(h[i])
+            if not (gam * acc * acc <= TOL_RESID * (self.yy[o] - ee[o])):
+                return 1
+        return 0
+
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t i
         cdef double s = 0.0
@@ -385,6 +419,11 @@ cdef class GramFactor:
             s = self.B[m * self.c + o] - _dot(Lf + m * M1, zo, m)
             zo[m] = s / Lf[m * M1 + m]
             self.ep[o] = _dot(zo, zo, m + 1)
+        for k in range(m):
+            self.work[self.W + k] = self.G[k * M1 + k]
+        self.work[self.W + m] = gnn
+        if self._inaccurate(self.L, self.Z, self.ep, m + 1):
+            return 1
         self.pending = 1
         self.pj = m
         return 0
@@ -479,6 +518,11 @@ cdef class GramFactor:
             s = self.B[m * self.c + o] - _dot(Lf + n * M1, zp, n)
             zp[n] = s / Lf[n * M1 + n]
             self.ep[o] = _dot(zp, zp, m)
+        for k in range(n):
+            self.work[self.W + k] = self.G[(k if k < j else k + 1) * (M1 + 1)]
+        self.work[self.W + n] = gnn
+        if self._inaccurate(self.Lp, self.Zp, self.ep, m):
+            return 1
         self.pending = 3
         self.pj = j
         return 0
@@ -624,6 +668,10 @@ cdef class GramFactor:
                 return 1
             self.ldp[f] = self._logdet(self.Lp + f * S, m)
             self._solve_z(f, self.Lp + f * S, self.Br, self.Zp, self.ep, m)
+        for i in range(m):
+            self.work[self.W + i] = self.Gr[i * M1 + i]
+        if self._inaccurate(self.Lp, self.Zp, self.ep, m):
+            return 1
         self.pm = m
         self.pending = 4
         self.pj = -1

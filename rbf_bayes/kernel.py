@@ -61,9 +61,16 @@ class GramFactorRef:
             if not piv > self.tol * (gnn + r) or not piv > TOL_FLOOR * (gmax + r): return True
         return False
 
+    def _inaccurate(self, D):  # the kernel's accuracy rule: the rounding bound on e against 1e-6 of the residual
+        G, B = D.T @ D, D.T @ self.Y; gam = (D.shape[1] + math.sqrt(self.N)) * np.finfo(float).eps
+        for o in range(self.c):
+            A = G + self.ridges[self.out_factor[o]] * np.eye(D.shape[1]); h = np.linalg.solve(A, B[:, o])
+            if not gam * (np.sqrt(np.diag(A)) @ np.abs(h)) ** 2 <= 1e-6 * (self.yty[o] - B[:, o] @ h): return True
+        return False
+
     def _propose(self, newD, v=None, base=None):
         if self._pending is not None: raise RuntimeError("a proposal is pending: call commit() or reject() first")
-        if v is not None and (not np.all(np.isfinite(v)) or self._singular(base, v)): return False
+        if v is not None and (not np.all(np.isfinite(v)) or self._singular(base, v) or self._inaccurate(newD)): return False
         self._pending = newD; return True
     def propose_append(self, col):
         if self.m >= self.m_max: raise ValueError(f"cannot append: m = m_max = {self.m_max}")

@@ -98,7 +98,7 @@ def test_long_sequence_drift_is_bounded():
 
 def test_capacity_and_index_errors():
     g = GramFactor(10, 1, 2)
-    g.set_targets(np.arange(10.0))
+    g.set_targets(np.arange(10.0) ** 2)         # not an exact fit of the two columns (that is refused: see below)
     assert g.append(np.ones(10)) and g.append(np.arange(10.0))
     with pytest.raises(ValueError, match="cannot append: m = m_max = 2"):
         g.propose_append(np.random.default_rng(0).normal(size=10))
@@ -275,3 +275,32 @@ def test_basis_registry_and_move_codes_agree_between_python_and_c():
     r2 = np.sum((x - mu) ** 2, axis=1)
     for b in BASES:
         np.testing.assert_allclose(basis_column(x, mu, b, 1.7), basis_from_sq(r2, b, 1.7), rtol=1e-13, atol=1e-13)
+
+
+def test_accepted_states_know_e_better_than_the_residual():
+    """The accuracy rule (nb 04): over designs with clusters of nearly dependent Gaussian columns, every state the
+    kernel accepts has e within 1e-5 of the residual of least squares on D itself (the pivot tests alone let
+    through states wrong by more than the residual); an exact fit is refused, and so is a replace that makes one."""
+    from rbf_bayes.basis import design_matrix
+    rng = np.random.default_rng(2)
+    x = np.sort(rng.uniform(-2, 2, 40))[:, None]
+    y = np.sinc(2 * x[:, 0]) + 0.05 * rng.normal(size=40)
+    worst = 0.0
+    for _ in range(120):
+        D = design_matrix(x, rng.uniform(-0.3, 0.3, (7, 1)), "gaussian", 1.0, np.array([np.exp(rng.uniform(-1, 0.5))]))
+        for ridge in ((0.0,), (1e-6,)):
+            g = GramFactor(40, 1, 10, ridge=ridge)
+            g.set_targets(y)
+            for j in range(D.shape[1]):
+                g.append(D[:, j])
+            Dk = g.columns()[:, :g.m]
+            A = Dk.T @ Dk + ridge[0] * np.eye(g.m)
+            e = y @ Dk @ np.linalg.lstsq(np.vstack([Dk, np.sqrt(ridge[0]) * np.eye(g.m)]),
+                                         np.concatenate([y, np.zeros(g.m)]), rcond=None)[0]
+            assert np.isfinite(A).all()
+            worst = max(worst, abs(g.explained[0] - e) / (y @ y - e))
+    assert worst < 1e-5, worst
+    g = GramFactor(10, 1, 3)
+    g.set_targets(np.arange(10.0))
+    assert g.append(np.ones(10)) and not g.append(np.arange(10.0))       # y = x exactly: refused
+    assert g.append(np.arange(10.0) ** 2) and not g.propose_replace(1, np.arange(10.0))
