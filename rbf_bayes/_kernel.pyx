@@ -31,10 +31,12 @@ from libc.string cimport memcpy, memmove, memset
 # numerically dependent however small its own norm (nbs/04_kernel.ipynb; the probit Gibbs loop amplified these).
 cdef double TOL_FLOOR = 1e-13
 # A proposed state is accepted only if the first-order rounding error of every output's explained sum of squares e_o
-# is below TOL_RESID of its residual y_o'y_o - e_o (`_inaccurate`, nbs/04_kernel.ipynb): the pivot tests bound
-# each new column's angle to the others, not the growth of the coefficients over a cluster of nearly dependent
-# columns, where e_o (and so the likelihood) can be wrong by more than the residual itself.
+# is below TOL_RESID of its residual y_o'y_o - e_o, or of TOL_FIT y_o'y_o if the residual is smaller (an exact fit)
+# (`_inaccurate`, nbs/04_kernel.ipynb): the pivot tests bound each new column's angle to the others, not the growth
+# of the coefficients over a cluster of nearly dependent columns, where e_o (and so the likelihood) can be wrong by
+# more than the residual itself.
 cdef double TOL_RESID = 1e-6
+cdef double TOL_FIT = 1e-6
 cdef double EPS = 2.220446049250313e-16
 from scipy.linalg.cython_blas cimport dgemv
 
@@ -353,8 +355,8 @@ cdef class GramFactor:
         return 0
 
     cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil:
-        """1 if, for some output o, the rounding error of e_o = |z_o|^2 may exceed TOL_RESID (y_o'y_o - e_o), or the
-        residual is not positive. The caller wrote the proposed design's diagonal G_ii, in its column order, to
+        """1 if, for some output o, the rounding error of e_o = |z_o|^2 may exceed TOL_RESID max(y_o'y_o - e_o,
+        TOL_FIT y_o'y_o). The caller wrote the proposed design's diagonal G_ii, in its column order, to
         work[W : W + m]. First-order bound: the Cholesky L L' = G + rI + dG with |dG_ij| <= gamma sqrt(G_ii + r)
         sqrt(G_jj + r) (the rows of L have those norms; the Gram's inner products add an error of the same form),
         so |de_o| = |h'dG h| <= gamma (sum_i sqrt(G_ii + r) |h_i|)^2 with h = L'^{-1} z_o the coefficients,
@@ -376,7 +378,10 @@ cdef class GramFactor:
                     v -= L[t * M1 + i] * h[t]
                 h[i] = v / L[i * M1 + i]
                 acc += sqrt(dg[i] + r) * fabs(h[i])
-            if not (gam * acc * acc <= TOL_RESID * (self.yy[o] - ee[o])):
+            v = self.yy[o] - ee[o]
+            if v < TOL_FIT * self.yy[o]:
+                v = TOL_FIT * self.yy[o]
+            if not (gam * acc * acc <= TOL_RESID * v):
                 return 1
         return 0
 

@@ -65,7 +65,8 @@ class GramFactorRef:
         G, B = D.T @ D, D.T @ self.Y; gam = (D.shape[1] + math.sqrt(self.N)) * np.finfo(float).eps
         for o in range(self.c):
             A = G + self.ridges[self.out_factor[o]] * np.eye(D.shape[1]); h = np.linalg.solve(A, B[:, o])
-            if not gam * (np.sqrt(np.diag(A)) @ np.abs(h)) ** 2 <= 1e-6 * (self.yty[o] - B[:, o] @ h): return True
+            res = max(self.yty[o] - B[:, o] @ h, 1e-6 * self.yty[o])
+            if not gam * (np.sqrt(np.diag(A)) @ np.abs(h)) ** 2 <= 1e-6 * res: return True
         return False
 
     def _propose(self, newD, v=None, base=None):
