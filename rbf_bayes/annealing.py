@@ -17,8 +17,8 @@ import numpy as np
 from ._base import BaseBayesEstimator
 from ._rjmcmc import RJCore
 from ._validation import as_inputs, as_targets, check_int, check_positive
-from .basis import CentreSpace, check_basis, check_k_max, design_matrix
-from .calibration import CalibratedPrior, criterion_value, least_squares_fit
+from .basis import CentreSpace, check_basis, check_k_max, design_matrix, rbf_columns
+from .calibration import CalibratedPrior, criterion_value, least_squares_fit, penalty
 from .chains import check_parallel, run_chains
 from .kernel import rbf_state
 from .progress import ChunkedRun, DeferredInterrupt, InterruptedWarning, interrupt_message
@@ -26,11 +26,11 @@ from .results import SamplerResult
 from .rjmcmc import RJConfig, _check_rj_memory
 
 # %% auto #0
-__all__ = ['cooling_schedule', 'AnnealResult', 'anneal_rbf', 'exhaustive_search', 'OptimumUncertainWarning',
+__all__ = ['cooling_schedule', 'AnnealResult', 'anneal_rbf', 'exhaustive_search', 'polish_centres', 'OptimumUncertainWarning',
            'AnnealedRBFRegressor']
 
 # %% ../nbs/07_annealing.ipynb #44c7aa20
-def cooling_schedule(schedule, # "linear", "geometric", or a callable i -> T_i
+def cooling_schedule(schedule, # "linear", "geometric", "logarithmic", or a callable i -> T_i
                      n_iter: int, T0: float=1.0, T_end: float=1e-5) -> np.ndarray:
     "Temperatures T_0 .. T_{n-1}."
     check_positive("T0", T0); check_positive("T_end", T_end)
@@ -40,7 +40,8 @@ def cooling_schedule(schedule, # "linear", "geometric", or a callable i -> T_i
     if callable(schedule): T = np.array([float(schedule(int(j))) for j in i])
     elif schedule == "linear": T = T0 - (T0 - T_end) * frac
     elif schedule == "geometric": T = T0 * (T_end / T0) ** frac
-    else: raise ValueError(f"schedule must be 'linear', 'geometric' or a callable, got {schedule!r}")
+    elif schedule == "logarithmic": T = T0 / (1 + (T0 / T_end - 1) * np.log1p(i) / math.log(max(n_iter, 2)))
+    else: raise ValueError(f"schedule must be 'linear', 'geometric', 'logarithmic' or a callable, got {schedule!r}")
     if not np.all(np.isfinite(T)) or np.any(T <= 0): raise ValueError("the schedule must give finite temperatures > 0")
     return T
 
@@ -92,7 +93,9 @@ class AnnealResult(SamplerResult):
         T, k, crit = self.temperatures, np.asarray(self.k), str(self.meta.get("criterion", "criterion")).upper()
         rows = [("iterations", f"{len(k)}, temperature {T[0]:.3g} to {T[-1]:.3g} ({self.meta.get('schedule', '?')})"),
                 ("best network", f"k = {self.k_best}, {crit} = {self.criterion:.3f}, found at iteration "
-                                 f"{self.best_iteration} (temperature {self.best_temperature:.3g})"),
+                                 f"{self.best_iteration} (temperature {self.best_temperature:.3g})"
+                                 + (f"; the final descent took it from {self.meta['criterion_annealed']:.3f}"
+                                    if "criterion_annealed" in self.meta else "")),
                 ("k visited", f"{k.min()} to {k.max()}, {k[-1]} at the end" if len(k) else "none"),
                 ("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in self.acceptance_rates().items())),
                 ("time", f"{self.seconds:.2f} s")]
@@ -134,6 +137,7 @@ def anneal_rbf(x, # inputs (N, d)
                moves=("birth", "death", "split", "merge", "update"),
                progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                interruptible: bool=True, # Ctrl-C stops the run and returns it resumable (`04b_progress`); False: raise
+               polish: bool=True, # finish the best network with a local descent of its centres (`polish_centres`)
               ) -> AnnealResult:
     "MAP search over (k, mu) for the calibrated posterior exp(-criterion) by RJ simulated annealing."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
@@ -162,7 +166,8 @@ def anneal_rbf(x, # inputs (N, d)
     if has_test:
         x_test = as_inputs(x_test, "x_test"); y_test = as_targets(y_test, len(x_test), "y_test")
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, criterion=calibration.criterion, Lambda_bar=lam,
-                delta2_bar=d2, schedule=schedule if isinstance(schedule, str) else "callable")
+                delta2_bar=d2, schedule=schedule if isinstance(schedule, str) else "callable", polish=bool(polish),
+                omega=(space.lo.tolist(), space.hi.tolist()))
     run = _AnnealRun(core, x, Y, temps, record_every, x_test if has_test else None, y_test if has_test else None,
                      calibration.criterion, meta)
     return run.run(progress, interruptible)
@@ -200,11 +205,14 @@ class _AnnealRun(ChunkedRun):
     def _result(self) -> AnnealResult:
         m, x, Y, n = self.meta, self.x, self.Y, self.done
         k, lp = self.buf[0][:n], self.buf[1][:n]
-        best = self.core.best_centres; D = design_matrix(x, best, m["basis"], m["width"])
+        best = self.core.best_centres; crit = criterion_value(x, Y, best, m["basis"], m["width"], self.criterion)
+        if m.get("polish") and n == self.total and not self.interrupted:   # the final descent, once the schedule is done
+            m = dict(m, criterion_annealed=crit)
+            best, crit = polish_centres(x, Y, best, *m["omega"], m["basis"], m["width"], self.criterion)
+        D = design_matrix(x, best, m["basis"], m["width"])
         coef, _ = least_squares_fit(D, Y)
         n_prop, n_acc = self.core.counts
-        return AnnealResult(k=k, k_best=len(best), centres=best, coef=coef,
-                            criterion=criterion_value(x, Y, best, m["basis"], m["width"], self.criterion),
+        return AnnealResult(k=k, k_best=len(best), centres=best, coef=coef, criterion=crit,
                             sigma2=np.sum((Y - D @ coef) ** 2, axis=0) / max(len(x) - D.shape[1], 1),
                             gram_inv=np.linalg.pinv(D.T @ D), temperatures=self.temps[:n],
                             log_target=lp + np.array([math.lgamma(kk + 1) for kk in k]), recorded=np.array(self.rec),
@@ -218,6 +226,7 @@ def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=Calibrated
                       schedule="linear", T0: float=1.0, T_end: float=1e-5, rng: np.random.Generator,
                       basis: str="cubic", width: float=1.0, rw_var: float=1e-3, varpi: float=0.5,
                       n_restarts: int=1, # fixed-k annealings per k (from successive draws of rng); the best is kept
+                      polish: bool=True, # each fixed-k run ends with the annealer's final descent (`polish_centres`)
                      ) -> dict:
     """Fixed-k annealed centre optimisation for every k in k_values; the best criterion per k and overall, and per k
     the (best, worst) over the restarts (`per_k_spread`: how far one fixed-k run is from converged). Ctrl-C stops after
@@ -229,7 +238,7 @@ def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=Calibrated
             try:
                 r = anneal_rbf(x, y, calibration=calibration, n_iter=n_iter, schedule=schedule, T0=T0, T_end=T_end,
                                rng=rng, basis=basis, width=width, rw_var=rw_var, varpi=varpi, init=space.sample(rng, k),
-                               moves=("update",), record_every=n_iter, interruptible=False)
+                               moves=("update",), record_every=n_iter, interruptible=False, polish=polish)
                 return r.criterion, r.centres
             except np.linalg.LinAlgError:
                 continue
@@ -246,6 +255,49 @@ def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=Calibrated
     best_k = min(out, key=lambda k: out[k][0])
     return dict(per_k={k: v[0] for k, v in out.items()}, per_k_spread=spread, best_k=best_k, best_criterion=out[best_k][0],
                 centres=out[best_k][1], seconds=time.perf_counter() - t0, interrupted=interrupted)
+
+# %% ../nbs/07_annealing.ipynb #c0c25b4f
+def _criterion_and_grad(flat, x, Y, k, basis, width, criterion, hstep):
+    "The criterion of the network with centres `flat` (k * d) and its variable-projection gradient (see above)."
+    N, d = x.shape
+    mu = flat.reshape(k, d)
+    D = design_matrix(x, mu, basis, width)
+    coef, rss = least_squares_fit(D, Y)
+    if np.any(rss <= 1e-300) or np.linalg.matrix_rank(D) < D.shape[1]: return math.inf, np.zeros_like(flat)
+    R = Y - D @ coef
+    val = float(np.sum(0.5 * N * np.log(2 * math.pi * rss / N) + 0.5 * N)) + penalty(criterion, k, Y.shape[1], d, N)
+    W = R / rss                                       # r_o / R_o, (N, c)
+    g = np.empty((k, d))
+    for l in range(d):
+        up, dn = mu.copy(), mu.copy()
+        up[:, l] += hstep[l]; dn[:, l] -= hstep[l]
+        dcol = (rbf_columns(x, up, basis, width) - rbf_columns(x, dn, basis, width)) / (2 * hstep[l])   # (N, k)
+        g[:, l] = -N * np.einsum("nj,nc,jc->j", dcol, W, coef[1 + d:])
+    return val, g.ravel()
+
+def polish_centres(x, # inputs (N, d)
+                   y, # targets (N,) or (N, c)
+                   centres, # (k, d) starting centres, in Omega
+                   lo, hi, # Omega's corners (d,)
+                   basis: str="cubic", width: float=1.0,
+                   criterion: str="mdl",
+                   max_iter: int=500, # L-BFGS-B iterations
+                  ) -> tuple[np.ndarray, float]:
+    "Local descent of the criterion over the centres at fixed k, inside Omega: (centres, criterion), never worse than the start."
+    basis, width = check_basis(basis, width)
+    x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape
+    mu0 = np.asarray(centres, dtype=float).reshape(-1, d); k = len(mu0)
+    f0 = criterion_value(x, Y, mu0, basis, width, criterion)
+    if k == 0 or not math.isfinite(f0): return mu0, f0
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    hstep = 1e-6 * (hi - lo)
+    from scipy.optimize import minimize
+    o = minimize(_criterion_and_grad, mu0.ravel(), args=(x, Y, k, basis, width, criterion, hstep), jac=True,
+                 method="L-BFGS-B", bounds=list(zip(np.tile(lo, k), np.tile(hi, k), strict=True)),
+                 options=dict(maxiter=max_iter))
+    mu = np.clip(o.x.reshape(k, d), lo, hi)
+    f = criterion_value(x, Y, mu, basis, width, criterion)
+    return (mu, f) if f < f0 else (mu0, f0)
 
 # %% ../nbs/07_annealing.ipynb #6e309851
 class OptimumUncertainWarning(UserWarning):
@@ -270,8 +322,10 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                  restart_tol: float=1.0, # nats: restarts this close to the best count as having found it
                  n_jobs: int=1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the restarts on instead (e.g. Dask's)
+                 polish: bool=True, # each restart's best network ends with a local descent of its centres
                 ):
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
+        self.polish = polish
         self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
         self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
         self.standardize, self.progress, self.n_restarts, self.restart_tol = standardize, progress, n_restarts, restart_tol
@@ -280,7 +334,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     def _anneal_kw(self, progress: bool) -> dict:
         return dict(n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end, basis=self.basis,
                     width=self.width, rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
-                    record_every=max(1, self.n_iter // 50), progress=progress)
+                    record_every=max(1, self.n_iter // 50), progress=progress, polish=self.polish)
 
     def _anneal(self, rng):
         X, Y, cal = self._data
