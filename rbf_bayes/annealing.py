@@ -294,7 +294,7 @@ def polish_centres(x, # inputs (N, d)
     from scipy.optimize import minimize
     o = minimize(_criterion_and_grad, mu0.ravel(), args=(x, Y, k, basis, width, criterion, hstep), jac=True,
                  method="L-BFGS-B", bounds=list(zip(np.tile(lo, k), np.tile(hi, k), strict=True)),
-                 options=dict(maxiter=max_iter))
+                 options=dict(maxiter=max_iter, ftol=1e-15, gtol=1e-12))   # to rounding: the answer must not depend on units
     mu = np.clip(o.x.reshape(k, d), lo, hi)
     f = criterion_value(x, Y, mu, basis, width, criterion)
     return (mu, f) if f < f0 else (mu0, f0)
@@ -314,13 +314,13 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     network kept; `restart_criteria_` and `restart_k_` record every restart's result, and an `OptimumUncertainWarning`
     says when fewer than two restarts came within `restart_tol` nats of the best criterion (the optimum was found once:
     it may not be the global one)."""
-    def __init__(self, criterion: str="mdl", basis: str="cubic", width: float=1.0, n_iter: int=2000,
+    def __init__(self, criterion: str="mdl", basis: str="cubic", width: float=1.0, n_iter: int=100_000,
                  schedule="linear", T0: float=1.0, T_end: float=1e-5, k_max: int|None=None, iota: float=0.1,
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None,
                  standardize: bool=True, progress: bool=False,
-                 n_restarts: int=1, # independent annealings; the best network is kept
+                 n_restarts: int=4, # independent annealings; the best network is kept (defaults: exp7_annealing_study)
                  restart_tol: float=1.0, # nats: restarts this close to the best count as having found it
-                 n_jobs: int=1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
+                 n_jobs: int=-1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the restarts on instead (e.g. Dask's)
                  polish: bool=True, # each restart's best network ends with a local descent of its centres
                 ):

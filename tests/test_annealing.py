@@ -105,3 +105,27 @@ def test_rhat_and_ess_on_known_processes():
     assert rhat(shifted) > 1.05
     with pytest.raises(ValueError, match="n_draws >= 4"):
         rhat(np.zeros((2, 3)))
+
+
+def test_final_descent_lowers_the_criterion_inside_omega():
+    """The final descent (nb 07): never above the annealed best, centres inside Omega, k unchanged; off, the result is
+    the annealer's best state."""
+    from rbf_bayes.basis import CentreSpace
+    from rbf_bayes.calibration import CalibratedPrior
+    from rbf_bayes.datasets import robot_arm
+    d = robot_arm(np.random.default_rng(0))
+    om = CentreSpace.from_data(d.x, 0.1)
+    kw = dict(calibration=CalibratedPrior("mdl", k_max=30), n_iter=3000, basis="cubic", record_every=3000)
+    for s in range(3):
+        on = anneal_rbf(d.x, d.y, rng=np.random.default_rng(s), **kw)
+        off = anneal_rbf(d.x, d.y, rng=np.random.default_rng(s), polish=False, **kw)
+        np.testing.assert_array_equal(on.k, off.k)                       # the chain is the same
+        assert on.meta["criterion_annealed"] == off.criterion
+        assert on.criterion <= off.criterion and on.k_best == off.k_best and om.contains(on.centres).all()
+        assert "criterion_annealed" not in off.meta
+    assert "final descent took it from" in on.summary().__repr__() or "final descent" in str(on.summary())
+
+
+def test_logarithmic_schedule():
+    T = cooling_schedule("logarithmic", 10_000)
+    assert T[0] == 1.0 and abs(T[-1] - 1e-5) < 1e-15 and np.all(np.diff(T) < 0)

@@ -22,7 +22,7 @@ XN = X.copy(); XN[3, 1] = np.nan
 YN = Y.copy(); YN[2] = np.nan
 BIG = 10**12
 
-FAST = {RJMCMCRegressor: dict(n_iter=300, burn_in=100), AnnealedRBFRegressor: dict(n_iter=300),
+FAST = {RJMCMCRegressor: dict(n_iter=300, burn_in=100), AnnealedRBFRegressor: dict(n_iter=300, n_restarts=1),
         SMCRegressor: dict(n_particles=20), BMARSRegressor: dict(n_iter=300, burn_in=100)}
 SIZE = {RJMCMCRegressor: "n_iter", AnnealedRBFRegressor: "n_iter", SMCRegressor: "n_particles", BMARSRegressor: "n_iter"}
 

@@ -87,7 +87,7 @@ def _same_result(a, b):
 CASES = {   # estimator factory, progress update at which Ctrl-C arrives (after burn-in)
     # RJMCMC takes its snapshots inside C: one update per chunk of 2,000 iterations, so the third ends after burn-in
     "rjmcmc": (lambda: RJMCMCRegressor(n_iter=12_000, burn_in=4_000, thin=4, random_state=1), 3),
-    "rjsa": (lambda: AnnealedRBFRegressor(n_iter=1000, random_state=1), 20),
+    "rjsa": (lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=1, random_state=1), 20),   # one run; restarts: test_chains
     "bmars": (lambda: BMARSRegressor(n_iter=1500, burn_in=500, thin=5, random_state=1), 80),
 }
 
@@ -122,7 +122,7 @@ def test_ctrl_c_then_continue_fit_equals_the_uninterrupted_fit(name, sigint_at):
 def test_annealing_restarts_ctrl_c_then_continue_fit(sigint_at):
     """Ctrl-C in the second of three restarts: the model holds the best so far (the interrupted run while it is the one
     in memory); continue_fit finishes that restart and runs the third: the same restarts, the same best network."""
-    make = lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=3, restart_tol=1e9, random_state=1)
+    make = lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=3, n_jobs=1, restart_tol=1e9, random_state=1)   # one after another
     X, y = _data()
     full = make().fit(X, y)
     m = make()

@@ -26,7 +26,7 @@ EXPECTED = {
 }
 
 
-@parametrize_with_checks([RJMCMCRegressor(n_iter=200, burn_in=100), AnnealedRBFRegressor(n_iter=200),
+@parametrize_with_checks([RJMCMCRegressor(n_iter=200, burn_in=100), AnnealedRBFRegressor(n_iter=200, n_restarts=1),
                           SMCRegressor(n_particles=20), BMARSRegressor(n_iter=200, burn_in=100)],
                          expected_failed_checks=lambda est: EXPECTED[type(est).__name__])
 def test_sklearn_compatible_estimator(estimator, check):
@@ -40,7 +40,7 @@ def test_rich_display_with_this_scikit_learn(Est):
     """Jupyter's display (scikit-learn's bundle) gets the fit summary appended once fitted, under every supported
     scikit-learn; the text repr stays scikit-learn's parameter repr."""
     X = np.random.default_rng(0).uniform(-1, 1, (30, 2)); y = X[:, 0] - X[:, 1] ** 2
-    fast = {RJMCMCRegressor: dict(n_iter=200, burn_in=100), AnnealedRBFRegressor: dict(n_iter=200),
+    fast = {RJMCMCRegressor: dict(n_iter=200, burn_in=100), AnnealedRBFRegressor: dict(n_iter=200, n_restarts=1),
             SMCRegressor: dict(n_particles=20), BMARSRegressor: dict(n_iter=200, burn_in=100)}
     m = Est(**fast[Est], random_state=0)
     assert "rbf-bayes-summary" not in m._repr_mimebundle_()["text/html"]
