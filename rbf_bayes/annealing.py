@@ -262,9 +262,10 @@ def _criterion_and_grad(flat, x, Y, k, basis, width, criterion, hstep):
     N, d = x.shape
     mu = flat.reshape(k, d)
     D = design_matrix(x, mu, basis, width)
-    coef, rss = least_squares_fit(D, Y)
-    if np.any(rss <= 1e-300) or np.linalg.matrix_rank(D) < D.shape[1]: return math.inf, np.zeros_like(flat)
+    coef, _, rank, _ = np.linalg.lstsq(D, Y, rcond=None)
     R = Y - D @ coef
+    rss = np.einsum("ni,ni->i", R, R)
+    if np.any(rss <= 1e-300) or rank < D.shape[1]: return math.inf, np.zeros_like(flat)
     val = float(np.sum(0.5 * N * np.log(2 * math.pi * rss / N) + 0.5 * N)) + penalty(criterion, k, Y.shape[1], d, N)
     W = R / rss                                       # r_o / R_o, (N, c)
     g = np.empty((k, d))
@@ -314,7 +315,8 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     network kept; `restart_criteria_` and `restart_k_` record every restart's result, and an `OptimumUncertainWarning`
     says when fewer than two restarts came within `restart_tol` nats of the best criterion (the optimum was found once:
     it may not be the global one)."""
-    def __init__(self, criterion: str="mdl", basis: str="cubic", width: float=1.0, n_iter: int=100_000,
+    def __init__(self, criterion: str="mdl", basis: str="cubic", width: float=1.0,
+                 n_iter: int|str="auto", # iterations per restart; "auto": 100,000 up to N = 200, then 2e7 / N (>= 10,000)
                  schedule="linear", T0: float=1.0, T_end: float=1e-5, k_max: int|None=None, iota: float=0.1,
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None,
                  standardize: bool=True, progress: bool=False,
@@ -331,10 +333,16 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         self.standardize, self.progress, self.n_restarts, self.restart_tol = standardize, progress, n_restarts, restart_tol
         self.n_jobs, self.executor = n_jobs, executor
 
+    def _resolved_n_iter(self, N: int) -> int:
+        "n_iter, with 'auto' resolved for N points (a budget of 2e7 point-iterations per restart; exp7_annealing_study)."
+        if isinstance(self.n_iter, str) and self.n_iter == "auto": return max(10_000, min(100_000, round(2e7 / N)))
+        return check_int("n_iter", self.n_iter)
+
     def _anneal_kw(self, progress: bool) -> dict:
-        return dict(n_iter=self.n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end, basis=self.basis,
+        n_iter = self._n_iter
+        return dict(n_iter=n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end, basis=self.basis,
                     width=self.width, rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
-                    record_every=max(1, self.n_iter // 50), progress=progress, polish=self.polish)
+                    record_every=max(1, n_iter // 50), progress=progress, polish=self.polish)
 
     def _anneal(self, rng):
         X, Y, cal = self._data
@@ -343,10 +351,11 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     def fit(self, X, y):
         """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_), centres_,
         coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
-        check_int("n_iter", self.n_iter); R = check_int("n_restarts", self.n_restarts)
+        R = check_int("n_restarts", self.n_restarts)
         check_positive("restart_tol", self.restart_tol)
         _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
+        self._n_iter = self._resolved_n_iter(len(X))
         self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
         rng = self._rng()
         self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []
@@ -389,7 +398,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         if stopped and self._parallel():      # one warning for all stopped restarts (each run's own was held back)
             self.interrupted_ = True
             n_done = sum(r.meta.get("n_done", len(r.k)) for r in self._runs)
-            warnings.warn(interrupt_message(f"{len(self._runs)} RJSA restarts", n_done, len(self._runs) * self.n_iter,
+            warnings.warn(interrupt_message(f"{len(self._runs)} RJSA restarts", n_done, len(self._runs) * self._n_iter,
                                             "iterations", f" (restarts {stopped} stopped early; the best finished one is "
                                             "the fitted network meanwhile)"), InterruptedWarning, stacklevel=3)
         if not self.interrupted_:
