@@ -288,14 +288,17 @@ def polish_centres(x, # inputs (N, d)
     basis, width = check_basis(basis, width)
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape
     mu0 = np.asarray(centres, dtype=float).reshape(-1, d); k = len(mu0)
+    max_iter = check_int("max_iter", max_iter)
+    lo, hi = np.asarray(lo, dtype=float).reshape(-1), np.asarray(hi, dtype=float).reshape(-1)
+    if lo.shape != (d,) or hi.shape != (d,) or not np.all(lo < hi):
+        raise ValueError(f"lo and hi must be Omega's corners, {d} values each with lo < hi, got {lo} and {hi}")
     f0 = criterion_value(x, Y, mu0, basis, width, criterion)
     if k == 0 or not math.isfinite(f0): return mu0, f0
-    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     hstep = 1e-6 * (hi - lo)
     from scipy.optimize import minimize
     o = minimize(_criterion_and_grad, mu0.ravel(), args=(x, Y, k, basis, width, criterion, hstep), jac=True,
                  method="L-BFGS-B", bounds=list(zip(np.tile(lo, k), np.tile(hi, k), strict=True)),
-                 options=dict(maxiter=max_iter, ftol=1e-15, gtol=1e-12))   # to rounding: the answer must not depend on units
+                 options=dict(maxiter=max_iter, ftol=1e-15, gtol=1e-12))   # to rounding: the default tolerances stop early
     mu = np.clip(o.x.reshape(k, d), lo, hi)
     f = criterion_value(x, Y, mu, basis, width, criterion)
     return (mu, f) if f < f0 else (mu0, f0)
