@@ -257,24 +257,23 @@ def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=Calibrated
                 centres=out[best_k][1], seconds=time.perf_counter() - t0, interrupted=interrupted)
 
 # %% ../nbs/07_annealing.ipynb #c0c25b4f
-def _criterion_and_grad(flat, x, Y, k, basis, width, criterion, hstep):
-    "The criterion of the network with centres `flat` (k * d) and its variable-projection gradient (see above)."
+def _varpro(flat, x, Y, k, basis, width, w, hstep, jac=False):
+    "The weighted residuals W r(mu) of the profiled least-squares fit (stacked by output), or their Kaufman Jacobian."
     N, d = x.shape
     mu = flat.reshape(k, d)
     D = design_matrix(x, mu, basis, width)
-    coef, _, rank, _ = np.linalg.lstsq(D, Y, rcond=None)
-    R = Y - D @ coef
-    rss = np.einsum("ni,ni->i", R, R)
-    if np.any(rss <= 1e-300) or rank < D.shape[1]: return math.inf, np.zeros_like(flat)
-    val = float(np.sum(0.5 * N * np.log(2 * math.pi * rss / N) + 0.5 * N)) + penalty(criterion, k, Y.shape[1], d, N)
-    W = R / rss                                       # r_o / R_o, (N, c)
-    g = np.empty((k, d))
+    coef = np.linalg.lstsq(D, Y, rcond=None)[0]
+    if not jac: return ((Y - D @ coef) * w).ravel(order="F")
+    Q = np.linalg.qr(D)[0]
+    J = np.empty((N * Y.shape[1], k * d))
     for l in range(d):
         up, dn = mu.copy(), mu.copy()
         up[:, l] += hstep[l]; dn[:, l] -= hstep[l]
         dcol = (rbf_columns(x, up, basis, width) - rbf_columns(x, dn, basis, width)) / (2 * hstep[l])   # (N, k)
-        g[:, l] = -N * np.einsum("nj,nc,jc->j", dcol, W, coef[1 + d:])
-    return val, g.ravel()
+        for o in range(Y.shape[1]):
+            B = dcol * coef[1 + d:, o]
+            J[o * N:(o + 1) * N, l::d] = -w[o] * (B - Q @ (Q.T @ B))
+    return J
 
 def polish_centres(x, # inputs (N, d)
                    y, # targets (N,) or (N, c)
@@ -282,26 +281,32 @@ def polish_centres(x, # inputs (N, d)
                    lo, hi, # Omega's corners (d,)
                    basis: str="cubic", width: float=1.0,
                    criterion: str="mdl",
-                   max_iter: int=500, # L-BFGS-B iterations
+                   max_rounds: int=3, # majorise-minimise rounds
+                   max_nfev: int=50, # residual evaluations per round
                   ) -> tuple[np.ndarray, float]:
     "Local descent of the criterion over the centres at fixed k, inside Omega: (centres, criterion), never worse than the start."
     basis, width = check_basis(basis, width)
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape
-    mu0 = np.asarray(centres, dtype=float).reshape(-1, d); k = len(mu0)
-    max_iter = check_int("max_iter", max_iter)
+    mu = np.asarray(centres, dtype=float).reshape(-1, d); k = len(mu)
+    max_rounds = check_int("max_rounds", max_rounds); max_nfev = check_int("max_nfev", max_nfev)
     lo, hi = np.asarray(lo, dtype=float).reshape(-1), np.asarray(hi, dtype=float).reshape(-1)
     if lo.shape != (d,) or hi.shape != (d,) or not np.all(lo < hi):
         raise ValueError(f"lo and hi must be Omega's corners, {d} values each with lo < hi, got {lo} and {hi}")
-    f0 = criterion_value(x, Y, mu0, basis, width, criterion)
-    if k == 0 or not math.isfinite(f0): return mu0, f0
-    hstep = 1e-6 * (hi - lo)
-    from scipy.optimize import minimize
-    o = minimize(_criterion_and_grad, mu0.ravel(), args=(x, Y, k, basis, width, criterion, hstep), jac=True,
-                 method="L-BFGS-B", bounds=list(zip(np.tile(lo, k), np.tile(hi, k), strict=True)),
-                 options=dict(maxiter=max_iter, ftol=1e-15, gtol=1e-12))   # to rounding: the default tolerances stop early
-    mu = np.clip(o.x.reshape(k, d), lo, hi)
     f = criterion_value(x, Y, mu, basis, width, criterion)
-    return (mu, f) if f < f0 else (mu0, f0)
+    if k == 0 or not math.isfinite(f) or k * d > N * Y.shape[1]: return mu, f
+    from scipy.optimize import least_squares
+    hstep, bounds = 1e-6 * (hi - lo), (np.tile(lo, k), np.tile(hi, k))
+    for _ in range(max_rounds):
+        _, rss = least_squares_fit(design_matrix(x, mu, basis, width), Y)
+        w = 1 / np.sqrt(rss)                                   # the majoriser's weights at the current centres
+        args = (x, Y, k, basis, width, w, hstep)
+        o = least_squares(_varpro, np.clip(mu.ravel(), *bounds), args=args, bounds=bounds, method="trf",
+                          jac=lambda v, *a: _varpro(v, *a, jac=True), x_scale="jac", max_nfev=max_nfev)
+        mu2 = np.clip(o.x.reshape(k, d), lo, hi)
+        f2 = criterion_value(x, Y, mu2, basis, width, criterion)
+        if not f2 < f - 1e-9: break
+        mu, f = mu2, f2
+    return mu, f
 
 # %% ../nbs/07_annealing.ipynb #6e309851
 class OptimumUncertainWarning(UserWarning):
