@@ -18,7 +18,7 @@ from ._base import BaseBayesEstimator
 from ._rjmcmc import RJCore
 from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix, rbf_columns
-from .calibration import CalibratedPrior, criterion_value, least_squares_fit, penalty
+from .calibration import CalibratedPrior, criterion_value, least_squares_fit
 from .chains import check_parallel, run_chains
 from .kernel import rbf_state
 from .progress import ChunkedRun, DeferredInterrupt, InterruptedWarning, interrupt_message
