@@ -343,7 +343,9 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
 
     def _resolved_n_iter(self, N: int) -> int:
         "n_iter, with 'auto' resolved for N points (a budget of 2e7 point-iterations per restart; exp7_annealing_study)."
-        if isinstance(self.n_iter, str) and self.n_iter == "auto": return max(10_000, min(100_000, round(2e7 / N)))
+        if isinstance(self.n_iter, str):
+            if self.n_iter == "auto": return max(10_000, min(100_000, round(2e7 / N)))
+            raise TypeError(f"n_iter must be a positive integer or 'auto', got {self.n_iter!r}")
         return check_int("n_iter", self.n_iter)
 
     def _anneal_kw(self, progress: bool) -> dict:
