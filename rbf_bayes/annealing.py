@@ -357,10 +357,10 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None,
                  standardize: bool=True, progress: bool=False,
                  n_restarts: int=4, # independent annealings; the best network is kept (defaults: exp7_annealing_study)
-                 restart_tol: float=1.0, # nats: restarts this close to the best count as having found it
+                 restart_tol: float=3.0, # nats: restarts this close to the best count as having found it
                  n_jobs: int=-1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the restarts on instead (e.g. Dask's)
-                 polish: bool=True, # each restart's best network ends with a local descent of its centres
+                 polish: bool|str="auto", # the final descent of each restart's centres; "auto": on for d <= 2 inputs
                 ):
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
         self.polish = polish
@@ -376,11 +376,18 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
             raise TypeError(f"n_iter must be a positive integer or 'auto', got {self.n_iter!r}")
         return check_int("n_iter", self.n_iter)
 
+    def _resolved_polish(self, d: int) -> bool:
+        "polish, with 'auto' resolved for d inputs: the final descent for d <= 2 only (`07_annealing`, 'When the descent is on')."
+        if isinstance(self.polish, str):
+            if self.polish == "auto": return d <= 2
+            raise ValueError(f"polish must be True, False or 'auto', got {self.polish!r}")
+        return bool(self.polish)
+
     def _anneal_kw(self, progress: bool) -> dict:
         n_iter = self._n_iter
         return dict(n_iter=n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end, basis=self.basis,
                     width=self.width, rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
-                    record_every=max(1, n_iter // 50), progress=progress, polish=self.polish)
+                    record_every=max(1, n_iter // 50), progress=progress, polish=self._polish)
 
     def _anneal(self, rng):
         X, Y, cal = self._data
@@ -394,6 +401,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._n_iter = self._resolved_n_iter(len(X))
+        self._polish = self._resolved_polish(X.shape[1])
         self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
         rng = self._rng()
         self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []
