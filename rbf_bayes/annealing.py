@@ -56,6 +56,13 @@ def starting_temperature(space: CentreSpace, # Omega (its log volume)
     C, lv = penalty_slope(criterion, c, N), space.log_volume
     return 1.0 if lv <= C else C / lv
 
+def _resolve_polish(polish, d: int) -> bool:
+    "polish, with 'auto' resolved for d inputs: the final descent for d <= 2 only (`07_annealing`, 'When the descent is on')."
+    if isinstance(polish, str):
+        if polish == "auto": return d <= 2
+        raise ValueError(f"polish must be True, False or 'auto', got {polish!r}")
+    return bool(polish)
+
 def _resolve_T0(T0, space, criterion, c, N, T_end) -> float:
     "T0, with 'auto' resolved (`starting_temperature`, never below T_end)."
     if isinstance(T0, str):
@@ -156,14 +163,14 @@ def anneal_rbf(x, # inputs (N, d)
                moves=("birth", "death", "split", "merge", "update"),
                progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                interruptible: bool=True, # Ctrl-C stops the run and returns it resumable (`04b_progress`); False: raise
-               polish: bool=True, # finish the best network with a local descent of its centres (`polish_centres`)
+               polish: bool|str=True, # finish the best network with a local descent of its centres (`polish_centres`); "auto": d <= 2
               ) -> AnnealResult:
     "MAP search over (k, mu) for the calibrated posterior exp(-criterion) by RJ simulated annealing."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
     if not isinstance(calibration, CalibratedPrior): raise TypeError("calibration must be a CalibratedPrior")
     basis, width = check_basis(basis, width)
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape; c = Y.shape[1]
-    n_iter = check_int("n_iter", n_iter)
+    n_iter = check_int("n_iter", n_iter); polish = _resolve_polish(polish, d)
     if not 0 < move_prob <= 0.25: raise ValueError(f"move_prob must be in (0, 0.25], got {move_prob}")
     record_every = check_int("record_every", record_every)
     prior = calibration.rbf_prior(); k_max = check_k_max(prior.k_max, N, d)
@@ -377,11 +384,8 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         return check_int("n_iter", self.n_iter)
 
     def _resolved_polish(self, d: int) -> bool:
-        "polish, with 'auto' resolved for d inputs: the final descent for d <= 2 only (`07_annealing`, 'When the descent is on')."
-        if isinstance(self.polish, str):
-            if self.polish == "auto": return d <= 2
-            raise ValueError(f"polish must be True, False or 'auto', got {self.polish!r}")
-        return bool(self.polish)
+        "polish, with 'auto' resolved for d inputs (`_resolve_polish`)."
+        return _resolve_polish(self.polish, d)
 
     def _anneal_kw(self, progress: bool) -> dict:
         n_iter = self._n_iter
