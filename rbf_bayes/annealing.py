@@ -383,15 +383,11 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
             raise TypeError(f"n_iter must be a positive integer or 'auto', got {self.n_iter!r}")
         return check_int("n_iter", self.n_iter)
 
-    def _resolved_polish(self, d: int) -> bool:
-        "polish, with 'auto' resolved for d inputs (`_resolve_polish`)."
-        return _resolve_polish(self.polish, d)
-
     def _anneal_kw(self, progress: bool) -> dict:
         n_iter = self._n_iter
         return dict(n_iter=n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end, basis=self.basis,
                     width=self.width, rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
-                    record_every=max(1, n_iter // 50), progress=progress, polish=self._polish)
+                    record_every=max(1, n_iter // 50), progress=progress, polish=self.polish)
 
     def _anneal(self, rng):
         X, Y, cal = self._data
@@ -405,7 +401,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._n_iter = self._resolved_n_iter(len(X))
-        self._polish = self._resolved_polish(X.shape[1])
+        _resolve_polish(self.polish, X.shape[1])   # a bad value fails before any restart runs
         self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
         rng = self._rng()
         self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []
