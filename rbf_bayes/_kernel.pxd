@@ -44,6 +44,7 @@ cdef class GramFactor:
     cdef Py_ssize_t pj                 # column index of a pending delete / replace
     cdef Py_ssize_t pm                 # number of columns of a pending rebuild
     cdef public double tol             # relative pivot tolerance below which a column is singular
+    cdef readonly bint design          # False: Dt, Yt are NULL; new columns come as inner products (`_prop_*_given`)
 
     cdef double* scratch(self) noexcept nogil       # the scratch column (slot m, length N): write a proposal here
     cdef const double* design_row(self, Py_ssize_t t) noexcept nogil  # D[t, j] = design_row(t)[j * N]
@@ -51,6 +52,8 @@ cdef class GramFactor:
     cdef int _prop_append(self) noexcept nogil
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil
     cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil
+    cdef int _prop_append_given(self, const double* g, double gnn, const double* b) noexcept nogil
+    cdef int _prop_replace_given(self, Py_ssize_t j, const double* g, double gnn, const double* b) noexcept nogil
     cdef void _commit(self) noexcept nogil
     cdef void _reject(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil

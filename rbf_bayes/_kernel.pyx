@@ -184,9 +184,9 @@ cdef void _fill(double* p, a, Py_ssize_t n):
         memcpy(p, &v[0], n * sizeof(double))
 
 
-def _rebuild_gram_factor(N, c, m_max, ridge, out_factor, m, tol, bufs):
+def _rebuild_gram_factor(N, c, m_max, ridge, out_factor, m, tol, bufs, design=True):
     "Unpickle a GramFactor (see GramFactor.__reduce__)."
-    cdef GramFactor g = GramFactor(N, c, m_max, ridge=ridge, out_factor=out_factor)
+    cdef GramFactor g = GramFactor(N, c, m_max, ridge=ridge, out_factor=out_factor, design=design)
     g._copy_in(bufs)
     g.m, g.tol = m, tol
     return g
@@ -195,7 +195,11 @@ def _rebuild_gram_factor(N, c, m_max, ridge, out_factor, m, tol, bufs):
 cdef class GramFactor:
     """Incremental Cholesky state of G + r_f I, G = D'D, with D'Y and y'y (see module docstring)."""
 
-    def __cinit__(self, Py_ssize_t N, Py_ssize_t c, Py_ssize_t m_max, ridge=(0.0,), out_factor=None):
+    def __cinit__(self, Py_ssize_t N, Py_ssize_t c, Py_ssize_t m_max, ridge=(0.0,), out_factor=None,
+                  bint design=True):
+        """design=False keeps no design and no targets (no N x m buffer): the caller supplies every new column's
+        inner products (`_prop_append_given`, `_prop_replace_given`) and each new row (`_add_row`); TD-SMC's shared
+        column store (nbs/09_smc.ipynb). The factor algebra is the same."""
         cdef Py_ssize_t o, f
         if N < 1:
             raise ValueError(f"N must be >= 1, got {N}")
@@ -222,9 +226,10 @@ cdef class GramFactor:
                 raise ValueError(f"out_factor must have shape ({c},) with entries in [0, {q})")
         self.N, self.c, self.q, self.m_max, self.m = N, c, q, m_max, 0
         self.M1 = m_max + 1
+        self.design = design
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1
-        self.Dt = <double*> malloc(M1 * N * sizeof(double))
-        self.Yt = <double*> malloc(c * N * sizeof(double))
+        self.Dt = <double*> malloc(M1 * N * sizeof(double)) if design else <double*> malloc(sizeof(double))
+        self.Yt = <double*> malloc(c * N * sizeof(double)) if design else <double*> malloc(sizeof(double))
         self.G = <double*> malloc(S * sizeof(double))
         self.B = <double*> malloc(M1 * c * sizeof(double))
         self.L = <double*> malloc(q * S * sizeof(double))
@@ -245,8 +250,12 @@ cdef class GramFactor:
                 or self.ridge == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
                 or self.ld == NULL or self.ldp == NULL or self.work == NULL):
             raise MemoryError("GramFactor: cannot allocate buffers")
-        memset(self.Dt, 0, M1 * N * sizeof(double))
-        memset(self.Yt, 0, c * N * sizeof(double))
+        if design:
+            memset(self.Dt, 0, M1 * N * sizeof(double))
+            memset(self.Yt, 0, c * N * sizeof(double))
+        else:                       # no design: the pointers exist (freed as usual) but are never read
+            free(self.Dt); free(self.Yt)
+            self.Dt = self.Yt = NULL
         memset(self.G, 0, S * sizeof(double))
         memset(self.B, 0, M1 * c * sizeof(double))
         memset(self.L, 0, q * S * sizeof(double))
@@ -280,6 +289,7 @@ cdef class GramFactor:
         (M1 x N + M1^2 + M1 c doubles). Idempotent."""
         if self.Dr != NULL:
             return
+        self._need_design("enable_rebuild")
         cdef Py_ssize_t M1 = self.M1
         self.Dr = <double*> calloc(M1 * self.N, sizeof(double))
         self.Gr = <double*> calloc(M1 * M1, sizeof(double))
@@ -305,11 +315,16 @@ cdef class GramFactor:
     # ------------------------------------------------------------------ nogil core
     cdef double* scratch(self) noexcept nogil:
         """The scratch column (slot m, N values): a sampler writes a proposed column here, then calls
-        `_prop_append()` or `_prop_replace(j)`; other modules use this instead of pointer arithmetic on Dt."""
+        `_prop_append()` or `_prop_replace(j)`; other modules use this instead of pointer arithmetic on Dt. NULL
+        without a design."""
+        if self.Dt == NULL:
+            return NULL
         return self.Dt + self.m * self.N
 
     cdef const double* design_row(self, Py_ssize_t t) noexcept nogil:
-        """Row t of the design, read with stride N: D[t, j] = design_row(t)[j * N] for j < m."""
+        """Row t of the design, read with stride N: D[t, j] = design_row(t)[j * N] for j < m. NULL without a design."""
+        if self.Dt == NULL:
+            return NULL
         return self.Dt + t
 
     cdef Py_ssize_t proposed_m(self) noexcept nogil:
@@ -393,26 +408,37 @@ cdef class GramFactor:
         return 2.0 * s
 
     cdef int _prop_append(self) noexcept nogil:
-        """Propose appending the scratch column (slot m) as column m."""
-        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, f, o, k
-        cdef double* v = self.Dt + m * N
-        cdef double gnn, s, gmax
+        """Propose appending the scratch column (slot m) as column m: its inner products with the columns and the
+        targets (two BLAS gemv, O(N m)), then `_prop_append_given`."""
+        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1
+        cdef double* v
+        if m >= self.m_max or self.Dt == NULL:
+            return 2
+        v = self.Dt + m * N
+        # inner products with the existing columns (row m of G, stored also as column m)
+        _gemv_t(self.Dt, N, m, v, self.G + m * M1)
+        _gemv_t(self.Yt, N, self.c, v, self.work)
+        return self._prop_append_given(self.G + m * M1, _dot(v, v, N), self.work)
+
+    cdef int _prop_append_given(self, const double* g, double gnn, const double* b) noexcept nogil:
+        """Propose appending a column v given its inner products: g[i] = d_i'v with the m columns (g may be row m of
+        G itself), gnn = v'v and b[o] = v'y_o. The factor row, z and the accuracy test: O(q m^2)."""
+        cdef Py_ssize_t m = self.m, M1 = self.M1, S = M1 * M1, f, o, k
+        cdef double s, gmax
         cdef double* Lf
         cdef double* zo
         if m >= self.m_max:
             return 2
-        # inner products with the existing columns (row m of G, stored also as column m)
-        _gemv_t(self.Dt, N, m, v, self.G + m * M1)
-        gnn = _dot(v, v, N)
         if not isfinite(gnn):
             return 1
+        if g != self.G + m * M1:
+            memcpy(self.G + m * M1, g, m * sizeof(double))
         for k in range(m):
             self.G[k * M1 + m] = self.G[m * M1 + k]
         self.G[m * M1 + m] = gnn
         gmax = self._gmax(m, -1, gnn)
-        _gemv_t(self.Yt, N, self.c, v, self.work)
         for o in range(self.c):
-            self.B[m * self.c + o] = self.work[o]
+            self.B[m * self.c + o] = b[o]
         for f in range(self.q):
             Lf = self.L + f * S
             if self._new_row(f, Lf, m, self.G + m * M1, gnn, gmax):
@@ -487,31 +513,43 @@ cdef class GramFactor:
         return 0
 
     cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil:
-        """Propose replacing column j by the scratch column; the new column becomes the last one."""
-        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1, S = M1 * M1, n = m - 1, f, o, k
-        cdef double* v = self.Dt + m * N
-        cdef double gnn, s, gmax
+        """Propose replacing column j by the scratch column; the new column becomes the last one: its inner products
+        (two BLAS gemv, O(N m)), then `_prop_replace_given`."""
+        cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1
+        cdef double* v
+        if j < 0 or j >= m or self.Dt == NULL:
+            return 2
+        v = self.Dt + m * N
+        _gemv_t(self.Dt, N, m, v, self.G + m * M1)
+        _gemv_t(self.Yt, N, self.c, v, self.work)
+        return self._prop_replace_given(j, self.G + m * M1, _dot(v, v, N), self.work)
+
+    cdef int _prop_replace_given(self, Py_ssize_t j, const double* g, double gnn, const double* b) noexcept nogil:
+        """Propose replacing column j by a column v given its inner products with the m current columns (g, j's
+        included; g may be row m of G), gnn = v'v and b[o] = v'y_o: the downdate copy, the new factor row, z and the
+        accuracy test, O(q m^2)."""
+        cdef Py_ssize_t m = self.m, M1 = self.M1, S = M1 * M1, n = m - 1, f, o, k
+        cdef double s, gmax
         cdef double* Lf
         cdef double* zp
-        cdef double* g = self.G + m * M1
+        cdef double* gm = self.G + m * M1
         cdef double* gr = self.work + self.W
         if j < 0 or j >= m:
             return 2
-        _gemv_t(self.Dt, N, m, v, g)
-        gnn = _dot(v, v, N)
         if not isfinite(gnn):
             return 1
+        if g != gm:
+            memcpy(gm, g, m * sizeof(double))
         for k in range(m):
-            self.G[k * M1 + m] = g[k]
+            self.G[k * M1 + m] = gm[k]
         self.G[m * M1 + m] = gnn
         gmax = self._gmax(m, j, gnn)
-        _gemv_t(self.Yt, N, self.c, v, self.work)
         for o in range(self.c):
-            self.B[m * self.c + o] = self.work[o]
+            self.B[m * self.c + o] = b[o]
         self._downdate_copy(j, m)
         # the inner products with the surviving columns, in their post-delete order
-        memcpy(gr, g, j * sizeof(double))
-        memcpy(gr + j, g + j + 1, (n - j) * sizeof(double))
+        memcpy(gr, gm, j * sizeof(double))
+        memcpy(gr + j, gm + j + 1, (n - j) * sizeof(double))
         for f in range(self.q):
             Lf = self.Lp + f * S
             if self._new_row(f, Lf, n, gr, gnn, gmax):
@@ -547,7 +585,7 @@ cdef class GramFactor:
         for i in range(j, s - 1):
             for k in range(c):
                 self.B[i * c + k] = self.B[(i + 1) * c + k]
-        if s - 1 - j > 0:
+        if s - 1 - j > 0 and self.Dt != NULL:
             memmove(self.Dt + j * N, self.Dt + (j + 1) * N, (s - 1 - j) * N * sizeof(double))
 
     cdef void _commit(self) noexcept nogil:
@@ -651,7 +689,7 @@ cdef class GramFactor:
         zero too (they are in a buffer that only ever held such designs, or a fresh one); they are not touched."""
         cdef Py_ssize_t N = self.N, M1 = self.M1, S = M1 * M1, c = self.c, i, k, o, f
         cdef double* v
-        if self.Dr == NULL or first < 0 or first > m or first > self.m or m > self.m_max or n < 0 or n > N:
+        if self.Dr == NULL or self.Dt == NULL or first < 0 or first > m or first > self.m or m > self.m_max or n < 0 or n > N:
             return 2
         for i in range(first):
             memcpy(self.Dr + i * N, self.Dt + i * N, n * sizeof(double))
@@ -691,13 +729,15 @@ cdef class GramFactor:
         cdef double a, xk, r, cth, sn, s
         cdef double* zo
         for k in range(m):
-            self.Dt[k * N + t] = dv[k]
+            if self.Dt != NULL:
+                self.Dt[k * N + t] = dv[k]
             for i in range(m):
                 self.G[k * M1 + i] += dv[k] * dv[i]
             for o in range(self.c):
                 self.B[k * self.c + o] += dv[k] * yv[o]
         for o in range(self.c):
-            self.Yt[o * N + t] = yv[o]
+            if self.Yt != NULL:
+                self.Yt[o * N + t] = yv[o]
             self.yy[o] += yv[o] * yv[o]
         for f in range(self.q):
             L = self.L + f * S
@@ -740,12 +780,14 @@ cdef class GramFactor:
         design and targets: the TD-SMC resampling copy, where rows >= n are all zeros in every particle."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, m = s.m, i, f
         for i in range(m):
-            memcpy(self.Dt + i * N, s.Dt + i * N, n * sizeof(double))
+            if self.Dt != NULL:
+                memcpy(self.Dt + i * N, s.Dt + i * N, n * sizeof(double))
             memcpy(self.G + i * M1, s.G + i * M1, m * sizeof(double))
             for f in range(self.q):
                 memcpy(self.L + f * S + i * M1, s.L + f * S + i * M1, (i + 1) * sizeof(double))
         for i in range(self.c):
-            memcpy(self.Yt + i * N, s.Yt + i * N, n * sizeof(double))
+            if self.Yt != NULL:
+                memcpy(self.Yt + i * N, s.Yt + i * N, n * sizeof(double))
         memcpy(self.B, s.B, M1 * self.c * sizeof(double))
         memcpy(self.Z, s.Z, self.c * M1 * sizeof(double))
         memcpy(self.yy, s.yy, self.c * sizeof(double))
@@ -759,15 +801,19 @@ cdef class GramFactor:
         """Pickle support: every buffer as a NumPy array (an idle state only), rebuilt by `_rebuild_gram_factor`."""
         self._check_idle()
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, c = self.c, q = self.q
-        bufs = dict(Dt=_copy_out(self.Dt, M1 * N), Yt=_copy_out(self.Yt, c * N), G=_copy_out(self.G, S),
+        bufs = dict(G=_copy_out(self.G, S),
                     B=_copy_out(self.B, M1 * c), L=_copy_out(self.L, q * S), Z=_copy_out(self.Z, c * M1),
                     yy=_copy_out(self.yy, c), e=_copy_out(self.e, c), ld=_copy_out(self.ld, q))
+        if self.design:
+            bufs.update(Dt=_copy_out(self.Dt, M1 * N), Yt=_copy_out(self.Yt, c * N))
         return (_rebuild_gram_factor,
-                (self.N, self.c, self.m_max, self.ridges, self.out_factor, self.m, self.tol, bufs))
+                (self.N, self.c, self.m_max, self.ridges, self.out_factor, self.m, self.tol, bufs, self.design))
 
     cdef void _copy_in(self, dict bufs):
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, c = self.c, q = self.q
-        _fill(self.Dt, bufs["Dt"], M1 * N); _fill(self.Yt, bufs["Yt"], c * N); _fill(self.G, bufs["G"], S)
+        if self.design:
+            _fill(self.Dt, bufs["Dt"], M1 * N); _fill(self.Yt, bufs["Yt"], c * N)
+        _fill(self.G, bufs["G"], S)
         _fill(self.B, bufs["B"], M1 * c); _fill(self.L, bufs["L"], q * S); _fill(self.Z, bufs["Z"], c * M1)
         _fill(self.yy, bufs["yy"], c); _fill(self.e, bufs["e"], c); _fill(self.ld, bufs["ld"], q)
 
@@ -776,7 +822,13 @@ cdef class GramFactor:
         if self.pending:
             raise RuntimeError("a proposal is pending: call commit() or reject() first")
 
+    def _need_design(self, what):
+        if not self.design:
+            raise RuntimeError(f"{what} needs the design, and this GramFactor keeps none (design=False): supply the "
+                               "inner products instead (propose_append_given / propose_replace_given)")
+
     def _load(self, col):
+        self._need_design("a column argument")
         a = np.ascontiguousarray(col, dtype=float)
         if a.shape != (self.N,):
             raise ValueError(f"col must have shape ({self.N},), got {a.shape}")
@@ -786,6 +838,7 @@ cdef class GramFactor:
     def set_targets(self, Y):
         """Set the (N, c) targets; recomputes D'Y, y'y and the explained sums of squares."""
         self._check_idle()
+        self._need_design("set_targets")
         Ya = np.asarray(Y, dtype=float)
         if Ya.ndim == 1:
             Ya = Ya[:, None]
@@ -814,6 +867,44 @@ cdef class GramFactor:
         self._load(col)
         return self._prop_append() == 0
 
+    def _given(self, g, gnn, b, Py_ssize_t n):
+        ga = np.ascontiguousarray(g, dtype=float).reshape(-1)
+        ba = np.ascontiguousarray(b, dtype=float).reshape(-1)
+        if ga.shape[0] != n:
+            raise ValueError(f"g must have the m = {n} inner products with the current columns, got {ga.shape[0]}")
+        if ba.shape[0] != self.c:
+            raise ValueError(f"b must have c = {self.c} values, got {ba.shape[0]}")
+        return np.append(ga, 0.0), ba, float(gnn)
+
+    def propose_append_given(self, g, gnn, b):
+        """Propose appending a column v known only by its inner products: g (m,) with the current columns, gnn = v'v,
+        b (c,) = v'Y. The same factor algebra as `propose_append`; the only way to grow a design=False factor."""
+        self._check_idle()
+        if self.m >= self.m_max:
+            raise ValueError(f"cannot append: m = m_max = {self.m_max}")
+        ga, ba, gv = self._given(g, gnn, b, self.m)
+        cdef const double[::1] gw = ga
+        cdef const double[::1] bw = ba
+        return self._prop_append_given(&gw[0], gv, &bw[0]) == 0
+
+    def append_given(self, g, gnn, b):
+        """Append now (`propose_append_given`, then commit); False if singular."""
+        ok = self.propose_append_given(g, gnn, b)
+        if ok:
+            self._commit()
+        return ok
+
+    def propose_replace_given(self, Py_ssize_t j, g, gnn, b):
+        """Propose replacing column j by a column v known by its inner products g (m,) with the current columns
+        (column j's included), gnn = v'v and b (c,) = v'Y; the new column moves to the end (`propose_replace`)."""
+        self._check_idle()
+        if j < 0 or j >= self.m:
+            raise IndexError(f"j must be in [0, {self.m}), got {j}")
+        ga, ba, gv = self._given(g, gnn, b, self.m)
+        cdef const double[::1] gw = ga
+        cdef const double[::1] bw = ba
+        return self._prop_replace_given(j, &gw[0], gv, &bw[0]) == 0
+
     def propose_delete(self, Py_ssize_t j):
         """Propose deleting column j."""
         self._check_idle()
@@ -834,6 +925,7 @@ cdef class GramFactor:
         (`_prop_rebuild_m`); the new design has m' columns (m' may differ from m, up to m_max). False (state
         unchanged) if the new design is singular. Needs `enable_rebuild()`."""
         self._check_idle()
+        self._need_design("propose_rebuild")
         if first < 0 or first > self.m:
             raise IndexError(f"first must be in [0, {self.m}], got {first}")
         a = np.ascontiguousarray(cols, dtype=float).reshape(-1, self.N)
@@ -900,12 +992,13 @@ cdef class GramFactor:
         if not (np.all(np.isfinite(da)) and np.all(np.isfinite(ya))):
             raise ValueError("d and y must be finite")
         cdef Py_ssize_t k, o
-        for k in range(self.m):
-            if self.Dt[k * self.N + t] != 0.0:
-                raise ValueError(f"row {t} is not empty: add_row only adds new rows")
-        for o in range(self.c):
-            if self.Yt[o * self.N + t] != 0.0:
-                raise ValueError(f"row {t} of the targets is not empty")
+        if self.design:         # without a design the caller keeps the rows (and their order)
+            for k in range(self.m):
+                if self.Dt[k * self.N + t] != 0.0:
+                    raise ValueError(f"row {t} is not empty: add_row only adds new rows")
+            for o in range(self.c):
+                if self.Yt[o * self.N + t] != 0.0:
+                    raise ValueError(f"row {t} of the targets is not empty")
         cdef const double[::1] dvv = da
         cdef const double[::1] yvv = ya
         cdef double dummy = 0.0
@@ -939,9 +1032,11 @@ cdef class GramFactor:
         """An independent copy of the state (memcpy of every buffer): how a resampled particle is duplicated."""
         self._check_idle()
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, c = self.c, N = self.N
-        cdef GramFactor g = GramFactor(N, c, self.m_max, ridge=self.ridges, out_factor=self.out_factor)
-        memcpy(g.Dt, self.Dt, M1 * N * sizeof(double))
-        memcpy(g.Yt, self.Yt, c * N * sizeof(double))
+        cdef GramFactor g = GramFactor(N, c, self.m_max, ridge=self.ridges, out_factor=self.out_factor,
+                                       design=self.design)
+        if self.design:
+            memcpy(g.Dt, self.Dt, M1 * N * sizeof(double))
+            memcpy(g.Yt, self.Yt, c * N * sizeof(double))
         memcpy(g.G, self.G, S * sizeof(double))
         memcpy(g.B, self.B, M1 * c * sizeof(double))
         memcpy(g.L, self.L, q * S * sizeof(double))
@@ -959,8 +1054,8 @@ cdef class GramFactor:
         not arrived yet in TD-SMC)."""
         self._check_idle()
         src._check_idle()
-        if (src.N, src.c, src.q, src.m_max) != (self.N, self.c, self.q, self.m_max):
-            raise ValueError("src must have the same N, c, q and m_max")
+        if (src.N, src.c, src.q, src.m_max, src.design) != (self.N, self.c, self.q, self.m_max, self.design):
+            raise ValueError("src must have the same N, c, q, m_max and design")
         if not np.array_equal(src.out_factor, self.out_factor):
             raise ValueError("src must have the same out_factor")
         cdef Py_ssize_t n = self.N if n_rows is None else n_rows
@@ -975,6 +1070,9 @@ cdef class GramFactor:
         if N < self.N:
             raise ValueError(f"N must be >= the current {self.N}, got {N}")
         if N == self.N:
+            return
+        if not self.design:
+            self.N = N
             return
         cdef Py_ssize_t i, M1 = self.M1, old = self.N
         cdef double* Dt = <double*> calloc(M1 * N, sizeof(double))
@@ -1052,6 +1150,7 @@ cdef class GramFactor:
 
     def columns(self):
         """Copy of the current design matrix D, shape (N, m)."""
+        self._need_design("columns")
         out = np.empty((self.m, self.N))
         cdef double[:, ::1] o = out
         if self.m:

@@ -16,6 +16,8 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport sqrt, log, exp, lgamma, INFINITY, floor
 from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, realloc, free
+from scipy.linalg.cython_blas cimport ddot
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
@@ -74,6 +76,18 @@ cdef class SMCCore:
     cdef double* w2v           # (Np,) squared width of each particle (all the same unless the width is learned)
     cdef int64_t* nwid         # (2,) width steps proposed, accepted
     cdef bitgen_t* rng
+    # the shared column store (fixed width; nb 09 "One column per distinct centre"): factors keep no design
+    cdef readonly bint store
+    cdef double** scol         # (nalloc,) column buffers of cap doubles; slot 0 is the constant column
+    cdef Py_ssize_t* sinp      # (nalloc,) input index held by each slot (-1: the constant, or free)
+    cdef Py_ssize_t* sref      # (nalloc,) particles that have the slot's input among their centres
+    cdef Py_ssize_t* sfree     # (nalloc,) stack of free slots below nslot
+    cdef Py_ssize_t* slot_of   # (cap,) slot of input j, -1 if it is nobody's centre
+    cdef Py_ssize_t nslot, nfree, nalloc
+    cdef double* gbuf          # (kmax + 2,) a new column's inner products with a particle's columns
+    cdef double* bbuf          # (c,) its inner products with the targets
+    cdef double* rowb          # (kmax + 1,) a particle's design row, gathered from the store
+    cdef double gnn
     cdef readonly Py_ssize_t Np, cap, d, c, kmax, t
     cdef int kind, fixed
     cdef readonly bint learn
@@ -92,15 +106,18 @@ cdef class SMCCore:
         if self.Np < 1:
             raise ValueError("at least one particle is needed")
         g = <GramFactor> factors[0]
+        self.store = not g.design
         self.cap, self.d, self.c, self.kmax, self.t = cap, d, g.c, kmax, 0
         for f in factors:
             g = <GramFactor> f
-            if g.N != cap or g.c != self.c or g.q != 1 or g.m != 1 or g.m_max < kmax + 1:
-                raise ValueError("factors must be empty GramFactors (constant column only) with N = cap, one ridge"
-                                 " and m_max >= kmax + 1")
+            if g.N != cap or g.c != self.c or g.q != 1 or g.m != 1 or g.m_max < kmax + 1 or g.design == self.store:
+                raise ValueError("factors must be empty GramFactors (constant column only) with N = cap, one ridge,"
+                                 " m_max >= kmax + 1 and all the same design flag")
         self._args = (cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed)   # for pickling
         self.kind = BASIS_CODES[basis]
         self.learn = log_width_sd > 0.0
+        if self.learn and self.store:
+            raise ValueError("a learned width needs each particle's own design (GramFactor design=True)")
         self.lw0, self.lwsd = log(width), log_width_sd
         self._w2 = (np.full(self.Np, width, dtype=float) if widths is None
                     else np.array(widths, dtype=float).reshape(self.Np).copy()) ** 2
@@ -156,6 +173,167 @@ cdef class SMCCore:
         for i in range(self.Np):
             g = <GramFactor> factors[i]
             g.ridge[0] = self.s2y[i] / self.s2b[i]
+        self.gbuf = <double*> malloc((kmax + 2) * sizeof(double))
+        self.bbuf = <double*> malloc(self.c * sizeof(double))
+        self.rowb = <double*> malloc((kmax + 1) * sizeof(double))
+        self.slot_of = <Py_ssize_t*> malloc(cap * sizeof(Py_ssize_t))
+        if self.gbuf == NULL or self.bbuf == NULL or self.rowb == NULL or self.slot_of == NULL:
+            raise MemoryError("SMCCore: cannot allocate the store's buffers")
+        for i in range(cap):
+            self.slot_of[i] = -1
+        self.nslot = self.nfree = self.nalloc = 0
+        if self.store:
+            self._reserve(1 + self.Np)
+            self.nslot = 1                  # slot 0: the constant column
+            self.sinp[0] = -1
+            self.sref[0] = 0
+
+    def __dealloc__(self):
+        cdef Py_ssize_t s
+        for s in range(self.nalloc):
+            free(self.scol[s])
+        free(self.scol); free(self.sinp); free(self.sref); free(self.sfree); free(self.slot_of)
+        free(self.gbuf); free(self.bbuf); free(self.rowb)
+
+    # ------------------------------------------------------------------ the shared column store
+    cdef void _reserve(self, Py_ssize_t n) except *:
+        """Make sure n slots can be taken without allocating (free slots, or buffers above nslot), so that the nogil
+        loops never allocate: at most one new centre per particle per stage. Column buffers are malloc'd, not
+        written: pages count towards memory once a column is computed into them."""
+        cdef Py_ssize_t need = n - self.nfree - (self.nalloc - self.nslot), new, s
+        if need <= 0:
+            return
+        new = self.nalloc + (need if need > self.nalloc // 2 else self.nalloc // 2)
+        cdef double** sc = <double**> realloc(self.scol, new * sizeof(double*))
+        if sc == NULL:
+            raise MemoryError("TD-SMC column store: cannot grow the slot table")
+        self.scol = sc
+        for s in range(self.nalloc, new):
+            self.scol[s] = NULL
+        cdef Py_ssize_t* a1 = <Py_ssize_t*> realloc(self.sinp, new * sizeof(Py_ssize_t))
+        if a1 != NULL:
+            self.sinp = a1
+        cdef Py_ssize_t* a2 = <Py_ssize_t*> realloc(self.sref, new * sizeof(Py_ssize_t))
+        if a2 != NULL:
+            self.sref = a2
+        cdef Py_ssize_t* a3 = <Py_ssize_t*> realloc(self.sfree, new * sizeof(Py_ssize_t))
+        if a3 != NULL:
+            self.sfree = a3
+        if a1 == NULL or a2 == NULL or a3 == NULL:
+            raise MemoryError("TD-SMC column store: cannot grow the slot table")
+        for s in range(self.nalloc, new):
+            self.scol[s] = <double*> malloc(self.cap * sizeof(double))
+            if self.scol[s] == NULL:
+                raise MemoryError(f"TD-SMC column store: cannot allocate column {s} ({self.cap} rows); lower "
+                                  "n_particles or k_max, or stream fewer rows")
+            self.sinp[s] = -1
+            self.sref[s] = 0
+            self.nalloc = s + 1
+
+    cdef Py_ssize_t _acquire(self, Py_ssize_t j, Py_ssize_t t) noexcept nogil:
+        """The slot holding phi(||x_s - x_j||), s < t: input j's column if some particle has it (kept up to date by
+        `_store_row`), else a free slot with the column computed now (held by nobody until `_hold`)."""
+        cdef Py_ssize_t s = self.slot_of[j]
+        if s >= 0:
+            return s
+        if self.nfree > 0:
+            self.nfree -= 1
+            s = self.sfree[self.nfree]
+        else:
+            s = self.nslot
+            self.nslot += 1
+        basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[0], self.scol[s])
+        self.sinp[s] = j
+        self.sref[s] = 0
+        self.slot_of[j] = s
+        return s
+
+    cdef inline void _unused(self, Py_ssize_t j) noexcept nogil:
+        "Input j's slot goes back to the free stack if no particle holds it (a rejected or singular proposal)."
+        cdef Py_ssize_t s
+        if not self.store:
+            return
+        s = self.slot_of[j]
+        if s > 0 and self.sref[s] <= 0:
+            self.slot_of[j] = -1
+            self.sinp[s] = -1
+            self.sref[s] = 0
+            self.sfree[self.nfree] = s
+            self.nfree += 1
+
+    cdef inline void _hold(self, Py_ssize_t j) noexcept nogil:
+        "One more particle has input j as a centre."
+        if self.store:
+            self.sref[self.slot_of[j]] += 1
+
+    cdef inline void _let_go(self, Py_ssize_t j) noexcept nogil:
+        "One particle fewer has input j as a centre (its slot is freed at zero)."
+        if self.store:
+            self.sref[self.slot_of[j]] -= 1
+            self._unused(j)
+
+    cdef void _store_row(self, Py_ssize_t t0) noexcept nogil:
+        "Observation t0 arrived: row t0 of every held column (the constant's is 1), U evaluations of phi."
+        cdef Py_ssize_t s
+        self.scol[0][t0] = 1.0
+        for s in range(1, self.nslot):
+            if self.sinp[s] >= 0:
+                basis_column_c(self.X + t0 * self.d, 1, self.d, self.X + self.sinp[s] * self.d, self.kind,
+                               self.w2v[0], self.scol[s] + t0)
+
+    cdef inline const double* _col(self, const Py_ssize_t* ce, Py_ssize_t a) noexcept nogil:
+        "Column a of a particle with centres ce: the constant (a = 0) or centre a - 1's."
+        return self.scol[0] if a == 0 else self.scol[self.slot_of[ce[a - 1]]]
+
+    cdef void _products(self, const Py_ssize_t* ce, Py_ssize_t m, Py_ssize_t t, const double* v) noexcept nogil:
+        """The inner products over the t rows seen of the column v with the particle's m columns (gbuf), itself (gnn)
+        and the targets (bbuf): BLAS ddot, O(t m)."""
+        cdef int n = <int> t, one = 1, cc = <int> self.c
+        cdef Py_ssize_t a, o
+        for a in range(m):
+            self.gbuf[a] = ddot(&n, <double*> self._col(ce, a), &one, <double*> v, &one)
+        self.gnn = ddot(&n, <double*> v, &one, <double*> v, &one)
+        for o in range(self.c):
+            self.bbuf[o] = ddot(&n, <double*> v, &one, self.Y + o, &cc)
+
+    cdef const double* _row(self, const Py_ssize_t* ce, Py_ssize_t k, Py_ssize_t t0) noexcept nogil:
+        "Row t0 of a particle's design (constant, then its k centres' columns), gathered from the store into rowb."
+        cdef Py_ssize_t a
+        self.rowb[0] = 1.0
+        for a in range(k):
+            self.rowb[1 + a] = self.scol[self.slot_of[ce[a]]][t0]
+        return self.rowb
+
+    cdef int _prop_col(self, GramFactor g, Py_ssize_t i, int op, Py_ssize_t pos1, Py_ssize_t j,
+                       Py_ssize_t t) noexcept nogil:
+        """Particle i proposes to APPEND the column phi(||x_s - x_j||), s < t (or to REPLACE its column pos1 by it):
+        from the store (its inner products, then the factor algebra) or, with per-particle designs, written into the
+        scratch column. Non-zero if singular (nothing pending; a fresh store slot is freed again)."""
+        cdef int rc
+        cdef Py_ssize_t s
+        if not self.store:
+            basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
+            return g._prop_append() if op == APPEND else g._prop_replace(pos1)
+        s = self._acquire(j, t)
+        self._products(self.cent + i * self.kmax, g.m, t, self.scol[s])
+        if op == APPEND:
+            rc = g._prop_append_given(self.gbuf, self.gnn, self.bbuf)
+        else:
+            rc = g._prop_replace_given(pos1, self.gbuf, self.gnn, self.bbuf)
+        if rc:
+            self._unused(j)
+        return rc
+
+    @property
+    def store_columns(self):
+        """(columns held in the store, slots allocated, bytes of column buffers): U + 1 with the constant."""
+        cdef Py_ssize_t s, u = 0
+        if not self.store:
+            return 0, 0, 0
+        for s in range(self.nslot):
+            if s == 0 or self.sinp[s] >= 0:
+                u += 1
+        return int(u), int(self.nalloc), int(self.nalloc * self.cap * 8)
 
     # ------------------------------------------------------------------ pieces (as in the notebook)
     cdef inline Py_ssize_t _index(self, Py_ssize_t n) noexcept nogil:
@@ -199,6 +377,16 @@ cdef class SMCCore:
         if propose(g, op, j, self._lik(t, i), new):
             self.nsing[2] += 1
             return 1
+        return 0
+
+    cdef int _propose_col(self, GramFactor g, Py_ssize_t i, int op, Py_ssize_t pos1, Py_ssize_t j, Py_ssize_t t,
+                          double* new) noexcept nogil:
+        """`_prop_col`, then the proposed state's log likelihood (as `_core.propose`); non-zero if singular (counted
+        as a resample-move singularity)."""
+        if self._prop_col(g, i, op, pos1, j, t):
+            self.nsing[2] += 1
+            return 1
+        new[0] = self._lml_of(g, t, i, True)
         return 0
 
     cdef double _log_Z(self, Py_ssize_t t) noexcept nogil:
@@ -255,18 +443,26 @@ cdef class SMCCore:
         for a in range(self.c):
             self.Y[t0 * self.c + a] = yt[a]
         logZr = self._log_Z(t - 1) - self._log_Z(t)
+        if self.store:
+            self._reserve(self.Np)
         with self._lock:
+            if self.store:
+                self._store_row(t0)
             for i in range(self.Np):
                 g = <GramFactor> self.fac[i]
                 k = self.kk[i]
                 ce = self.cent + i * self.kmax
-                self.dv[0] = 1.0
-                for a in range(k):
-                    r2 = 0.0
-                    for dd_ in range(self.d):
-                        diff = self.X[ce[a] * self.d + dd_] - xt[dd_]
-                        r2 += diff * diff
-                    self.dv[1 + a] = phi_r2(r2, self.kind, self.w2v[i])
+                if self.store:
+                    for a in range(k + 1):
+                        self.dv[a] = self._row(ce, k, t0)[a]
+                else:
+                    self.dv[0] = 1.0
+                    for a in range(k):
+                        r2 = 0.0
+                        for dd_ in range(self.d):
+                            diff = self.X[ce[a] * self.d + dd_] - xt[dd_]
+                            r2 += diff * diff
+                        self.dv[1 + a] = phi_r2(r2, self.kind, self.w2v[i])
                 self._mean_at(g, self.dv, 1, self.pre + i * self.c)
                 g._add_row(t0, self.dv, &yt[0])
                 self._probs(k, t, &b, &dth)
@@ -280,16 +476,16 @@ cdef class SMCCore:
                         j = t0                      # the newest input (always free at time t)
                     else:
                         j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
-                    rc = g._prop_append()
+                    rc = self._prop_col(g, i, APPEND, 0, j, t)
                     if rc != 0:             # numerically singular: this proposal cannot be weighted -> weight 0
                         self.nsing[0] += 1
                         self.lml[i] = self._lml_of(g, t, i, False)
                         self.inc[i] = -INFINITY
-                        self._mean_at(g, g.design_row(t0), g.N, self.post + i * self.c)
+                        self._mean_at(g, self.dv, 1, self.post + i * self.c)   # the state is row t0's as added
                         continue
                     g._commit()
                     ce[k] = j
+                    self._hold(j)
                     knew = k + 1
                     has_xt = j == t0
                     lq = log(b) + log(self.rho * has_xt + (1.0 - self.rho) / n_free)
@@ -298,6 +494,7 @@ cdef class SMCCore:
                     pos = self._index(k)
                     g._prop_delete(1 + pos)
                     g._commit()
+                    self._let_go(ce[pos])
                     _remove(ce, k, pos)
                     knew = k - 1
                     lq = log(dth) - log(<double> k)
@@ -311,7 +508,10 @@ cdef class SMCCore:
                        + _lbinom(t - 1, k) - _lbinom(t, knew))
                 self.inc[i] = (new - self.lml[i] + logZr + lpm + self._log_backward(move, knew, t, has_xt) - lq)
                 self.lml[i] = new
-                self._mean_at(g, g.design_row(t0), g.N, self.post + i * self.c)
+                if self.store:
+                    self._mean_at(g, self._row(ce, knew, t0), 1, self.post + i * self.c)
+                else:
+                    self._mean_at(g, g.design_row(t0), g.N, self.post + i * self.c)
         self.t = t
         return self._inc.copy(), self._pre.copy(), self._post.copy()
 
@@ -374,6 +574,10 @@ cdef class SMCCore:
             s = src[i]
             if s == i:
                 continue
+            for a in range(self.kk[s]):             # the store's counts: s's centres gain a holder, i's lose one
+                self._hold(self.cent[s * self.kmax + a])
+            for a in range(self.kk[i]):
+                self._let_go(self.cent[i * self.kmax + a])
             (<GramFactor> self.fac[i])._copy_from(<GramFactor> self.fac[s], self.t)
             for a in range(self.kk[s]):
                 self.cent[i * self.kmax + a] = self.cent[s * self.kmax + a]
@@ -390,6 +594,8 @@ cdef class SMCCore:
         cdef double b, dth, b1, d1, u, new, lr
         cdef GramFactor g
         cdef Py_ssize_t* ce
+        if self.store:
+            self._reserve(self.Np)
         with self._lock:
             for i in range(self.Np):
                 g = <GramFactor> self.fac[i]
@@ -399,31 +605,37 @@ cdef class SMCCore:
                 u = random_standard_uniform(self.rng)
                 if u < b:
                     j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
-                    if self._propose(g, APPEND, 0, t, i, &new):
+                    if self._propose_col(g, i, APPEND, 0, j, t, &new):
                         continue
                     self._probs(k + 1, t, &b1, &d1)
                     lr = new - self.lml[i] + log(self.lam) + log(d1) - log(<double> (k + 1)) - log(b)
                     if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
                         ce[k] = j
                         self.kk[i] = k + 1
+                        self._hold(j)
+                    else:
+                        self._unused(j)
                 elif u < b + dth:
                     pos = self._index(k)
                     self._propose(g, DELETE, 1 + pos, t, i, &new)
                     self._probs(k - 1, t, &b1, &d1)
                     lr = new - self.lml[i] - (log(self.lam) + log(dth) - log(<double> k) - log(b1))
                     if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
+                        self._let_go(ce[pos])
                         _remove(ce, k, pos)
                         self.kk[i] = k - 1
                 elif k > 0 and k < t:
                     pos = self._index(k)
                     j = self._draw_free(i, t)
-                    basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
-                    if self._propose(g, REPLACE, 1 + pos, t, i, &new):
+                    if self._propose_col(g, i, REPLACE, 1 + pos, j, t, &new):
                         continue
                     if settle(g, mh_accept(self.rng, new - self.lml[i], 0.0, 0.0), new, &self.lml[i]):
+                        self._hold(j)
+                        self._let_go(ce[pos])
                         _remove(ce, k, pos)
                         ce[k - 1] = j
+                    else:
+                        self._unused(j)
 
     def width_sweep(self, double tau):
         """One Metropolis-Hastings step on each particle's log width targeting pi_t (TDSMCReference._width_move):
@@ -471,6 +683,19 @@ cdef class SMCCore:
         X, Y, fb = np.zeros((cap, self.d)), np.zeros((cap, self.c)), np.zeros(cap, dtype=np.intp)
         X[:self.cap] = self._X
         Y[:self.cap] = self._Y
+        cdef Py_ssize_t sl
+        cdef double* col
+        cdef Py_ssize_t* so = <Py_ssize_t*> realloc(self.slot_of, cap * sizeof(Py_ssize_t))
+        if so == NULL:
+            raise MemoryError("TD-SMC: cannot grow the input-to-slot table")
+        self.slot_of = so
+        for sl in range(self.cap, cap):
+            self.slot_of[sl] = -1
+        for sl in range(self.nalloc):            # the store's columns get room for the new rows
+            col = <double*> realloc(self.scol[sl], cap * sizeof(double))
+            if col == NULL:
+                raise MemoryError(f"TD-SMC column store: cannot grow column {sl} to {cap} rows")
+            self.scol[sl] = col
         for f in self.fac:
             f.resize_rows(cap)
         if self.learn:
@@ -491,7 +716,10 @@ cdef class SMCCore:
         return (_rebuild_smc_core, (self.fac, args, self.rho, self.t, self._bitgen, arrays, self.lwsd))
 
     def _restore(self, list factors, Py_ssize_t t, dict arrays):
-        "Install unpickled particles and arrays (same shapes as this freshly built core's)."
+        """Install unpickled particles and arrays (same shapes as this freshly built core's); the column store is
+        rebuilt from the inputs and the centres (each column computed as `_acquire` does, so the values are the same
+        as the pickled sampler's)."""
+        cdef Py_ssize_t i, a, s
         for name, dst in (("X", self._X), ("Y", self._Y), ("cent", self._cent), ("k", self._k), ("s2y", self._s2y),
                           ("s2b", self._s2b), ("lml", self._lml), ("inc", self._inc), ("pre", self._pre),
                           ("post", self._post), ("nsing", self._nsing), ("w2", self._w2), ("nwid", self._nwid)):
@@ -499,6 +727,14 @@ cdef class SMCCore:
                 dst[...] = arrays[name]
         self.fac = factors
         self.t = t
+        if self.store:
+            for i in range(self.Np):
+                self._reserve(self.kk[i])
+                for a in range(self.kk[i]):
+                    s = self._acquire(self.cent[i * self.kmax + a], t)
+                    self.sref[s] += 1
+            for a in range(t):
+                self.scol[0][a] = 1.0
 
     def snapshot(self):
         """Every particle's state in one pass, for `TDSMC.result`: k (Np,), centre indices (sum k_i,), posterior
@@ -581,8 +817,11 @@ def _rebuild_smc_core(factors, args, rho, t, bitgen, arrays, log_width_sd=0.0):
     g0 = factors[0]
     empty = []
     for _ in factors:
-        e = GramFactor(cap, g0.c, g0.m_max, ridge=(1.0,))
-        e.append(np.zeros(cap))
+        e = GramFactor(cap, g0.c, g0.m_max, ridge=(1.0,), design=g0.design)
+        if g0.design:
+            e.append(np.zeros(cap))
+        else:
+            e.append_given(np.zeros(0), 0.0, np.zeros(g0.c))
         empty.append(e)
     core = SMCCore(empty, cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed, arrays["s2y"], arrays["s2b"],
                    bitgen, rho, None, log_width_sd)

@@ -479,15 +479,19 @@ class TDSMCReference(_TDSMCBase):
 # %% ../nbs/09_smc.ipynb #6ae95e59
 class TDSMC(_TDSMCBase):
     """Trans-dimensional SMC for Bayesian kernel regression (Vermaak, Godsill & Doucet), one data point at a time; C engine.
-    Memory: about n_particles x (k_max + 2) x capacity x 8 bytes (each particle keeps its design columns over the rows seen)."""
+    Memory: one column of `capacity` doubles per distinct centre alive, shared by every particle that has it, plus each
+    particle's (k_max + 2)^2 factor (see "One column per distinct centre"); with a learned width (every particle its own
+    width, so its own columns) each particle keeps its design: about n_particles x (k_max + 2) x capacity x 8 bytes."""
     def _init(self, d, c_out):
         from rbf_bayes._smc import SMCCore
         self.d, self.c_out = d, c_out
         fac, v, wd = [], [], []
         for _ in range(self.n_particles):
             s2y, s2b = self._initial_variances(); v.append((s2y, s2b)); wd.append(self._initial_width())
-            g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,))
-            g.append(np.zeros(self.capacity)); fac.append(g)
+            g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,), design=self.learn_width)
+            if self.learn_width: g.append(np.zeros(self.capacity))
+            else: g.append_given(np.zeros(0), 0.0, np.zeros(c_out))   # the constant column; the store holds its values
+            fac.append(g)
         v = np.array(v)
         self.core = SMCCore(fac, self.capacity, d, self.k_max, self.basis, float(self.width), self.lam, self.c_move,
                             self.a_y, self.b_y, self.a_b, self.b_b, self.fix_variances is not None, v[:, 0], v[:, 1],
@@ -517,6 +521,17 @@ class TDSMC(_TDSMCBase):
         k, cent, H, Lf = self.core.snapshot(); m = k + 1
         cut = lambda a, n: np.split(a, np.cumsum(n)[:-1])
         return ([self.X[c].reshape(-1, self.d) for c in cut(cent, k)], cut(H, m), cut(Lf, m * m), self.core.sigma2_y)
+
+    def _check_memory(self, cap):
+        """Refuse (ResourceError) what cannot fit: with per-particle designs (a learned width) as the base does; with the
+        shared store, the columns held now plus one per particle (the most a step can add), each of cap doubles, and
+        the particles' factors. The store grows with the distinct centres alive; a column that cannot be allocated
+        later is a MemoryError raised before the step changes any particle."""
+        if self.learn_width: return super()._check_memory(cap)
+        held = self.core.store_columns[0] if getattr(self, "core", None) is not None else 1
+        nb = 8.0 * (cap * (held + self.n_particles) + 4 * self.n_particles * (self.k_max + 2) ** 2)
+        check_memory(nb, f"TD-SMC with n_particles = {self.n_particles} over {cap} rows",
+                     "lower n_particles, or stream fewer rows")
 
     def _grow(self, cap): self.core.grow(cap); self.capacity = cap
     def _move_and_weight(self, xt, yt): return self.core.step(xt, yt)
