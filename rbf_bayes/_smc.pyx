@@ -324,6 +324,14 @@ cdef class SMCCore:
             self._unused(j)
         return rc
 
+    def store_holders(self):
+        """{input index: number of particles with that input among their centres} for every column in the store (the
+        reference counts; the invariant is that they equal the particles' own centre lists)."""
+        cdef Py_ssize_t sl
+        if not self.store:
+            return {}
+        return {int(self.sinp[sl]): int(self.sref[sl]) for sl in range(1, self.nslot) if self.sinp[sl] >= 0}
+
     @property
     def store_columns(self):
         """(columns held in the store, slots allocated, bytes of column buffers): U + 1 with the constant."""

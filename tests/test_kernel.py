@@ -304,3 +304,59 @@ def test_accepted_states_know_e_better_than_the_residual():
     g.set_targets(np.arange(10.0))
     assert g.append(np.ones(10)) and g.append(np.arange(10.0))           # y = x exactly: accepted
     np.testing.assert_allclose(g.explained, [np.arange(10.0) @ np.arange(10.0)], rtol=1e-12)
+
+
+def test_design_free_factor_follows_the_design_given_the_inner_products():
+    """GramFactor(design=False) (TD-SMC's shared column store): grown row by row and fed the inner products of the
+    same columns, it holds the same factor as a design-keeping one, through appends, replaces, deletes and rejected
+    proposals; a non-finite column is refused; what needs a design says so; it pickles."""
+    r = np.random.default_rng(5)
+    N, c = 30, 2
+    x, Y = r.uniform(-1, 1, (N, 2)), r.normal(size=(N, c))
+    a = GramFactor(N, c, 8, ridge=(0.3,))
+    b = GramFactor(N, c, 8, ridge=(0.3,), design=False)
+    assert a.design and not b.design
+    cols = [np.ones(N)]                                # b's columns, kept by the caller as the store does
+    a.append(np.zeros(N)); b.append_given(np.zeros(0), 0.0, np.zeros(c))     # the constant, before any row
+    for t in range(N):                                 # rows arrive one at a time (TD-SMC)
+        a.add_row(t, [1.0], Y[t]); b.add_row(t, [1.0], Y[t])
+    np.testing.assert_allclose(b.yty, (Y ** 2).sum(0)); np.testing.assert_allclose(b.explained, a.explained)
+    for step in range(12):
+        v = basis_column(x, r.uniform(-1, 1, 2), "gaussian", 0.7)
+        D = np.column_stack(cols)
+        if step % 3 == 2 and len(cols) > 2:
+            j = int(r.integers(1, len(cols)))
+            ok_a, ok_b = a.propose_replace(j, v), b.propose_replace_given(j, D.T @ v, v @ v, Y.T @ v)
+        else:
+            j = None
+            ok_a, ok_b = a.propose_append(v), b.propose_append_given(D.T @ v, v @ v, Y.T @ v)
+        assert ok_a == ok_b
+        if not ok_a:
+            continue
+        np.testing.assert_allclose(a.proposed_explained, b.proposed_explained, rtol=1e-10)
+        np.testing.assert_allclose(a.proposed_logdet, b.proposed_logdet, rtol=1e-10)
+        if step % 4 == 3:
+            a.reject(); b.reject()
+            continue
+        a.commit(); b.commit()
+        if j is not None:
+            cols.pop(j)
+        cols.append(v)
+    assert a.m == b.m > 5
+    a.delete(2); b.delete(2); cols.pop(2)
+    np.testing.assert_allclose(a.factor(), b.factor(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(a.dty(), b.dty(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(a.explained, b.explained, rtol=1e-10)
+    D = np.column_stack(cols)
+    assert not b.propose_append_given(D.T @ cols[1], np.inf, Y.T @ cols[1])   # an overflowing column: refused
+    assert b.m == a.m and not b.copy().design
+    for call in (lambda: b.columns(), lambda: b.propose_append(cols[1]), lambda: b.set_targets(Y),
+                 lambda: b.enable_rebuild()):
+        with pytest.raises(RuntimeError, match="design=False"):
+            call()
+    with pytest.raises(ValueError, match="inner products"):
+        b.propose_append_given(np.zeros(2), 1.0, np.zeros(c))
+    import pickle
+    b2 = pickle.loads(pickle.dumps(b))
+    np.testing.assert_array_equal(b2.factor(), b.factor())
+    assert not b2.design
