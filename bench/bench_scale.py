@@ -1,7 +1,7 @@
 """Issue 16's table in one run: robot-arm seconds, the ratio to the NumPy reference, cost per iteration per data point
 as N grows, chains per second on 1 and 2 threads, and TD-SMC's cost per observation and memory along a stream.
 
-    python bench/bench_scale.py            # N up to 1e6 for the RJMCMC (about 3 minutes)
+    python bench/bench_scale.py            # N up to 1e6 for the RJMCMC, a 1e5-row TD-SMC stream (about an hour)
     python bench/bench_scale.py --quick    # smoke test (CI)
 
 1. Robot arm (200/200, cubic), 50,000 iterations with 30,000 burn-in: `RJMCMCRegressor` with its defaults, and the
@@ -10,9 +10,9 @@ as N grows, chains per second on 1 and 2 threads, and TD-SMC's cost per observat
 2. N = 1e3 ... 1e6 (robot-arm inputs, paper's model, k_max = 20, after a burn-in that brings k near k_max): time
    per iteration per data point, and the process's peak resident memory against the data's own size.
 3. Four chains of the default model on 1 and 2 threads: chains per second, the median ratio of alternating pairs.
-4. TD-SMC (Friedman #1, d = 10, Gaussian width 2, 250 particles, k_max = 60): ms per observation along a stream, the
-   particle system's memory for the stream (every particle keeps its k_max x N design) and what a 1e5-row stream
-   would need.
+4. TD-SMC (Friedman #1, d = 10, Gaussian width 2, 250 particles, k_max = 60) along a 1e5-row stream (--smc-rows; about
+   an hour: births cost O(t m), so the cost per observation grows with t): ms per observation, mean k, the shared
+   column store's columns and bytes, and the peak resident memory of a fresh process running only this section.
 
 One run, one shared machine: ratios and orders of magnitude, not absolute claims.
 """
@@ -96,27 +96,46 @@ def chain_rows(quick):
           f"{os.cpu_count()} cores)")
 
 
-def smc_rows(quick):
-    n, P, kmax = (500, 50, 60) if quick else (5_000, 250, 60)
+def smc_rows(quick, rows):
+    """Section 4 in a fresh process, so that its peak resident memory is the particle system's alone (section 2's
+    N = 1e6 fit has already raised this process's peak)."""
+    import subprocess
+    import sys
+    n = 500 if quick else rows
+    P = 50 if quick else 250
+    subprocess.run([sys.executable, __file__, "--smc-only", str(n), str(P)], check=True)
+
+
+def smc_stream(n, P, kmax=60):
     d = friedman(np.random.default_rng(0), 1, n=n, p=10, noise_sd=1.0, n_test=100)
+    rss0 = peak_mb()
     s = TDSMC(P, "gaussian", 2.0, lam=5.0, k_max=kmax, capacity=n, ess_threshold=0.5, rng=np.random.default_rng(0))
-    step, marks, t0 = n // 5, [], time.perf_counter()
+    designs = 8.0 * P * (kmax + 2) * n / 2 ** 30          # what per-particle designs (m_max + 1 columns each) held
+    print(f"4. TD-SMC, {P} particles, k_max {kmax}, Friedman #1 (d = 10), capacity {n:,} rows (the shared column store; "
+          f"per-particle designs would hold {designs:.2f} GiB)")
+    print(f"   {'rows':>8} {'ms/obs':>7} {'mean k':>6} {'columns held':>12} {'store GiB':>9} {'peak RSS GiB':>12} {'elapsed s':>9}")
+    step, t0 = n // 10, time.perf_counter()
+    last = t0
     for i in range(0, n, step):
         s.partial_fit(d.x[i:i + step], d.y[i:i + step])
-        marks.append(time.perf_counter() - t0)
-    per = np.diff([0.0] + marks) / step * 1e3
-    mem = lambda rows: 8.0 * P * (kmax + 2) * (1.5 * rows + 2 * (kmax + 2)) / 2 ** 30   # noqa: E731 (smc._check_memory)
-    print(f"4. TD-SMC, {P} particles, k_max {kmax}, Friedman #1 (d = 10): ms per observation along {n:,} rows "
-          f"(fifths): {' / '.join(f'{v:.1f}' for v in per)}")
-    print(f"   particle designs for {n:,} rows: {mem(n):.2f} GiB (peak RSS {peak_mb() / 1024:.2f} GiB); for 1e5 rows with "
-          f"250 particles: {8.0 * 250 * 62 * (1.5e5 + 124) / 2 ** 30:.1f} GiB (target < 8 GiB: needs the shared column store)")
+        now = time.perf_counter()
+        held, _, nbytes = s.core.store_columns
+        print(f"   {i + step:8,} {(now - last) / step * 1e3:7.2f} {s.weights @ s.ks:6.1f} {held:12,} "
+              f"{nbytes / 2 ** 30:9.3f} {peak_mb() / 1024:12.3f} {now - t0:9.0f}", flush=True)
+        last = now
+    print(f"   the particle system added {(peak_mb() - rss0) / 1024:.3f} GiB to the process's peak (imports and data "
+          f"before it: {rss0 / 1024:.2f} GiB; target for 1e5 rows x 250 particles: < 8 GiB)")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smc-rows", type=int, default=100_000, help="rows of the TD-SMC stream (full run)")
+    ap.add_argument("--smc-only", nargs=2, type=int, metavar=("ROWS", "PARTICLES"), help=argparse.SUPPRESS)
     a = ap.parse_args()
-    robot_rows(a.quick); n_rows(a.quick); chain_rows(a.quick); smc_rows(a.quick)
+    if a.smc_only:
+        return smc_stream(*a.smc_only)
+    robot_rows(a.quick); n_rows(a.quick); chain_rows(a.quick); smc_rows(a.quick, a.smc_rows)
 
 
 if __name__ == "__main__":
