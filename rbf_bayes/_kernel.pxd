@@ -45,6 +45,22 @@ cdef class GramFactor:
     cdef Py_ssize_t pm                 # number of columns of a pending rebuild
     cdef public double tol             # relative pivot tolerance below which a column is singular
     cdef readonly bint design          # False: Dt, Yt are NULL; new columns come as inner products (`_prop_*_given`)
+    # recompute mode (design=False, then enable_recompute): each column described by a term, its values recomputed in
+    # row blocks whenever inner products are needed, so memory does not hold an m x N design (nbs/04_kernel)
+    cdef readonly bint recompute
+    cdef public bint check_accuracy    # False: proposals skip `_inaccurate` (building a known state column by column)
+    cdef object _xr                    # the (N, d) inputs the terms are evaluated on
+    cdef const double* Xr
+    cdef Py_ssize_t dx
+    cdef int rkind
+    cdef double rw2
+    cdef double* Ct                    # (M1, dx): centre of each rbf column (row m: the scratch column's)
+    cdef int* ctype                    # (M1,): -1 the constant, -2 - i input i (linear), 0 a basis function at Ct
+    cdef double* blk                   # (2 BLK,): two row blocks
+    cdef double* sb                    # (c,): a new column's D'Y
+    cdef double* scratch_centre(self) noexcept nogil
+    cdef void _col_block(self, Py_ssize_t a, Py_ssize_t r0, Py_ssize_t nb, double* out) noexcept nogil
+    cdef double _products(self, Py_ssize_t m) noexcept nogil
 
     cdef double* scratch(self) noexcept nogil       # the scratch column (slot m, length N): write a proposal here
     cdef const double* design_row(self, Py_ssize_t t) noexcept nogil  # D[t, j] = design_row(t)[j * N]

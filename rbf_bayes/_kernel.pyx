@@ -38,6 +38,9 @@ cdef double TOL_FLOOR = 1e-13
 cdef double TOL_RESID = 1e-6
 cdef double TOL_FIT = 1e-6
 cdef double EPS = 2.220446049250313e-16
+# Rows per block of the recompute mode: two blocks of doubles (8 KiB) stay in L1 while a column is evaluated and dotted.
+cdef enum:
+    BLK = 512
 from scipy.linalg.cython_blas cimport dgemv
 
 cnp.import_array()
@@ -184,9 +187,11 @@ cdef void _fill(double* p, a, Py_ssize_t n):
         memcpy(p, &v[0], n * sizeof(double))
 
 
-def _rebuild_gram_factor(N, c, m_max, ridge, out_factor, m, tol, bufs, design=True):
+def _rebuild_gram_factor(N, c, m_max, ridge, out_factor, m, tol, bufs, design=True, recompute=None):
     "Unpickle a GramFactor (see GramFactor.__reduce__)."
     cdef GramFactor g = GramFactor(N, c, m_max, ridge=ridge, out_factor=out_factor, design=design)
+    if recompute is not None:
+        g.enable_recompute(*recompute)
     g._copy_in(bufs)
     g.m, g.tol = m, tol
     return g
@@ -277,12 +282,92 @@ cdef class GramFactor:
         self.Dr = NULL
         self.Gr = NULL
         self.Br = NULL
+        self.recompute = False
+        self.check_accuracy = True
+        self.Ct = NULL
+        self.ctype = NULL
+        self.blk = NULL
+        self.sb = NULL
 
     def __dealloc__(self):
         free(self.Dt); free(self.Yt); free(self.G); free(self.B); free(self.L); free(self.Lp)
         free(self.Z); free(self.Zp); free(self.yy); free(self.ridge); free(self.ofac)
         free(self.e); free(self.ep); free(self.ld); free(self.ldp); free(self.work)
         free(self.Dr); free(self.Gr); free(self.Br)
+        free(self.Ct); free(self.ctype); free(self.blk); free(self.sb)
+
+    def enable_recompute(self, x, str basis, double width=1.0):
+        """Recompute mode for a design=False factor with no columns yet: columns are described (`append_term`: the
+        constant, an input, or phi(||x - mu||) of `basis`), and whenever a proposal needs a new column's inner products
+        every column is evaluated again on x, BLK rows at a time (O(N m) evaluations of phi instead of O(N m) reads of
+        a stored design: memory O(N (d + c)) instead of O(N m)). The targets are kept (set_targets)."""
+        if self.design or self.recompute:
+            raise RuntimeError("enable_recompute needs a design=False factor, once")
+        if self.m:
+            raise RuntimeError("enable_recompute needs a factor without columns")
+        xa = np.ascontiguousarray(x, dtype=float)
+        if xa.ndim != 2 or xa.shape[0] != self.N:
+            raise ValueError(f"x must have shape ({self.N}, d), got {xa.shape}")
+        cdef const double[:, ::1] xv = xa
+        self._xr, self.dx = xa, xa.shape[1]
+        self.Xr = &xv[0, 0]
+        self.rkind = BASIS_CODES[basis]
+        self.rw2 = width * width
+        self.Yt = <double*> calloc(self.c * self.N, sizeof(double))
+        self.Ct = <double*> calloc(self.M1 * (self.dx if self.dx else 1), sizeof(double))
+        self.ctype = <int*> calloc(self.M1, sizeof(int))
+        self.blk = <double*> malloc(2 * BLK * sizeof(double))
+        self.sb = <double*> malloc(self.c * sizeof(double))
+        if self.Yt == NULL or self.Ct == NULL or self.ctype == NULL or self.blk == NULL or self.sb == NULL:
+            raise MemoryError("GramFactor: cannot allocate the recompute buffers")
+        self.recompute = True
+
+    cdef double* scratch_centre(self) noexcept nogil:
+        """Recompute mode: where a sampler writes the centre of a proposed basis column (then `_prop_append()` or
+        `_prop_replace(j)`, as with `scratch()` in design mode); NULL otherwise."""
+        if not self.recompute:
+            return NULL
+        self.ctype[self.m] = 0
+        return self.Ct + self.m * self.dx
+
+    cdef void _col_block(self, Py_ssize_t a, Py_ssize_t r0, Py_ssize_t nb, double* out) noexcept nogil:
+        "Rows r0 .. r0 + nb - 1 of (described) column a."
+        cdef Py_ssize_t i, j
+        cdef int ty = self.ctype[a]
+        if ty == -1:
+            for i in range(nb):
+                out[i] = 1.0
+        elif ty <= -2:
+            j = -2 - ty
+            for i in range(nb):
+                out[i] = self.Xr[(r0 + i) * self.dx + j]
+        else:
+            basis_column_c(self.Xr + r0 * self.dx, nb, self.dx, self.Ct + a * self.dx, self.rkind, self.rw2, out)
+
+    cdef double _products(self, Py_ssize_t m) noexcept nogil:
+        """Column m's (the scratch column's) inner products with columns 0 .. m-1 into row m of G and with the targets
+        into sb, block by block; returns its squared norm. O(N m) evaluations."""
+        cdef Py_ssize_t r0, nb, a, o, M1 = self.M1
+        cdef double* g = self.G + m * M1
+        cdef double* v = self.blk
+        cdef double* u = self.blk + BLK
+        cdef double gnn = 0.0
+        for a in range(m):
+            g[a] = 0.0
+        for o in range(self.c):
+            self.sb[o] = 0.0
+        r0 = 0
+        while r0 < self.N:
+            nb = BLK if r0 + BLK <= self.N else self.N - r0
+            self._col_block(m, r0, nb, v)
+            gnn += _dot(v, v, nb)
+            for o in range(self.c):
+                self.sb[o] += _dot(v, self.Yt + o * self.N + r0, nb)
+            for a in range(m):
+                self._col_block(a, r0, nb, u)
+                g[a] += _dot(u, v, nb)
+            r0 += BLK
+        return gnn
 
     def enable_rebuild(self):
         """Allocate the buffers of the full-rebuild proposal (`_prop_rebuild`): a second design, Gram matrix and D'Y
@@ -412,8 +497,12 @@ cdef class GramFactor:
         targets (two BLAS gemv, O(N m)), then `_prop_append_given`."""
         cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1
         cdef double* v
-        if m >= self.m_max or self.Dt == NULL:
+        if m >= self.m_max:
             return 2
+        if self.Dt == NULL:
+            if not self.recompute:
+                return 2
+            return self._prop_append_given(self.G + m * M1, self._products(m), self.sb)
         v = self.Dt + m * N
         # inner products with the existing columns (row m of G, stored also as column m)
         _gemv_t(self.Dt, N, m, v, self.G + m * M1)
@@ -453,7 +542,7 @@ cdef class GramFactor:
         for k in range(m):
             self.work[self.W + k] = self.G[k * M1 + k]
         self.work[self.W + m] = gnn
-        if self._inaccurate(self.L, self.Z, self.ep, m + 1):
+        if self.check_accuracy and self._inaccurate(self.L, self.Z, self.ep, m + 1):
             return 1
         self.pending = 1
         self.pj = m
@@ -517,8 +606,12 @@ cdef class GramFactor:
         (two BLAS gemv, O(N m)), then `_prop_replace_given`."""
         cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1
         cdef double* v
-        if j < 0 or j >= m or self.Dt == NULL:
+        if j < 0 or j >= m:
             return 2
+        if self.Dt == NULL:
+            if not self.recompute:
+                return 2
+            return self._prop_replace_given(j, self.G + m * M1, self._products(m), self.sb)
         v = self.Dt + m * N
         _gemv_t(self.Dt, N, m, v, self.G + m * M1)
         _gemv_t(self.Yt, N, self.c, v, self.work)
@@ -564,7 +657,7 @@ cdef class GramFactor:
         for k in range(n):
             self.work[self.W + k] = self.G[(k if k < j else k + 1) * (M1 + 1)]
         self.work[self.W + n] = gnn
-        if self._inaccurate(self.Lp, self.Zp, self.ep, m):
+        if self.check_accuracy and self._inaccurate(self.Lp, self.Zp, self.ep, m):
             return 1
         self.pending = 3
         self.pj = j
@@ -585,6 +678,9 @@ cdef class GramFactor:
         for i in range(j, s - 1):
             for k in range(c):
                 self.B[i * c + k] = self.B[(i + 1) * c + k]
+        if s - 1 - j > 0 and self.recompute:
+            memmove(self.Ct + j * self.dx, self.Ct + (j + 1) * self.dx, (s - 1 - j) * self.dx * sizeof(double))
+            memmove(self.ctype + j, self.ctype + j + 1, (s - 1 - j) * sizeof(int))
         if s - 1 - j > 0 and self.Dt != NULL:
             memmove(self.Dt + j * N, self.Dt + (j + 1) * N, (s - 1 - j) * N * sizeof(double))
 
@@ -779,6 +875,9 @@ cdef class GramFactor:
         """Become a copy of s (same N, c, q, m_max; both idle), copying only the first n data rows of the
         design and targets: the TD-SMC resampling copy, where rows >= n are all zeros in every particle."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, m = s.m, i, f
+        if self.recompute and s.recompute:
+            memcpy(self.Ct, s.Ct, self.M1 * self.dx * sizeof(double))
+            memcpy(self.ctype, s.ctype, self.M1 * sizeof(int))
         for i in range(m):
             if self.Dt != NULL:
                 memcpy(self.Dt + i * N, s.Dt + i * N, n * sizeof(double))
@@ -806,13 +905,23 @@ cdef class GramFactor:
                     yy=_copy_out(self.yy, c), e=_copy_out(self.e, c), ld=_copy_out(self.ld, q))
         if self.design:
             bufs.update(Dt=_copy_out(self.Dt, M1 * N), Yt=_copy_out(self.Yt, c * N))
+        rc = None
+        if self.recompute:
+            bufs.update(Yt=_copy_out(self.Yt, c * N), Ct=_copy_out(self.Ct, M1 * self.dx),
+                        ctype=np.array([self.ctype[i] for i in range(M1)], dtype=np.intc))
+            rc = (self._xr, BASES[self.rkind], math.sqrt(self.rw2))
         return (_rebuild_gram_factor,
-                (self.N, self.c, self.m_max, self.ridges, self.out_factor, self.m, self.tol, bufs, self.design))
+                (self.N, self.c, self.m_max, self.ridges, self.out_factor, self.m, self.tol, bufs, self.design, rc))
 
     cdef void _copy_in(self, dict bufs):
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, c = self.c, q = self.q
+        cdef Py_ssize_t i
         if self.design:
             _fill(self.Dt, bufs["Dt"], M1 * N); _fill(self.Yt, bufs["Yt"], c * N)
+        if self.recompute:
+            _fill(self.Yt, bufs["Yt"], c * N); _fill(self.Ct, bufs["Ct"], M1 * self.dx)
+            for i in range(M1):
+                self.ctype[i] = bufs["ctype"][i]
         _fill(self.G, bufs["G"], S)
         _fill(self.B, bufs["B"], M1 * c); _fill(self.L, bufs["L"], q * S); _fill(self.Z, bufs["Z"], c * M1)
         _fill(self.yy, bufs["yy"], c); _fill(self.e, bufs["e"], c); _fill(self.ld, bufs["ld"], q)
@@ -828,6 +937,8 @@ cdef class GramFactor:
                                "inner products instead (propose_append_given / propose_replace_given)")
 
     def _load(self, col):
+        if self.recompute:
+            raise RuntimeError("a recompute-mode GramFactor takes described columns (append_term), not values")
         self._need_design("a column argument")
         a = np.ascontiguousarray(col, dtype=float)
         if a.shape != (self.N,):
@@ -838,7 +949,8 @@ cdef class GramFactor:
     def set_targets(self, Y):
         """Set the (N, c) targets; recomputes D'Y, y'y and the explained sums of squares."""
         self._check_idle()
-        self._need_design("set_targets")
+        if not self.recompute:
+            self._need_design("set_targets")
         Ya = np.asarray(Y, dtype=float)
         if Ya.ndim == 1:
             Ya = Ya[:, None]
@@ -851,8 +963,20 @@ cdef class GramFactor:
         memcpy(self.Yt, &yt[0, 0], self.c * self.N * sizeof(double))
         for o in range(self.c):
             self.yy[o] = _dot(self.Yt + o * self.N, self.Yt + o * self.N, self.N)
+        cdef Py_ssize_t r0, nb
         for i in range(self.m):
-            _gemv_t(self.Yt, self.N, self.c, self.Dt + i * self.N, self.work)
+            if self.recompute:
+                for o in range(self.c):
+                    self.work[o] = 0.0
+                r0 = 0
+                while r0 < self.N:
+                    nb = BLK if r0 + BLK <= self.N else self.N - r0
+                    self._col_block(i, r0, nb, self.blk)
+                    for o in range(self.c):
+                        self.work[o] += _dot(self.blk, self.Yt + o * self.N + r0, nb)
+                    r0 += BLK
+            else:
+                _gemv_t(self.Yt, self.N, self.c, self.Dt + i * self.N, self.work)
             for o in range(self.c):
                 self.B[i * self.c + o] = self.work[o]
         for o in range(self.q):
@@ -875,6 +999,43 @@ cdef class GramFactor:
         if ba.shape[0] != self.c:
             raise ValueError(f"b must have c = {self.c} values, got {ba.shape[0]}")
         return np.append(ga, 0.0), ba, float(gnn)
+
+    def is_accurate(self):
+        """The accuracy rule (`_inaccurate`) on the current state: False if the rounding error of some output's explained
+        sum of squares may exceed TOL_RESID of its residual. A state built column by column with check_accuracy off
+        (whose intermediate subsets may fail the rule although the whole does) is checked once this way."""
+        self._check_idle()
+        cdef Py_ssize_t i
+        for i in range(self.m):
+            self.work[self.W + i] = self.G[i * self.M1 + i]
+        return not self._inaccurate(self.L, self.Z, self.e, self.m)
+
+    def append_term(self, str term, value=None):
+        """Recompute mode: append a described column now: "constant", "input" (value: the input's index i, the
+        column x_i) or "basis" (value: the centre mu, the column phi(||x - mu||)). False (state unchanged) if singular."""
+        self._check_idle()
+        if not self.recompute:
+            raise RuntimeError("append_term needs the recompute mode (enable_recompute)")
+        if self.m >= self.m_max:
+            raise ValueError(f"cannot append: m = m_max = {self.m_max}")
+        if term == "constant":
+            self.ctype[self.m] = -1
+        elif term == "input":
+            if not (isinstance(value, (int, np.integer)) and 0 <= value < self.dx):
+                raise ValueError(f"value must be an input index in [0, {self.dx}), got {value!r}")
+            self.ctype[self.m] = -2 - <int> value
+        elif term == "basis":
+            mu = np.asarray(value, dtype=float).reshape(-1)
+            if mu.shape != (self.dx,) or not np.all(np.isfinite(mu)):
+                raise ValueError(f"value must be a finite centre of {self.dx} coordinates, got {value!r}")
+            for i in range(self.dx):
+                self.scratch_centre()[i] = mu[i]
+        else:
+            raise ValueError(f"term must be 'constant', 'input' or 'basis', got {term!r}")
+        ok = self._prop_append() == 0
+        if ok:
+            self._commit()
+        return ok
 
     def propose_append_given(self, g, gnn, b):
         """Propose appending a column v known only by its inner products: g (m,) with the current columns, gnn = v'v,
@@ -1032,6 +1193,9 @@ cdef class GramFactor:
         """An independent copy of the state (memcpy of every buffer): how a resampled particle is duplicated."""
         self._check_idle()
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, c = self.c, N = self.N
+        if self.recompute:
+            import pickle
+            return pickle.loads(pickle.dumps(self))
         cdef GramFactor g = GramFactor(N, c, self.m_max, ridge=self.ridges, out_factor=self.out_factor,
                                        design=self.design)
         if self.design:
@@ -1071,6 +1235,8 @@ cdef class GramFactor:
             raise ValueError(f"N must be >= the current {self.N}, got {N}")
         if N == self.N:
             return
+        if self.recompute:
+            raise RuntimeError("a recompute-mode GramFactor has a fixed number of rows")
         if not self.design:
             self.N = N
             return
@@ -1149,13 +1315,28 @@ cdef class GramFactor:
         return np.array([self.ofac[o] for o in range(self.c)], dtype=np.intp)
 
     def columns(self):
-        """Copy of the current design matrix D, shape (N, m)."""
+        """Copy of the current design matrix D, shape (N, m) (recomputed in recompute mode)."""
+        cdef Py_ssize_t a
+        if self.recompute:
+            out = np.empty((self.m, self.N))
+            for a in range(self.m):
+                ov = out[a]
+                self._fill_column(a, ov)
+            return out.T.copy()
         self._need_design("columns")
         out = np.empty((self.m, self.N))
         cdef double[:, ::1] o = out
         if self.m:
             memcpy(&o[0, 0], self.Dt, self.m * self.N * sizeof(double))
         return out.T.copy()
+
+    def _fill_column(self, Py_ssize_t a, double[::1] out):
+        cdef Py_ssize_t r0, nb
+        r0 = 0
+        while r0 < self.N:
+            nb = BLK if r0 + BLK <= self.N else self.N - r0
+            self._col_block(a, r0, nb, &out[r0])
+            r0 += BLK
 
     def gram(self):
         """Copy of G = D'D, shape (m, m)."""

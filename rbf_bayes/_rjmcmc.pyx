@@ -198,6 +198,9 @@ cdef class RJCore:
         self.n_sel_prop = self.n_sel_acc = self.n_kind_prop = self.n_kind_acc = 0
         self.scaled = self.learn or self.select
         if (self.learn or self.select or self.learn_kind) and not self.prior_only:
+            if st.recompute:
+                raise ValueError("learned scales, input selection and a learned basis type rebuild the design: they "
+                                 "need a stored design (design='stored')")
             st.enable_rebuild()
 
     def set_state(self, centres, double Lambda, delta2, scales=None, inputs=None, basis=None):
@@ -329,7 +332,9 @@ cdef class RJCore:
     cdef void _scratch(self, const double* mu) noexcept nogil:
         """phi at centre mu into the kernel's scratch column: on the scaled distance when scales are learned or inputs
         selected (an excluded input has scale 0)."""
-        if self.scaled:
+        if self.st.recompute:       # the kernel evaluates the column itself, block by block, when it needs it
+            memcpy(self.st.scratch_centre(), mu, self.d * sizeof(double))
+        elif self.scaled:
             basis_column_scaled_c(self.x, self.N, self.d, mu, self.sc, self.kind, self.w2, self.st.scratch())
         else:
             self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)

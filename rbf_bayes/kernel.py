@@ -109,8 +109,10 @@ def rbf_state(x, # inputs (N, d)
               prior: RBFPrior,
               m_max: int|None=None, # column capacity; default 1 + d + k_max
               reference: bool=False, # build the NumPy reference instead of the Cython state
+              design: str="stored", # "stored": the N x m design in memory; "recompute": columns evaluated again, in row blocks
              ):
     "A Gram/Cholesky state holding D = [1, x, phi(||x - mu_j||)] and Y."
+    if design not in ("stored", "recompute"): raise ValueError(f"design must be 'stored' or 'recompute', got {design!r}")
     basis, width = check_basis(basis, width)
     x = as_inputs(x); Y = np.asarray(Y, dtype=float).reshape(len(x), -1)
     N, d = x.shape; c = Y.shape[1]
@@ -118,12 +120,20 @@ def rbf_state(x, # inputs (N, d)
     if m_max is None: m_max = 1 + d + (prior.k_max if prior.k_max is not None else N - d - 1)
     r = ridge_values(np.broadcast_to(delta2, (c,)), prior)
     ridge = r[:1] if prior.coef_prior == "g" else r
-    st = (GramFactorRef if reference else GramFactor)(N, c, m_max, ridge=ridge)
-    st.set_targets(Y)
-    cols = [np.ones(N)] + [x[:, i] for i in range(d)] + list(rbf_columns(x, centres, basis, width).T)
-    for v in cols:
-        if not st.append(v):
-            raise np.linalg.LinAlgError("the initial design matrix is numerically rank deficient")
+    bad = np.linalg.LinAlgError("the initial design matrix is numerically rank deficient")
+    if design == "recompute" and not reference:
+        st = GramFactor(N, c, m_max, ridge=ridge, design=False); st.enable_recompute(x, basis, width); st.set_targets(Y)
+    else:
+        st = (GramFactorRef if reference else GramFactor)(N, c, m_max, ridge=ridge); st.set_targets(Y)
+    # The accuracy rule is applied to the whole state, once: a subset of a sampler's state (the columns in this order)
+    # can fail it where the whole passes (the coefficients of a subset cancel differently), as at N = 1e5 (bench_scale)
+    if not reference: st.check_accuracy = False
+    if st.recompute:
+        ok = all(st.append_term(*t) for t in [("constant", None)] + [("input", i) for i in range(d)] + [("basis", mu) for mu in centres])
+    else:
+        ok = all(st.append(v) for v in [np.ones(N)] + [x[:, i] for i in range(d)] + list(rbf_columns(x, centres, basis, width).T))
+    if not reference: st.check_accuracy = True
+    if not ok or not (reference or st.is_accurate()): raise bad
     return st
 
 _RIDGE = RBFPrior(coef_prior="ridge")   # the Gaussian kind's coefficient prior (built once, not per call)

@@ -197,6 +197,9 @@ def sample_probit(x, # inputs (N, d)
         return ProbitTrace(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
     x, Z, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, Z0, prior, config, basis, width, init, rng)
     N, d = x.shape
+    if config.design == "recompute":
+        raise ValueError("config.design='recompute' is not available for the probit classifier: its latent step reads the "
+                         "design every iteration")
     _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c)
     st = rbf_state(x, Z, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)

@@ -52,7 +52,7 @@ from .progress import ChunkedRun
 from .results import SamplerResult
 
 # %% auto #0
-__all__ = ['RJConfig', 'Trace', 'rj_memory', 'sample_rjmcmc', 'sample_rjmcmc_reference']
+__all__ = ['DESIGN_STORED_MAX', 'RJConfig', 'Trace', 'rj_memory', 'design_mode', 'sample_rjmcmc', 'sample_rjmcmc_reference']
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
 @dataclass(frozen=True)
@@ -78,6 +78,7 @@ class RJConfig:
     scale_step: float = 0.3     # random-walk sd of the log-scale MH step (one input per iteration)
     select_inputs: bool = False # input selection: a reversible jump switches one input (linear column and scale) in or out (05d)
     basis_types: tuple|None = None  # the basis type as a parameter: an MH step among these types (>= 2 names of BASES; 05d)
+    design: str = "auto"        # "stored" N x m design, "recompute" (columns evaluated again in row blocks: memory O(N(d+c))), "auto"
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
@@ -94,6 +95,8 @@ class RJConfig:
             if len(bt) < 2 or len(set(bt)) != len(bt) or any(b not in BASES for b in bt):
                 raise ValueError(f"basis_types must be None or at least two different names of {BASES}, got {self.basis_types!r}")
             object.__setattr__(self, "basis_types", bt)
+        if self.design not in ("auto", "stored", "recompute"):
+            raise ValueError(f"design must be 'auto', 'stored' or 'recompute', got {self.design!r}")
         mv = tuple(self.moves)
         bad = [m for m in mv if m not in MOVES]
         if bad or not mv: raise ValueError(f"moves must be a non-empty subset of {MOVES}, got {mv}")
@@ -275,17 +278,30 @@ def _init_inputs(init, d, config) -> np.ndarray|None:
         raise ValueError(f"init['inputs'] must be a mask of {d} booleans (one per input) with at least one True, got {g}")
     return g
 
-def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int) -> tuple[float, str]:
+def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int, design: str="stored") -> tuple[float, str]:
     "Estimated peak bytes of a reversible-jump run, and what to change if that is too much (the largest part)."
     m = 1 + d + k_max
     parts = {"lower n_iter (the per-iteration traces)": n_iter * (34.0 + 16 * c),
-             "raise thin or lower n_iter (the kept samples)": n_kept * 8.0 * (k_max * d + 2 * m * c + 2),
-             "lower k_max (the N x (1 + d + k_max) design and its factor)": 8.0 * (3 * N * m + 3 * m * m)}
+             "raise thin or lower n_iter (the kept samples)": n_kept * 8.0 * (k_max * d + 2 * m * c + 2)}
+    if design == "recompute": parts["use fewer rows (the targets' copy and the factor)"] = 8.0 * (N * c + 3 * m * m)
+    else: parts["lower k_max or set config.design='recompute' (the N x (1 + d + k_max) design and its factor)"] = 8.0 * (3 * N * m + 3 * m * m)
     return sum(parts.values()), max(parts, key=parts.get)
 
-def _check_rj_memory(n_iter, burn_in, thin, k_max, N, d, c):
+DESIGN_STORED_MAX = 2 ** 30     # design="auto" stores the design up to this many bytes, and recomputes it beyond
+
+def design_mode(config: RJConfig, N: int, d: int, k_max: int) -> str:
+    """The design the run uses: config.design, with "auto" resolved: stored (faster) while the N x (2 + d + k_max)
+    design takes at most DESIGN_STORED_MAX bytes, recomputed beyond. Learned scales, input selection and a learned
+    basis type rebuild the design, so they always store it."""
+    if config.learn_scales or config.select_inputs or config.basis_types is not None:
+        if config.design == "recompute": raise ValueError("design='recompute' cannot be combined with learn_scales, select_inputs or basis_types")
+        return "stored"
+    if config.design != "auto": return config.design
+    return "stored" if 8.0 * N * (2 + d + k_max) <= DESIGN_STORED_MAX else "recompute"
+
+def _check_rj_memory(n_iter, burn_in, thin, k_max, N, d, c, design="stored"):
     n_kept = 0 if n_iter <= burn_in else (n_iter - burn_in - 1) // thin + 1
-    nb, fix = rj_memory(n_iter, n_kept, k_max, N, d, c)
+    nb, fix = rj_memory(n_iter, n_kept, k_max, N, d, c, design)
     check_memory(nb, f"a reversible-jump run with n_iter = {n_iter}, k_max = {k_max} on N = {N} rows", fix)
 
 # %% ../nbs/05_rjmcmc.ipynb #22e78c5f
@@ -314,8 +330,10 @@ def sample_rjmcmc(x, # inputs (N, d)
     prior, config = _resolve_calibrated(prior, config, x, y)
     x, Y, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]
-    _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c)   # before any allocation
-    st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
+    design = design_mode(config, N, d, k_max)
+    _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c, design)   # before any allocation
+    st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max,
+                   design=design)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
     core.set_state(centres, Lam, d2, _init_scales(init, d, config), _init_inputs(init, d, config))
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
