@@ -231,3 +231,52 @@ def test_snapshot_coefficients_are_the_dense_posterior_mean():
             for o in range(2):
                 h, _ = coef_posterior(D, y2[:, o], tr.delta2[it, o], prior)
                 np.testing.assert_allclose(tr.coef_mean[a:b, o], h, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("basis, prior", [("gaussian", RBFPrior(k_max=8)),
+                                          ("cubic", RBFPrior(k_max=8, coef_prior="ridge", k_prior="conditional")),
+                                          ("thin_plate", RBFPrior(k_max=8))])
+def test_recompute_design_is_the_stored_chain(basis, prior):
+    """config.design='recompute' (columns evaluated again in row blocks, no N x m design) makes the same draws as the
+    stored design: the inner products differ by rounding only, so the chains agree step for step (k, centres) over
+    3,000 iterations with every move. The log posteriors agree within what the kernel's accuracy rule allows: it keeps
+    the rounding error of each explained sum of squares below TOL_RESID = 1e-6 of the residual, so each output's
+    (N/2) log(residual) term may differ by about N/2 * 1e-6 in either chain: atol N * 1e-6."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (1100, 2))                   # more than two 512-row blocks, the last one partial
+    y = np.sin(3 * x[:, 0]) * x[:, 1] + 0.1 * rng.normal(size=1100)
+    out = {}
+    for design in ("stored", "recompute"):
+        cfg = RJConfig(n_iter=3000, burn_in=2000, thin=10, design=design)
+        out[design] = sample_rjmcmc(x, y, prior=prior, config=cfg, rng=np.random.default_rng(9), basis=basis, width=0.5)
+        assert out[design].meta["config"]["design"] == design
+    a, b = out["stored"], out["recompute"]
+    np.testing.assert_array_equal(a.k, b.k)
+    assert a.k.max() >= 3
+    np.testing.assert_allclose(a.log_posterior, b.log_posterior, rtol=0, atol=len(x) * 1e-6)
+    np.testing.assert_allclose(a.centres, b.centres, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.predict(x[:20]), b.predict(x[:20]), rtol=1e-7, atol=1e-9)
+
+
+def test_design_mode_choice_and_errors(monkeypatch):
+    from rbf_bayes import rjmcmc
+    from rbf_bayes.kernel import rbf_state
+    from rbf_bayes.probit import sample_probit
+    with pytest.raises(ValueError, match="design"):
+        RJConfig(design="dense")
+    with pytest.raises(ValueError, match="recompute"):
+        rjmcmc.design_mode(RJConfig(design="recompute", learn_scales=True), 100, 2, 10)
+    assert rjmcmc.design_mode(RJConfig(design="auto", learn_scales=True), 10**8, 2, 10) == "stored"
+    assert rjmcmc.design_mode(RJConfig(), 1000, 2, 20) == "stored"
+    assert rjmcmc.design_mode(RJConfig(), 10**7, 2, 20) == "recompute"      # 8 x 1e7 x 24 bytes > 1 GiB
+    monkeypatch.setattr(rjmcmc, "DESIGN_STORED_MAX", 1000)
+    tr = sample_rjmcmc(X, Y, config=RJConfig(n_iter=50, burn_in=10), rng=np.random.default_rng(0))
+    assert tr.meta["config"]["design"] == "auto"
+    st = rbf_state(X, Y, X[:3], "cubic", 1.0, 1.0, RBFPrior(k_max=5), design="recompute")
+    assert st.recompute and not st.design and st.check_accuracy and st.is_accurate()
+    np.testing.assert_allclose(st.columns(), design_matrix(X, X[:3], "cubic"), rtol=1e-14)
+    with pytest.raises(RuntimeError, match="append_term"):
+        st.append(np.ones(30))
+    with pytest.raises(ValueError, match="design='recompute'"):
+        sample_probit(X, (Y > 0).astype(int), config=RJConfig(n_iter=20, burn_in=5, design="recompute"),
+                      rng=np.random.default_rng(0))
