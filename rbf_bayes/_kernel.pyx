@@ -1010,14 +1010,17 @@ cdef class GramFactor:
             self.work[self.W + i] = self.G[i * self.M1 + i]
         return not self._inaccurate(self.L, self.Z, self.e, self.m)
 
-    def append_term(self, str term, value=None):
-        """Recompute mode: append a described column now: "constant", "input" (value: the input's index i, the
-        column x_i) or "basis" (value: the centre mu, the column phi(||x - mu||)). False (state unchanged) if singular."""
+    def propose_term(self, str term, value=None, j=None):
+        """Recompute mode: propose appending a described column (or, with j, replacing column j by it; it moves to the
+        end): "constant", "input" (value: the input's index i, the column x_i) or "basis" (value: the centre mu, the
+        column phi(||x - mu||)). False (nothing pending) if singular."""
         self._check_idle()
         if not self.recompute:
-            raise RuntimeError("append_term needs the recompute mode (enable_recompute)")
-        if self.m >= self.m_max:
+            raise RuntimeError("append_term / propose_term need the recompute mode (enable_recompute)")
+        if j is None and self.m >= self.m_max:
             raise ValueError(f"cannot append: m = m_max = {self.m_max}")
+        if j is not None and not (isinstance(j, (int, np.integer)) and 0 <= j < self.m):
+            raise IndexError(f"j must be in [0, {self.m}), got {j!r}")
         if term == "constant":
             self.ctype[self.m] = -1
         elif term == "input":
@@ -1032,7 +1035,11 @@ cdef class GramFactor:
                 self.scratch_centre()[i] = mu[i]
         else:
             raise ValueError(f"term must be 'constant', 'input' or 'basis', got {term!r}")
-        ok = self._prop_append() == 0
+        return (self._prop_append() if j is None else self._prop_replace(j)) == 0
+
+    def append_term(self, str term, value=None):
+        """Append a described column now (`propose_term`, then commit); False (state unchanged) if singular."""
+        ok = self.propose_term(term, value)
         if ok:
             self._commit()
         return ok
