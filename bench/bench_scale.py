@@ -7,8 +7,9 @@ as N grows, chains per second on 1 and 2 threads, and TD-SMC's cost per observat
 1. Robot arm (200/200, cubic), 50,000 iterations with 30,000 burn-in: `RJMCMCRegressor` with its defaults, and the
    paper's model (ridge prior, Poisson truncated given Lambda, k_max = 20); the C loop's iterations per second
    against `sample_rjmcmc_reference` from the same state; the ratio to the 2.8 s the issue measured.
-2. N = 1e3 ... 1e6 (robot-arm inputs, paper's model, k_max = 20, after a burn-in that brings k near k_max): time
-   per iteration per data point, and the process's peak resident memory against the data's own size.
+2. N = 1e3 ... 1e6 (robot-arm inputs, paper's model, k_max = 20, after a burn-in that brings k near k_max), the stored
+   design and the recomputed one (RJConfig.design): time per iteration per data point, and the fit's own peak resident
+   memory (a fresh process per row) against the data's size.
 3. Four chains of the default model on 1 and 2 threads: chains per second, the median ratio of alternating pairs.
 4. TD-SMC (Friedman #1, d = 10, Gaussian width 2, 250 particles, k_max = 60) along a 1e5-row stream (--smc-rows; about
    an hour: births cost O(t m), so the cost per observation grows with t): ms per observation, mean k, the shared
@@ -62,21 +63,44 @@ def robot_rows(quick):
 
 
 def n_rows(quick):
-    print("2. cost in N (paper's model, k_max = 20, after burn-in)")
-    print(f"   {'N':>9} {'k':>4} {'ms/iteration':>13} {'ns/(iteration*N)':>17} {'data MB':>8} {'peak RSS MB':>12}")
-    for N in ((1_000, 10_000) if quick else (1_000, 10_000, 100_000, 1_000_000)):
-        d = robot_arm(np.random.default_rng(0), n_train=N, n_test=10)
-        burn, meas = (3_000, 1_000) if N <= 10_000 else ((1_500, 200) if N <= 100_000 else (600, 30))
-        trb = sample_rjmcmc(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=burn, burn_in=burn - 1),
+    """Section 2: each (N, design) in a fresh process, so that its peak resident memory is its own; both designs start
+    from the same burned-in state (the stored design's burn-in, saved to a temporary file)."""
+    import subprocess
+    import sys
+    import tempfile
+    print("2. cost in N (paper's model, k_max = 20, from a burned-in state; each row a fresh process)")
+    print(f"   {'N':>9} {'design':>9} {'k':>4} {'ms/iteration':>13} {'ns/(iteration*N)':>17} {'data MB':>8} "
+          f"{'fit peak MB':>11} {'x data':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for N in ((1_000, 10_000) if quick else (1_000, 10_000, 100_000, 1_000_000)):
+            f = os.path.join(tmp, f"init_{N}.npz")
+            subprocess.run([sys.executable, __file__, "--n-only", str(N), "burn", "0", f], check=True)
+            for design in ("stored", "recompute"):
+                meas = max(3, min(1000, 10 ** 7 // N // (1 if design == "stored" else 8)))
+                if quick:
+                    meas = max(3, meas // 20)
+                subprocess.run([sys.executable, __file__, "--n-only", str(N), design, str(meas), f], check=True)
+
+
+def n_row(N, design, meas, f):
+    d = robot_arm(np.random.default_rng(0), n_train=N, n_test=10)
+    if design == "burn":
+        burn = 3_000 if N <= 10_000 else (1_500 if N <= 100_000 else 600)
+        trb = sample_rjmcmc(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=burn, burn_in=burn - 1, design="stored"),
                             rng=np.random.default_rng(3), basis="cubic")
-        init = {"centres": trb.sample_centres(trb.n_samples - 1), "Lambda": float(trb.Lambda[-1]),
-                "delta2": trb.delta2[-1]}
-        t0 = time.perf_counter()
-        trm = sample_rjmcmc(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=meas, burn_in=meas - 1),
-                            rng=np.random.default_rng(4), basis="cubic", init=init)
-        dt = (time.perf_counter() - t0) / meas
-        data_mb = (d.x.nbytes + d.y.nbytes) / 2 ** 20
-        print(f"   {N:>9,} {trm.k.mean():>4.0f} {dt * 1e3:>13.3f} {dt / N * 1e9:>17.2f} {data_mb:>8.1f} {peak_mb():>12.0f}")
+        np.savez(f, c=trb.sample_centres(trb.n_samples - 1), L=float(trb.Lambda[-1]), d2=trb.delta2[-1])
+        return
+    z = np.load(f)
+    init = {"centres": z["c"], "Lambda": float(z["L"]), "delta2": z["d2"]}
+    rss0 = peak_mb()
+    t0 = time.perf_counter()
+    trm = sample_rjmcmc(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=meas, burn_in=meas - 1, design=design),
+                        rng=np.random.default_rng(4), basis="cubic", init=init)
+    dt = (time.perf_counter() - t0) / meas
+    data_mb = (d.x.nbytes + d.y.nbytes) / 2 ** 20
+    add = peak_mb() - rss0
+    print(f"   {N:>9,} {design:>9} {trm.k.mean():>4.0f} {dt * 1e3:>13.3f} {dt / N * 1e9:>17.2f} {data_mb:>8.1f} "
+          f"{add:>11.1f} {add / data_mb:>7.2f}", flush=True)
 
 
 def chain_rows(quick):
@@ -132,9 +156,12 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--smc-rows", type=int, default=100_000, help="rows of the TD-SMC stream (full run)")
     ap.add_argument("--smc-only", nargs=2, type=int, metavar=("ROWS", "PARTICLES"), help=argparse.SUPPRESS)
+    ap.add_argument("--n-only", nargs=4, metavar=("N", "DESIGN", "ITERATIONS", "FILE"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.smc_only:
         return smc_stream(*a.smc_only)
+    if a.n_only:
+        return n_row(int(a.n_only[0]), a.n_only[1], int(a.n_only[2]), a.n_only[3])
     robot_rows(a.quick); n_rows(a.quick); chain_rows(a.quick); smc_rows(a.quick, a.smc_rows)
 
 
