@@ -785,7 +785,8 @@ cdef class GramFactor:
         zero too (they are in a buffer that only ever held such designs, or a fresh one); they are not touched."""
         cdef Py_ssize_t N = self.N, M1 = self.M1, S = M1 * M1, c = self.c, i, k, o, f
         cdef double* v
-        if self.Dr == NULL or self.Dt == NULL or first < 0 or first > m or first > self.m or m > self.m_max or n < 0 or n > N:
+        if (self.Dr == NULL or self.Dt == NULL or first < 0 or first > m or first > self.m or m > self.m_max or n < 0
+                or n > N):
             return 2
         for i in range(first):
             memcpy(self.Dr + i * N, self.Dt + i * N, n * sizeof(double))
@@ -1001,8 +1002,8 @@ cdef class GramFactor:
         return np.append(ga, 0.0), ba, float(gnn)
 
     def is_accurate(self):
-        """The accuracy rule (`_inaccurate`) on the current state: False if the rounding error of some output's explained
-        sum of squares may exceed TOL_RESID of its residual. A state built column by column with check_accuracy off
+        """The accuracy rule (`_inaccurate`) on the current state: False if the rounding error of some output's
+        explained sum of squares may exceed TOL_RESID of its residual. A state built column by column with check_accuracy off
         (whose intermediate subsets may fail the rule although the whole does) is checked once this way."""
         self._check_idle()
         cdef Py_ssize_t i
