@@ -1003,8 +1003,9 @@ cdef class GramFactor:
 
     def is_accurate(self):
         """The accuracy rule (`_inaccurate`) on the current state: False if the rounding error of some output's
-        explained sum of squares may exceed TOL_RESID of its residual. A state built column by column with check_accuracy off
-        (whose intermediate subsets may fail the rule although the whole does) is checked once this way."""
+        explained sum of squares may exceed TOL_RESID of its residual. A state built column by column with
+        check_accuracy off (whose intermediate subsets may fail the rule although the whole passes) is checked once
+        this way."""
         self._check_idle()
         cdef Py_ssize_t i
         for i in range(self.m):
