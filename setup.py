@@ -38,7 +38,7 @@ def extensions():
     common = dict(
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3"],
+        extra_compile_args=["-O3", "-fno-math-errno"],
         library_dirs=[np_random_lib],
         libraries=["npyrandom", "m"],
     )

@@ -123,6 +123,9 @@ cdef class SMCCore:
                     else np.array(widths, dtype=float).reshape(self.Np).copy()) ** 2
         if not np.all(np.isfinite(self._w2) & (self._w2 > 0)):
             raise ValueError("widths must be positive and finite")
+        if self.store and not np.all(self._w2 == self._w2[0]):
+            raise ValueError("particles with different widths have different columns: they need their own designs "
+                             "(GramFactor design=True)")
         self._nwid = np.zeros(2, dtype=np.int64)
         if self.learn:
             self.spare = GramFactor(cap, self.c, g.m_max, ridge=(1.0,))
