@@ -382,3 +382,30 @@ def test_shared_column_store_counts_pickle_and_memory(basis):
     held, slots, nbytes = a.core.store_columns
     assert held == 1 + len(a.core.store_holders()) and nbytes == slots * a.capacity * 8
     assert nbytes < 80 * (15 + 2) * a.capacity * 8 / 3         # per-particle designs: m_max + 1 columns each
+
+
+def test_store_needs_one_width_and_learned_width_keeps_designs():
+    """The shared store serves particles that share their columns: one width. Unequal widths or a learned width with
+    design-free factors is refused; a learned width (SMCRegressor width='learn') keeps per-particle designs."""
+    from rbf_bayes._smc import SMCCore
+    from rbf_bayes.kernel import GramFactor
+
+    def facs(design):
+        out = []
+        for _ in range(3):
+            g = GramFactor(10, 1, 5, ridge=(1.0,), design=design)
+            g.append(np.zeros(10)) if design else g.append_given(np.zeros(0), 0.0, np.zeros(1))
+            out.append(g)
+        return out
+    args = (10, 2, 4, "gaussian", 1.0, 1.0, 0.25, 0.0, 0.0, 0.0, 0.0, True, np.ones(3), np.ones(3),
+            np.random.default_rng(0).bit_generator)
+    assert SMCCore(facs(False), *args).store and not SMCCore(facs(True), *args).store
+    with pytest.raises(ValueError, match="different widths"):
+        SMCCore(facs(False), *args, 0.0, [1.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="learned width"):
+        SMCCore(facs(False), *args, 0.0, None, 0.5)
+    with pytest.raises(ValueError, match="design flag"):
+        SMCCore(facs(False)[:2] + facs(True)[:1], *args)
+    s = TDSMC(20, "gaussian", 1.0, k_max=5, capacity=30, learn_width=True, rng=np.random.default_rng(0))
+    s.partial_fit(np.random.default_rng(1).uniform(size=(12, 2)), np.zeros(12))
+    assert all(p.g.design for p in s.particles) and not s.core.store
