@@ -76,7 +76,7 @@ def n_rows(quick):
             f = os.path.join(tmp, f"init_{N}.npz")
             subprocess.run([sys.executable, __file__, "--n-only", str(N), "burn", "0", f], check=True)
             for design in ("stored", "recompute"):
-                meas = max(3, min(1000, 10 ** 7 // N // (1 if design == "stored" else 8)))
+                meas = max(30, min(1000, 10 ** 7 // N // (1 if design == "stored" else 8)))   # 30: every move type
                 if quick:
                     meas = max(3, meas // 20)
                 subprocess.run([sys.executable, __file__, "--n-only", str(N), design, str(meas), f], check=True)
