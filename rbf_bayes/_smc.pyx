@@ -299,13 +299,13 @@ cdef class SMCCore:
         for o in range(self.c):
             self.bbuf[o] = ddot(&n, <double*> v, &one, self.Y + o, &cc)
 
-    cdef const double* _row(self, const Py_ssize_t* ce, Py_ssize_t k, Py_ssize_t t0) noexcept nogil:
-        "Row t0 of a particle's design (constant, then its k centres' columns), gathered from the store into rowb."
+    cdef const double* _row(self, const Py_ssize_t* ce, Py_ssize_t k, Py_ssize_t t0, double* out) noexcept nogil:
+        "Row t0 of a particle's design (constant, then its k centres' columns), gathered from the store into out."
         cdef Py_ssize_t a
-        self.rowb[0] = 1.0
+        out[0] = 1.0
         for a in range(k):
-            self.rowb[1 + a] = self.scol[self.slot_of[ce[a]]][t0]
-        return self.rowb
+            out[1 + a] = self.scol[self.slot_of[ce[a]]][t0]
+        return out
 
     cdef int _prop_col(self, GramFactor g, Py_ssize_t i, int op, Py_ssize_t pos1, Py_ssize_t j,
                        Py_ssize_t t) noexcept nogil:
@@ -464,8 +464,7 @@ cdef class SMCCore:
                 k = self.kk[i]
                 ce = self.cent + i * self.kmax
                 if self.store:
-                    for a in range(k + 1):
-                        self.dv[a] = self._row(ce, k, t0)[a]
+                    self._row(ce, k, t0, self.dv)
                 else:
                     self.dv[0] = 1.0
                     for a in range(k):
@@ -520,7 +519,7 @@ cdef class SMCCore:
                 self.inc[i] = (new - self.lml[i] + logZr + lpm + self._log_backward(move, knew, t, has_xt) - lq)
                 self.lml[i] = new
                 if self.store:
-                    self._mean_at(g, self._row(ce, knew, t0), 1, self.post + i * self.c)
+                    self._mean_at(g, self._row(ce, knew, t0, self.rowb), 1, self.post + i * self.c)
                 else:
                     self._mean_at(g, g.design_row(t0), g.N, self.post + i * self.c)
         self.t = t
