@@ -982,6 +982,8 @@ cdef class GramFactor:
         self._check_idle()
         if not self.recompute:
             self._need_design("set_targets")
+        elif self.m:           # the recompute mode's D'Y comes from the products of each appended column
+            raise RuntimeError("a recompute-mode GramFactor takes its targets before its first column")
         Ya = np.asarray(Y, dtype=float)
         if Ya.ndim == 1:
             Ya = Ya[:, None]
@@ -994,20 +996,8 @@ cdef class GramFactor:
         memcpy(self.Yt, &yt[0, 0], self.c * self.N * sizeof(double))
         for o in range(self.c):
             self.yy[o] = _dot(self.Yt + o * self.N, self.Yt + o * self.N, self.N)
-        cdef Py_ssize_t r0, nb
         for i in range(self.m):
-            if self.recompute:
-                for o in range(self.c):
-                    self.work[o] = 0.0
-                r0 = 0
-                while r0 < self.N:
-                    nb = BLK if r0 + BLK <= self.N else self.N - r0
-                    self._col_block(i, r0, nb, self.blk)
-                    for o in range(self.c):
-                        self.work[o] += _dot(self.blk, self.Yt + o * self.N + r0, nb)
-                    r0 += BLK
-            else:
-                _gemv_t(self.Yt, self.N, self.c, self.Dt + i * self.N, self.work)
+            _gemv_t(self.Yt, self.N, self.c, self.Dt + i * self.N, self.work)
             for o in range(self.c):
                 self.B[i * self.c + o] = self.work[o]
         for o in range(self.q):

@@ -277,6 +277,8 @@ def test_design_mode_choice_and_errors(monkeypatch):
     np.testing.assert_allclose(st.columns(), design_matrix(X, X[:3], "cubic"), rtol=1e-14)
     with pytest.raises(RuntimeError, match="append_term"):
         st.append(np.ones(30))
+    with pytest.raises(RuntimeError, match="before its first column"):
+        st.set_targets(Y)
     with pytest.raises(ValueError, match="design='recompute'"):
         sample_probit(X, (Y > 0).astype(int), config=RJConfig(n_iter=20, burn_in=5, design="recompute"),
                       rng=np.random.default_rng(0))
