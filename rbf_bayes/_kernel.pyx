@@ -164,11 +164,21 @@ def basis_column(const double[:, ::1] x, const double[::1] mu, str basis, double
 
 
 cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef double s = 0.0
-    for i in range(n):
-        s += a[i] * b[i]
-    return s
+    """a . b with four partial sums: four independent dependency chains instead of one running sum, about 3x the
+    speed on the short vectors of the factor algebra (a running sum waits one floating-point add latency per term).
+    The rounding differs from one running sum at the level of the last bits; nothing compares it bit for bit."""
+    cdef Py_ssize_t i = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while i + 4 <= n:
+        s0 += a[i] * b[i]
+        s1 += a[i + 1] * b[i + 1]
+        s2 += a[i + 2] * b[i + 2]
+        s3 += a[i + 3] * b[i + 3]
+        i += 4
+    while i < n:
+        s0 += a[i] * b[i]
+        i += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef void _gemv_t(const double* A, Py_ssize_t N, Py_ssize_t m, const double* v, double* out) noexcept nogil:
@@ -277,7 +287,7 @@ cdef class GramFactor:
         self.ld = <double*> malloc(q * sizeof(double))
         self.ldp = <double*> malloc(q * sizeof(double))
         self.W = M1 if M1 > c else c
-        self.work = <double*> malloc(2 * self.W * sizeof(double))
+        self.work = <double*> malloc(4 * self.W * sizeof(double))
         if (self.Dt == NULL or self.Yt == NULL or self.G == NULL or self.B == NULL or self.L == NULL
                 or self.Lp == NULL or self.Z == NULL or self.Zp == NULL or self.yy == NULL
                 or self.ridge == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
@@ -471,13 +481,19 @@ cdef class GramFactor:
         """Forward-solve row n of factor Lf against g (length n); returns 1 if the pivot vanishes: relative to the new
         column (tol) or below the rounding level of the design's largest column (TOL_FLOOR * gmax)."""
         cdef Py_ssize_t M1 = self.M1, i, k
-        cdef double s, piv
+        cdef double piv, v
         cdef double* row = Lf + n * M1
-        for i in range(n):
-            s = g[i]
-            for k in range(i):
-                s -= Lf[i * M1 + k] * row[k]
-            row[i] = s / Lf[i * M1 + i]
+        cdef double* inv = self.work + 2 * self.W
+        for i in range(n):              # n independent divisions (pipelined), off the solve's dependency chain
+            inv[i] = 1.0 / Lf[i * M1 + i]
+        # column-oriented forward substitution: once row_k is known, its multiples of column k leave the remaining
+        # right-hand sides (independent updates; the dependency chain is one multiply-add per step)
+        memcpy(row, g, n * sizeof(double))
+        for k in range(n):
+            v = row[k] * inv[k]
+            row[k] = v
+            for i in range(k + 1, n):
+                row[i] -= Lf[i * M1 + k] * v
         piv = gnn + self.ridge[f] - _dot(row, row, n)
         if not (piv > self.tol * (gnn + self.ridge[f])) or not (piv > TOL_FLOOR * (gmax + self.ridge[f])):
             return 1
@@ -494,6 +510,8 @@ cdef class GramFactor:
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, o, i, t
         cdef double* h = self.work
         cdef const double* dg = self.work + self.W
+        cdef double* inv = self.work + 2 * self.W
+        cdef double* sd = self.work + 3 * self.W
         cdef const double* L
         cdef const double* z
         cdef double v, acc, r, gam = (m + sqrt(<double> self.N)) * EPS
@@ -502,12 +520,18 @@ cdef class GramFactor:
             z = Zb + o * M1
             r = self.ridge[self.ofac[o]]
             acc = 0.0
+            for i in range(m):          # independent divisions and square roots, off the dependency chain
+                inv[i] = 1.0 / L[i * M1 + i]
+                sd[i] = sqrt(dg[i] + r)
+            # column-oriented back-substitution: once h_i is known, subtract h_i times row i of L (contiguous, a
+            # vectorised axpy) from the remaining right-hand sides h[:i]
+            memcpy(h, z, m * sizeof(double))
             for i in range(m - 1, -1, -1):
-                v = z[i]
-                for t in range(i + 1, m):
-                    v -= L[t * M1 + i] * h[t]
-                h[i] = v / L[i * M1 + i]
-                acc += sqrt(dg[i] + r) * fabs(h[i])
+                v = h[i] * inv[i]
+                h[i] = v
+                for t in range(i):
+                    h[t] -= L[i * M1 + t] * v
+                acc += sd[i] * fabs(v)
             v = self.yy[o] - ee[o]
             if v < TOL_FIT * self.yy[o]:
                 v = TOL_FIT * self.yy[o]
@@ -516,10 +540,21 @@ cdef class GramFactor:
         return 0
 
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef double s = 0.0
-        for i in range(n):
-            s += log(Lf[i * self.M1 + i])
+        """2 sum_i log L_ii: one log per four diagonal entries (their product, when it is a normal number far from
+        overflow; else their logs one by one)."""
+        cdef Py_ssize_t i = 0, M1 = self.M1
+        cdef double s = 0.0, p
+        while i + 4 <= n:
+            p = (Lf[i * M1 + i] * Lf[(i + 1) * (M1 + 1)]) * (Lf[(i + 2) * (M1 + 1)] * Lf[(i + 3) * (M1 + 1)])
+            if 1e-280 < p < 1e280:
+                s += log(p)
+            else:
+                s += (log(Lf[i * M1 + i]) + log(Lf[(i + 1) * (M1 + 1)])
+                      + (log(Lf[(i + 2) * (M1 + 1)]) + log(Lf[(i + 3) * (M1 + 1)])))
+            i += 4
+        while i < n:
+            s += log(Lf[i * M1 + i])
+            i += 1
         return 2.0 * s
 
     cdef int _prop_append(self) noexcept nogil:
@@ -579,12 +614,15 @@ cdef class GramFactor:
         return 0
 
     cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil:
-        """Lp_f <- factor of G with row/col j removed (size m - 1), for every f; Zp likewise."""
+        """Lp_f <- factor of G with row/col j removed (size m - 1), for every f; Zp likewise. Rows below j are copied
+        and the trailing block takes the rank-one update by Givens rotations c = a / r, s = x_k / r (one division per
+        row, none in the inner loop); its new diagonal's reciprocals then serve the z update."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, f, i, k, o, ix
         cdef double* src
         cdef double* dst
         cdef double* x = self.work
-        cdef double a, xk, r, cth, sn, s, bi
+        cdef double* rinv = self.work + self.W
+        cdef double a, xk, r, cth, sn, t
         cdef double* zo
         cdef double* zp
         for f in range(self.q):
@@ -601,23 +639,29 @@ cdef class GramFactor:
                 a = dst[k * M1 + k]
                 xk = x[k - j]
                 r = sqrt(a * a + xk * xk)
-                cth = r / a
-                sn = xk / a
+                rinv[k - j] = 1.0 / r
+                cth = a * rinv[k - j]
+                sn = xk * rinv[k - j]
                 dst[k * M1 + k] = r
                 for i in range(k + 1, n):
                     ix = i * M1 + k
-                    dst[ix] = (dst[ix] + sn * x[i - j]) / cth
-                    x[i - j] = cth * x[i - j] - sn * dst[ix]
+                    t = dst[ix]
+                    dst[ix] = cth * t + sn * x[i - j]
+                    x[i - j] = cth * x[i - j] - sn * t
             self.ldp[f] = self._logdet(dst, n)
-        for o in range(self.c):
-            dst = self.Lp + self.ofac[o] * S
-            zo = self.Z + o * M1
-            zp = self.Zp + o * M1
-            memcpy(zp, zo, j * sizeof(double))
-            for i in range(j, n):
-                bi = self.B[(i + 1) * self.c + o]
-                s = bi - _dot(dst + i * M1, zp, i)
-                zp[i] = s / dst[i * M1 + i]
+            for o in range(self.c):
+                if self.ofac[o] != f:
+                    continue
+                zo = self.Z + o * M1
+                zp = self.Zp + o * M1
+                memcpy(zp, zo, j * sizeof(double))
+                for i in range(j, n):       # the kept prefix's share, independent rows
+                    zp[i] = self.B[(i + 1) * self.c + o] - _dot(dst + i * M1, zp, j)
+                for k in range(j, n):       # then column-oriented forward substitution over the trailing block
+                    t = zp[k] * rinv[k - j]
+                    zp[k] = t
+                    for i in range(k + 1, n):
+                        zp[i] -= dst[i * M1 + k] * t
 
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil:
         """Propose deleting column j (columns after j shift left by one)."""
@@ -750,22 +794,20 @@ cdef class GramFactor:
     cdef int _chol(self, const double* G, Py_ssize_t f, double* W, Py_ssize_t m) noexcept nogil:
         """Cholesky of G + ridge_f I (the first m rows and columns of G, stride M1) into W; 1 if not PD (the pivot
         floors of `_new_row`)."""
-        cdef Py_ssize_t M1 = self.M1, i, k, t
+        cdef Py_ssize_t M1 = self.M1, i, k
         cdef double s, r = self.ridge[f], gmax = 0.0
+        cdef double* inv = self.work     # 1 / W_kk: a multiply, not a division, on the row's dependency chain
         for i in range(m):
             if G[i * M1 + i] > gmax:
                 gmax = G[i * M1 + i]
         for i in range(m):
-            for k in range(i + 1):
-                s = G[i * M1 + k] + (r if i == k else 0.0)
-                for t in range(k):
-                    s -= W[i * M1 + t] * W[k * M1 + t]
-                if i == k:
-                    if not (s > self.tol * (G[i * M1 + i] + r)) or not (s > TOL_FLOOR * (gmax + r)):
-                        return 1
-                    W[i * M1 + i] = sqrt(s)
-                else:
-                    W[i * M1 + k] = s / W[k * M1 + k]
+            for k in range(i):
+                W[i * M1 + k] = (G[i * M1 + k] - _dot(W + i * M1, W + k * M1, k)) * inv[k]
+            s = G[i * M1 + i] + r - _dot(W + i * M1, W + i * M1, i)
+            if not (s > self.tol * (G[i * M1 + i] + r)) or not (s > TOL_FLOOR * (gmax + r)):
+                return 1
+            W[i * M1 + i] = sqrt(s)
+            inv[i] = 1.0 / W[i * M1 + i]
         return 0
 
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
