@@ -108,7 +108,7 @@ cdef class BMARSCore:
     cdef bint _settle(self, bint accepted, double new) noexcept nogil:
         """Commit or reject the pending kernel proposal (none in a prior-only run); returns accepted."""
         if not self.prior_only:
-            settle(self.st, accepted, new, &self.lml)
+            accepted = settle(self.st, accepted, new, &self.lml)     # False if a deferred accuracy test fails
         return accepted
 
     cdef int _column(self, Py_ssize_t slot) noexcept nogil:

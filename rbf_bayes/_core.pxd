@@ -81,7 +81,10 @@ cdef inline int propose(GramFactor st, int op, Py_ssize_t j, const Likelihood* l
 
 
 cdef inline bint settle(GramFactor st, bint accepted, double new, double* lml) noexcept nogil:
-    """The tail of every move: commit the pending proposal and take its log likelihood, or reject it."""
+    """The tail of every move: commit the pending proposal and take its log likelihood, or reject it. An accepted
+    proposal whose accuracy test was deferred (`GramFactor.defer_acc`) takes it now and is rejected if it fails."""
+    if accepted and not st._pending_accurate():
+        accepted = False
     if accepted:
         st._commit()
         lml[0] = new

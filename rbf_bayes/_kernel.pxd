@@ -36,7 +36,7 @@ cdef class GramFactor:
     cdef double* ep                    # (c,): proposal
     cdef double* ld                    # (q,): log det(G + ridge_f I), current
     cdef double* ldp                   # (q,): proposal
-    cdef double* work                  # (2 W,): two workspaces
+    cdef double* work                  # (4 W + 2 q M1,): workspaces
     cdef double* Dr                    # full-rebuild proposal (enable_rebuild): design (M1, N), Gram, D'Y; else NULL
     cdef double* Gr
     cdef double* Br
@@ -49,6 +49,9 @@ cdef class GramFactor:
     # row blocks whenever inner products are needed, so memory does not hold an m x N design (nbs/04_kernel)
     cdef readonly bint recompute
     cdef public bint check_accuracy    # False: proposals skip `_inaccurate` (building a known state column by column)
+    cdef bint defer_acc                # True: append / replace leave their accuracy test to `_pending_accurate`
+    cdef bint acc_due                  # the pending proposal's accuracy test has not run yet
+    cdef readonly Py_ssize_t n_deferred_refusals  # deferred accuracy tests that failed (`_pending_accurate`)
     cdef object _xr                    # the (N, d) inputs the terms are evaluated on
     cdef const double* Xr
     cdef Py_ssize_t dx
@@ -65,6 +68,7 @@ cdef class GramFactor:
     cdef double* scratch(self) noexcept nogil       # the scratch column (slot m, length N): write a proposal here
     cdef const double* design_row(self, Py_ssize_t t) noexcept nogil  # D[t, j] = design_row(t)[j * N]
     cdef Py_ssize_t proposed_m(self) noexcept nogil  # number of columns of the pending proposal's state
+    cdef void _target_products(self, const double* v, double* out) noexcept nogil
     cdef int _prop_append(self) noexcept nogil
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil
     cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil
@@ -72,6 +76,7 @@ cdef class GramFactor:
     cdef int _prop_replace_given(self, Py_ssize_t j, const double* g, double gnn, const double* b) noexcept nogil
     cdef void _commit(self) noexcept nogil
     cdef void _reject(self) noexcept nogil
+    cdef bint _pending_accurate(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil
     cdef int _chol(self, const double* G, Py_ssize_t f, double* W, Py_ssize_t m) noexcept nogil
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,

@@ -84,6 +84,10 @@ cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, con
     the unscaled distance (the same arithmetic as s = 1)."""
     cdef Py_ssize_t n, i
     cdef double r2, t
+    if s == NULL and d == 2:    # the common case spelled out: 0 + t0^2 + t1^2 = t0^2 + t1^2 exactly
+        rbf_sqdist2(x, N, mu[0], mu[1], out)
+        _phi_inplace(out, N, kind, w2)
+        return
     if s == NULL:               # two passes, each a plain loop the compiler vectorises; the same arithmetic
         for n in range(N):
             r2 = 0.0
@@ -102,21 +106,47 @@ cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, con
         out[n] = phi_r2(r2, kind, w2)
 
 
+cdef extern from *:
+    """
+    /* The square-root bases' loops compiled for AVX-512 and AVX2 as well as the baseline; the loader picks the best
+       the processor has (GCC function multiversioning). sqrt and * are correctly rounded in every instruction set,
+       so the values are the same bit for bit. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define RBF_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+    #else
+    #define RBF_CLONES
+    #endif
+    #include <math.h>
+    RBF_CLONES static void rbf_cubic_inplace(double* v, Py_ssize_t n) {
+        for (Py_ssize_t i = 0; i < n; i++) v[i] = v[i] * sqrt(v[i]);
+    }
+    RBF_CLONES static void rbf_sqrt_inplace(double* v, Py_ssize_t n, double w2) {
+        for (Py_ssize_t i = 0; i < n; i++) v[i] = sqrt(v[i] + w2);
+    }
+    RBF_CLONES static void rbf_sqdist2(const double* x, Py_ssize_t n, double m0, double m1, double* out) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double t0 = x[2 * i] - m0, t1 = x[2 * i + 1] - m1;
+            out[i] = t0 * t0 + t1 * t1;
+        }
+    }
+    """
+    void rbf_cubic_inplace(double* v, Py_ssize_t n) noexcept nogil
+    void rbf_sqrt_inplace(double* v, Py_ssize_t n, double w2) noexcept nogil
+    void rbf_sqdist2(const double* x, Py_ssize_t n, double m0, double m1, double* out) noexcept nogil
+
+
 cdef void _phi_inplace(double* v, Py_ssize_t N, int kind, double w2) noexcept nogil:
     """v[n] <- phi_r2(v[n], kind, w2), with the basis chosen once outside the loop (phi_r2's formulas exactly)."""
     cdef Py_ssize_t n
     if kind == LINEAR:
-        for n in range(N):
-            v[n] = sqrt(v[n])
+        rbf_sqrt_inplace(v, N, 0.0)         # sqrt(r2 + 0) = sqrt(r2)
     elif kind == CUBIC:
-        for n in range(N):
-            v[n] = v[n] * sqrt(v[n])
+        rbf_cubic_inplace(v, N)
     elif kind == THIN_PLATE:
         for n in range(N):
             v[n] = 0.0 if v[n] <= 0.0 else 0.5 * v[n] * log(v[n])
     elif kind == MULTIQUADRIC:
-        for n in range(N):
-            v[n] = sqrt(v[n] + w2)
+        rbf_sqrt_inplace(v, N, w2)
     else:
         for n in range(N):
             v[n] = exp(-v[n] / w2)
@@ -287,7 +317,7 @@ cdef class GramFactor:
         self.ld = <double*> malloc(q * sizeof(double))
         self.ldp = <double*> malloc(q * sizeof(double))
         self.W = M1 if M1 > c else c
-        self.work = <double*> malloc(4 * self.W * sizeof(double))
+        self.work = <double*> malloc((4 * self.W + 2 * q * self.M1) * sizeof(double))
         if (self.Dt == NULL or self.Yt == NULL or self.G == NULL or self.B == NULL or self.L == NULL
                 or self.Lp == NULL or self.Z == NULL or self.Zp == NULL or self.yy == NULL
                 or self.ridge == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
@@ -322,6 +352,9 @@ cdef class GramFactor:
         self.Br = NULL
         self.recompute = False
         self.check_accuracy = True
+        self.defer_acc = False
+        self.acc_due = False
+        self.n_deferred_refusals = 0
         self.Ct = NULL
         self.ctype = NULL
         self.blk = NULL
@@ -557,6 +590,15 @@ cdef class GramFactor:
             i += 1
         return 2.0 * s
 
+    cdef void _target_products(self, const double* v, double* out) noexcept nogil:
+        """out[o] = y_o'v: a dot per output for a few outputs (a BLAS call costs more than the products), else gemv."""
+        cdef Py_ssize_t o
+        if self.c > 4:
+            _gemv_t(self.Yt, self.N, self.c, v, out)
+            return
+        for o in range(self.c):
+            out[o] = _dot(self.Yt + o * self.N, v, self.N)
+
     cdef int _prop_append(self) noexcept nogil:
         """Propose appending the scratch column (slot m) as column m: its inner products with the columns and the
         targets (two BLAS gemv, O(N m)), then `_prop_append_given`."""
@@ -571,7 +613,7 @@ cdef class GramFactor:
         v = self.Dt + m * N
         # inner products with the existing columns (row m of G, stored also as column m)
         _gemv_t(self.Dt, N, m, v, self.G + m * M1)
-        _gemv_t(self.Yt, N, self.c, v, self.work)
+        self._target_products(v, self.work)
         return self._prop_append_given(self.G + m * M1, _dot(v, v, N), self.work)
 
     cdef int _prop_append_given(self, const double* g, double gnn, const double* b) noexcept nogil:
@@ -607,8 +649,11 @@ cdef class GramFactor:
         for k in range(m):
             self.work[self.W + k] = self.G[k * M1 + k]
         self.work[self.W + m] = gnn
-        if self.check_accuracy and self._inaccurate(self.L, self.Z, self.ep, m + 1):
-            return 1
+        if self.check_accuracy:
+            if self.defer_acc:
+                self.acc_due = True
+            elif self._inaccurate(self.L, self.Z, self.ep, m + 1):
+                return 1
         self.pending = 1
         self.pj = m
         return 0
@@ -616,26 +661,34 @@ cdef class GramFactor:
     cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil:
         """Lp_f <- factor of G with row/col j removed (size m - 1), for every f; Zp likewise. Rows below j are copied
         and the trailing block takes the rank-one update by Givens rotations c = a / r, s = x_k / r (one division per
-        row, none in the inner loop); its new diagonal's reciprocals then serve the z update."""
+        row, none in the inner loop); its new diagonal's reciprocals then serve the z update. The factors' rotations
+        are interleaved step by step: independent dependency chains the processor overlaps."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, f, i, k, o, ix
         cdef double* src
         cdef double* dst
-        cdef double* x = self.work
-        cdef double* rinv = self.work + self.W
+        cdef double* xq = self.work + 4 * self.W           # (q, M1): each factor's x
+        cdef double* rq = xq + self.q * M1                 # (q, M1): each factor's 1 / new diagonal
+        cdef double* x
+        cdef double* rinv
         cdef double a, xk, r, cth, sn, t
         cdef double* zo
         cdef double* zp
         for f in range(self.q):
             src = self.L + f * S
             dst = self.Lp + f * S
+            x = xq + f * M1
             for i in range(j):
                 memcpy(dst + i * M1, src + i * M1, (i + 1) * sizeof(double))
             for i in range(j + 1, m):
                 memcpy(dst + (i - 1) * M1, src + i * M1, j * sizeof(double))
                 memcpy(dst + (i - 1) * M1 + j, src + i * M1 + j + 1, (i - j) * sizeof(double))
                 x[i - j - 1] = src[i * M1 + j]
-            # rank-one update of the trailing block: L33~ L33~' = L33 L33' + x x'
-            for k in range(j, n):
+        # rank-one update of each trailing block: L33~ L33~' = L33 L33' + x x'
+        for k in range(j, n):
+            for f in range(self.q):
+                dst = self.Lp + f * S
+                x = xq + f * M1
+                rinv = rq + f * M1
                 a = dst[k * M1 + k]
                 xk = x[k - j]
                 r = sqrt(a * a + xk * xk)
@@ -648,6 +701,9 @@ cdef class GramFactor:
                     t = dst[ix]
                     dst[ix] = cth * t + sn * x[i - j]
                     x[i - j] = cth * x[i - j] - sn * t
+        for f in range(self.q):
+            dst = self.Lp + f * S
+            rinv = rq + f * M1
             self.ldp[f] = self._logdet(dst, n)
             for o in range(self.c):
                 if self.ofac[o] != f:
@@ -688,7 +744,7 @@ cdef class GramFactor:
             return self._prop_replace_given(j, self.G + m * M1, self._products(m), self.sb)
         v = self.Dt + m * N
         _gemv_t(self.Dt, N, m, v, self.G + m * M1)
-        _gemv_t(self.Yt, N, self.c, v, self.work)
+        self._target_products(v, self.work)
         return self._prop_replace_given(j, self.G + m * M1, _dot(v, v, N), self.work)
 
     cdef int _prop_replace_given(self, Py_ssize_t j, const double* g, double gnn, const double* b) noexcept nogil:
@@ -731,24 +787,25 @@ cdef class GramFactor:
         for k in range(n):
             self.work[self.W + k] = self.G[(k if k < j else k + 1) * (M1 + 1)]
         self.work[self.W + n] = gnn
-        if self.check_accuracy and self._inaccurate(self.Lp, self.Zp, self.ep, m):
-            return 1
+        if self.check_accuracy:
+            if self.defer_acc:
+                self.acc_due = True
+            elif self._inaccurate(self.Lp, self.Zp, self.ep, m):
+                return 1
         self.pending = 3
         self.pj = j
         return 0
 
     cdef void _drop(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil:
         """Remove index j from the first s columns of Dt, G, B (in place)."""
-        cdef Py_ssize_t M1 = self.M1, N = self.N, c = self.c, i, k, ii, kk
-        for i in range(s):
-            if i == j:
-                continue
-            ii = i if i < j else i - 1
-            for k in range(s):
-                if k == j:
-                    continue
-                kk = k if k < j else k - 1
-                self.G[ii * M1 + kk] = self.G[i * M1 + k]
+        cdef Py_ssize_t M1 = self.M1, N = self.N, c = self.c, i, k
+        cdef double* row
+        for i in range(s):          # column j leaves every row, then row j leaves
+            row = self.G + i * M1
+            for k in range(j, s - 1):
+                row[k] = row[k + 1]
+        if s - 1 - j > 0:
+            memmove(self.G + j * M1, self.G + (j + 1) * M1, (s - 1 - j) * M1 * sizeof(double))
         for i in range(j, s - 1):
             for k in range(c):
                 self.B[i * c + k] = self.B[(i + 1) * c + k]
@@ -786,28 +843,55 @@ cdef class GramFactor:
             self.ld[f] = self.ldp[f]
         self.pending = 0
         self.pj = -1
+        self.acc_due = False
 
     cdef void _reject(self) noexcept nogil:
         self.pending = 0
         self.pj = -1
+        self.acc_due = False
+
+    cdef bint _pending_accurate(self) noexcept nogil:
+        """The accuracy test (`_inaccurate`) of the pending append or replace, when `defer_acc` left it for later: a
+        sampler runs it only on the proposals its Metropolis-Hastings test accepts (the transition is the same:
+        accepted iff accurate and the MH test passes). The pending buffers and the diagonal in work[W:] are those the
+        proposal left. True if no test is due."""
+        if not self.acc_due:
+            return True
+        self.acc_due = False
+        if ((self.pending == 1 and self._inaccurate(self.L, self.Z, self.ep, self.m + 1))
+                or (self.pending == 3 and self._inaccurate(self.Lp, self.Zp, self.ep, self.m))):
+            self.n_deferred_refusals += 1
+            return False
+        return True
 
     cdef int _chol(self, const double* G, Py_ssize_t f, double* W, Py_ssize_t m) noexcept nogil:
         """Cholesky of G + ridge_f I (the first m rows and columns of G, stride M1) into W; 1 if not PD (the pivot
-        floors of `_new_row`)."""
-        cdef Py_ssize_t M1 = self.M1, i, k
-        cdef double s, r = self.ridge[f], gmax = 0.0
-        cdef double* inv = self.work     # 1 / W_kk: a multiply, not a division, on the row's dependency chain
+        floors of `_new_row`). Right-looking: once column k is scaled, its outer product leaves the trailing block,
+        row by row a contiguous multiply-add over a copy of the column (independent updates; the dependency chain is
+        one square root and one division per column)."""
+        cdef Py_ssize_t M1 = self.M1, i, k, t
+        cdef double s, v, r = self.ridge[f], gmax = 0.0
+        cdef double* col = self.work
         for i in range(m):
             if G[i * M1 + i] > gmax:
                 gmax = G[i * M1 + i]
         for i in range(m):
-            for k in range(i):
-                W[i * M1 + k] = (G[i * M1 + k] - _dot(W + i * M1, W + k * M1, k)) * inv[k]
-            s = G[i * M1 + i] + r - _dot(W + i * M1, W + i * M1, i)
-            if not (s > self.tol * (G[i * M1 + i] + r)) or not (s > TOL_FLOOR * (gmax + r)):
+            memcpy(W + i * M1, G + i * M1, (i + 1) * sizeof(double))
+            W[i * M1 + i] += r
+        for k in range(m):
+            s = W[k * M1 + k]
+            if not (s > self.tol * (G[k * M1 + k] + r)) or not (s > TOL_FLOOR * (gmax + r)):
                 return 1
-            W[i * M1 + i] = sqrt(s)
-            inv[i] = 1.0 / W[i * M1 + i]
+            s = sqrt(s)
+            W[k * M1 + k] = s
+            v = 1.0 / s
+            for i in range(k + 1, m):
+                W[i * M1 + k] *= v
+                col[i] = W[i * M1 + k]
+            for i in range(k + 1, m):
+                v = col[i]
+                for t in range(k + 1, i + 1):
+                    W[i * M1 + t] -= v * col[t]
         return 0
 
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
@@ -1177,6 +1261,25 @@ cdef class GramFactor:
         if ok:
             self._commit()
         return ok
+
+    @property
+    def defer_accuracy(self):
+        """True: an append or replace proposal leaves its accuracy test (`_inaccurate`) to `pending_accurate()`; the
+        samplers run it only on the proposals their Metropolis-Hastings test accepts (nbs/04_kernel). Off by default:
+        a proposal that fails the test is refused at once."""
+        return self.defer_acc
+
+    @defer_accuracy.setter
+    def defer_accuracy(self, bint value):
+        self._check_idle()
+        self.defer_acc = value
+
+    def pending_accurate(self):
+        """The pending proposal's deferred accuracy test: False if it fails (then reject it). True if no test is due
+        (deferral off, a delete, or the test already ran)."""
+        if not self.pending:
+            raise RuntimeError("no pending proposal")
+        return bool(self._pending_accurate())
 
     def commit(self):
         """Accept the pending proposal."""

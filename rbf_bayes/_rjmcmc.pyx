@@ -318,7 +318,7 @@ cdef class RJCore:
     cdef bint _settle(self, bint accepted, double new) noexcept nogil:
         """Commit or reject the pending kernel proposal (none in a prior-only run); returns accepted."""
         if not self.prior_only:
-            settle(self.st, accepted, new, &self.lml)
+            accepted = settle(self.st, accepted, new, &self.lml)     # False if a deferred accuracy test fails
         return accepted
 
     cdef void _track_best(self) noexcept nogil:
@@ -505,9 +505,12 @@ cdef class RJCore:
         memcpy(self.C + (self.k - 1) * d, self.tmp + 3 * d, d * sizeof(double))
 
     cdef int _replace_commit(self, Py_ssize_t col, const double* mu) noexcept nogil:
-        """Replace design column `col` by phi(||x - mu||) and commit; 1 if singular (state unchanged)."""
+        """Replace design column `col` by phi(||x - mu||) and commit; 1 if singular or inaccurate (state unchanged)."""
         self._scratch(mu)
         if self.st._prop_replace(col):
+            return 1
+        if not self.st._pending_accurate():
+            self.st._reject()
             return 1
         self.st._commit()
         return 0
@@ -776,12 +779,16 @@ cdef class RJCore:
         if offset < 0 or offset + n > k_out.shape[0]:
             raise ValueError("output arrays are too short")
         with self._lock:
-            with nogil:
-                for i in range(offset, offset + n):
-                    if anneal:
-                        self.inv_t1 = 1.0 / temps[i] - 1.0
-                    self._iterate()
-                    self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+            self.st.defer_acc = True        # accuracy tests only on accepted proposals (`settle`)
+            try:
+                with nogil:
+                    for i in range(offset, offset + n):
+                        if anneal:
+                            self.inv_t1 = 1.0 / temps[i] - 1.0
+                        self._iterate()
+                        self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+            finally:
+                self.st.defer_acc = False
 
     cdef void _record(self, Py_ssize_t i, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
                       double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out,
@@ -863,23 +870,27 @@ cdef class RJCore:
         cdef double[::1] zv = zb
         cdef double[::1] hv = hb
         with self._lock:
-            with nogil:
-                for i in range(offset, offset + n):
-                    self._iterate()
-                    self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
-                    if i >= next_keep and (i - next_keep) % thin == 0:
-                        if ns >= cap:
-                            with gil:
-                                raise ValueError("more snapshots than sizes_out holds")
-                        self._snapshot_into(&cen_out[rc, 0] if self.k else &cen_out[0, 0],
-                                            &h_out[rm, 0], &a_out[rm, 0], &zv[0], &hv[0], &sc_out[ns, 0])
-                        sizes_out[ns, 0] = self.k
-                        sizes_out[ns, 1] = 0 if self.prior_only else 1 + self.d + self.k
-                        if kind_out is not None:
-                            kind_out[ns] = self.kind
-                        rc += self.k
-                        rm += sizes_out[ns, 1]
-                        ns += 1
+            self.st.defer_acc = True        # accuracy tests only on accepted proposals (`settle`)
+            try:
+                with nogil:
+                    for i in range(offset, offset + n):
+                        self._iterate()
+                        self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+                        if i >= next_keep and (i - next_keep) % thin == 0:
+                            if ns >= cap:
+                                with gil:
+                                    raise ValueError("more snapshots than sizes_out holds")
+                            self._snapshot_into(&cen_out[rc, 0] if self.k else &cen_out[0, 0],
+                                                &h_out[rm, 0], &a_out[rm, 0], &zv[0], &hv[0], &sc_out[ns, 0])
+                            sizes_out[ns, 0] = self.k
+                            sizes_out[ns, 1] = 0 if self.prior_only else 1 + self.d + self.k
+                            if kind_out is not None:
+                                kind_out[ns] = self.kind
+                            rc += self.k
+                            rm += sizes_out[ns, 1]
+                            ns += 1
+            finally:
+                self.st.defer_acc = False
         return ns
 
     def set_targets(self, Y):
