@@ -37,6 +37,7 @@ cdef class GramFactor:
     cdef double* ld                    # (q,): log det(G + ridge_f I), current
     cdef double* ldp                   # (q,): proposal
     cdef double* work                  # (4 W + 2 q M1,): workspaces
+    cdef Py_ssize_t lsame              # the first lsame rows of every Lp_f equal L_f's (`_downdate_copy` skips them)
     cdef double* Dr                    # full-rebuild proposal (enable_rebuild): design (M1, N), Gram, D'Y; else NULL
     cdef double* Gr
     cdef double* Br

@@ -354,6 +354,7 @@ cdef class GramFactor:
         self.check_accuracy = True
         self.defer_acc = False
         self.acc_due = False
+        self.lsame = 0
         self.n_deferred_refusals = 0
         self.Ct = NULL
         self.ctype = NULL
@@ -677,12 +678,13 @@ cdef class GramFactor:
             src = self.L + f * S
             dst = self.Lp + f * S
             x = xq + f * M1
-            for i in range(j):
+            for i in range(self.lsame if self.lsame < j else j, j):     # rows below lsame are equal already
                 memcpy(dst + i * M1, src + i * M1, (i + 1) * sizeof(double))
             for i in range(j + 1, m):
                 memcpy(dst + (i - 1) * M1, src + i * M1, j * sizeof(double))
                 memcpy(dst + (i - 1) * M1 + j, src + i * M1 + j + 1, (i - j) * sizeof(double))
                 x[i - j - 1] = src[i * M1 + j]
+        self.lsame = j              # rows >= j of every Lp_f change below; rows < j now equal L_f's
         # rank-one update of each trailing block: L33~ L33~' = L33 L33' + x x'
         for k in range(j, n):
             for f in range(self.q):
@@ -835,6 +837,7 @@ cdef class GramFactor:
             tmp = self.G; self.G = self.Gr; self.Gr = tmp
             tmp = self.B; self.B = self.Br; self.Br = tmp
             self.m = self.pm
+            self.lsame = 0
         else:
             return
         for o in range(self.c):
@@ -913,6 +916,7 @@ cdef class GramFactor:
         """Cholesky of G + ridge_f I from scratch into factor f (transactional); 1 if not PD."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, m = self.m, i
         cdef double* W = self.Lp + f * S
+        self.lsame = 0
         if self._chol(self.G, f, W, m):
             return 1
         for i in range(m):
@@ -944,6 +948,7 @@ cdef class GramFactor:
         if (self.Dr == NULL or self.Dt == NULL or first < 0 or first > m or first > self.m or m > self.m_max or n < 0
                 or n > N):
             return 2
+        self.lsame = 0              # the factors below are written into Lp
         for i in range(first):
             memcpy(self.Dr + i * N, self.Dt + i * N, n * sizeof(double))
             memcpy(self.Gr + i * M1, self.G + i * M1, first * sizeof(double))
@@ -981,6 +986,7 @@ cdef class GramFactor:
         cdef double* x = self.work
         cdef double a, xk, r, cth, sn, s
         cdef double* zo
+        self.lsame = 0
         for k in range(m):
             if self.Dt != NULL:
                 self.Dt[k * N + t] = dv[k]
@@ -1032,6 +1038,7 @@ cdef class GramFactor:
         """Become a copy of s (same N, c, q, m_max; both idle), copying only the first n data rows of the
         design and targets: the TD-SMC resampling copy, where rows >= n are all zeros in every particle."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, m = s.m, i, f
+        self.lsame = 0
         if self.recompute and s.recompute:
             memcpy(self.Ct, s.Ct, self.M1 * self.dx * sizeof(double))
             memcpy(self.ctype, s.ctype, self.M1 * sizeof(int))
