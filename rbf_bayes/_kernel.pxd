@@ -90,8 +90,7 @@ cdef class GramFactor:
     cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
                              double w2) noexcept nogil
     cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil
-    cdef int _new_row(self, Py_ssize_t f, double* Lf, Py_ssize_t n, const double* g, double gnn,
-                      double gmax) noexcept nogil
+    cdef int _new_rows(self, double* Lb, Py_ssize_t n, const double* g, double gnn, double gmax) noexcept nogil
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil
     cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil
     cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil

@@ -510,28 +510,37 @@ cdef class GramFactor:
                 gm = self.G[i * self.M1 + i]
         return gm
 
-    cdef int _new_row(self, Py_ssize_t f, double* Lf, Py_ssize_t n, const double* g, double gnn,
-                      double gmax) noexcept nogil:
-        """Forward-solve row n of factor Lf against g (length n); returns 1 if the pivot vanishes: relative to the new
-        column (tol) or below the rounding level of the design's largest column (TOL_FLOOR * gmax)."""
-        cdef Py_ssize_t M1 = self.M1, i, k
-        cdef double piv, v
-        cdef double* row = Lf + n * M1
-        cdef double* inv = self.work + 2 * self.W
-        for i in range(n):              # n independent divisions (pipelined), off the solve's dependency chain
-            inv[i] = 1.0 / Lf[i * M1 + i]
-        # column-oriented forward substitution: once row_k is known, its multiples of column k leave the remaining
-        # right-hand sides (independent updates; the dependency chain is one multiply-add per step)
-        memcpy(row, g, n * sizeof(double))
+    cdef int _new_rows(self, double* Lb, Py_ssize_t n, const double* g, double gnn, double gmax) noexcept nogil:
+        """Forward-solve row n of every factor f (at Lb + f M1^2) against g (length n), column by column: once entry k
+        is known, its multiples of column k leave the remaining right-hand sides (independent updates; one
+        multiply-add per step on the dependency chain), with the reciprocal diagonals computed ahead. The factors'
+        substitutions are interleaved step by step, independent chains the processor overlaps. Returns 1 if some
+        pivot vanishes: relative to the new column (tol) or below the rounding level of the design's largest column
+        (TOL_FLOOR * gmax); then nothing is pending."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, f, i, k
+        cdef double* inv = self.work + 4 * self.W     # (q, M1): free after a downdate
+        cdef double* Lf
+        cdef double* row
+        cdef double v, piv
+        for f in range(q):
+            Lf = Lb + f * S
+            for i in range(n):
+                inv[f * M1 + i] = 1.0 / Lf[i * M1 + i]
+            memcpy(Lf + n * M1, g, n * sizeof(double))
         for k in range(n):
-            v = row[k] * inv[k]
-            row[k] = v
-            for i in range(k + 1, n):
-                row[i] -= Lf[i * M1 + k] * v
-        piv = gnn + self.ridge[f] - _dot(row, row, n)
-        if not (piv > self.tol * (gnn + self.ridge[f])) or not (piv > TOL_FLOOR * (gmax + self.ridge[f])):
-            return 1
-        row[n] = sqrt(piv)
+            for f in range(q):
+                Lf = Lb + f * S
+                row = Lf + n * M1
+                v = row[k] * inv[f * M1 + k]
+                row[k] = v
+                for i in range(k + 1, n):
+                    row[i] -= Lf[i * M1 + k] * v
+        for f in range(q):
+            row = Lb + f * S + n * M1
+            piv = gnn + self.ridge[f] - _dot(row, row, n)
+            if not (piv > self.tol * (gnn + self.ridge[f])) or not (piv > TOL_FLOOR * (gmax + self.ridge[f])):
+                return 1
+            row[n] = sqrt(piv)
         return 0
 
     cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil:
@@ -636,11 +645,10 @@ cdef class GramFactor:
         gmax = self._gmax(m, -1, gnn)
         for o in range(self.c):
             self.B[m * self.c + o] = b[o]
+        if self._new_rows(self.L, m, self.G + m * M1, gnn, gmax):
+            return 1
         for f in range(self.q):
-            Lf = self.L + f * S
-            if self._new_row(f, Lf, m, self.G + m * M1, gnn, gmax):
-                return 1
-            self.ldp[f] = self._logdet(Lf, m + 1)
+            self.ldp[f] = self._logdet(self.L + f * S, m + 1)
         for o in range(self.c):
             Lf = self.L + self.ofac[o] * S
             zo = self.Z + o * M1
@@ -775,11 +783,10 @@ cdef class GramFactor:
         # the inner products with the surviving columns, in their post-delete order
         memcpy(gr, gm, j * sizeof(double))
         memcpy(gr + j, gm + j + 1, (n - j) * sizeof(double))
+        if self._new_rows(self.Lp, n, gr, gnn, gmax):
+            return 1
         for f in range(self.q):
-            Lf = self.Lp + f * S
-            if self._new_row(f, Lf, n, gr, gnn, gmax):
-                return 1
-            self.ldp[f] = self._logdet(Lf, m)
+            self.ldp[f] = self._logdet(self.Lp + f * S, m)
         for o in range(self.c):
             Lf = self.Lp + self.ofac[o] * S
             zp = self.Zp + o * M1
@@ -869,7 +876,7 @@ cdef class GramFactor:
 
     cdef int _chol(self, const double* G, Py_ssize_t f, double* W, Py_ssize_t m) noexcept nogil:
         """Cholesky of G + ridge_f I (the first m rows and columns of G, stride M1) into W; 1 if not PD (the pivot
-        floors of `_new_row`). Right-looking: once column k is scaled, its outer product leaves the trailing block,
+        floors of `_new_rows`). Right-looking: once column k is scaled, its outer product leaves the trailing block,
         row by row a contiguous multiply-add over a copy of the column (independent updates; the dependency chain is
         one square root and one division per column)."""
         cdef Py_ssize_t M1 = self.M1, i, k, t
