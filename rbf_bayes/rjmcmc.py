@@ -512,7 +512,7 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                     S, cur, acc = S1, new, 1
         elif "update" in mv_set and k:
             move = 4
-            for j in range(k):
+            for j in range(k - 1, -1, -1):      # the last centre first, as the C loop (its cost, not its law)
                 prop = om.sample(rng)[0] if rng.random() < config.varpi else S[j] + math.sqrt(config.rw_var) * rng.standard_normal(d)
                 n_prop[4] += 1
                 if not om.contains(prop).all(): continue
