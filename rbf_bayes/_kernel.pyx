@@ -316,12 +316,13 @@ cdef class GramFactor:
         self.ep = <double*> malloc(c * sizeof(double))
         self.ld = <double*> malloc(q * sizeof(double))
         self.ldp = <double*> malloc(q * sizeof(double))
+        self.lpre = <double*> calloc(q * (self.M1 + 1), sizeof(double))
         self.W = M1 if M1 > c else c
         self.work = <double*> malloc((4 * self.W + 2 * q * self.M1) * sizeof(double))
         if (self.Dt == NULL or self.Yt == NULL or self.G == NULL or self.B == NULL or self.L == NULL
                 or self.Lp == NULL or self.Z == NULL or self.Zp == NULL or self.yy == NULL
                 or self.ridge == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
-                or self.ld == NULL or self.ldp == NULL or self.work == NULL):
+                or self.ld == NULL or self.ldp == NULL or self.lpre == NULL or self.work == NULL):
             raise MemoryError("GramFactor: cannot allocate buffers")
         if design:
             memset(self.Dt, 0, M1 * N * sizeof(double))
@@ -355,6 +356,7 @@ cdef class GramFactor:
         self.defer_acc = False
         self.acc_due = False
         self.lsame = 0
+        self.npre = 0
         self.n_deferred_refusals = 0
         self.Ct = NULL
         self.ctype = NULL
@@ -364,7 +366,7 @@ cdef class GramFactor:
     def __dealloc__(self):
         free(self.Dt); free(self.Yt); free(self.G); free(self.B); free(self.L); free(self.Lp)
         free(self.Z); free(self.Zp); free(self.yy); free(self.ridge); free(self.ofac)
-        free(self.e); free(self.ep); free(self.ld); free(self.ldp); free(self.work)
+        free(self.e); free(self.ep); free(self.ld); free(self.ldp); free(self.lpre); free(self.work)
         free(self.Dr); free(self.Gr); free(self.Br)
         free(self.Ct); free(self.ctype); free(self.blk); free(self.sb)
 
@@ -583,9 +585,27 @@ cdef class GramFactor:
         return 0
 
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil:
-        """2 sum_i log L_ii: one log per four diagonal entries (their product, when it is a normal number far from
-        overflow; else their logs one by one)."""
-        cdef Py_ssize_t i = 0, M1 = self.M1
+        """2 sum_i log L_ii over the first n rows (`_logdet_from`)."""
+        return self._logdet_from(Lf, 0, n)
+
+    cdef double _ld_prefix(self, Py_ssize_t f, Py_ssize_t j) noexcept nogil:
+        """2 sum_{i<j} log L_f,ii of the current factor f: the prefix sums of every factor are kept for the rows below
+        npre (rows a commit did not touch) and extended here with one log per row. A proposal that changes rows >= j
+        only needs log det of its rows >= j on top (`_prop_delete`, `_prop_replace_given`, `_prop_append_given`)."""
+        cdef Py_ssize_t M1 = self.M1, P = M1 + 1, g, i
+        cdef double* lp
+        if j > self.npre:
+            for g in range(self.q):
+                lp = self.lpre + g * P
+                for i in range(self.npre, j):
+                    lp[i + 1] = lp[i] + 2.0 * log(self.L[g * M1 * M1 + i * M1 + i])
+            self.npre = j
+        return self.lpre[f * P + j]
+
+    cdef double _logdet_from(self, const double* Lf, Py_ssize_t a, Py_ssize_t n) noexcept nogil:
+        """2 sum_{a<=i<n} log L_ii: one log per four diagonal entries (their product, when it is a normal number far
+        from overflow; else their logs one by one)."""
+        cdef Py_ssize_t i = a, M1 = self.M1
         cdef double s = 0.0, p
         while i + 4 <= n:
             p = (Lf[i * M1 + i] * Lf[(i + 1) * (M1 + 1)]) * (Lf[(i + 2) * (M1 + 1)] * Lf[(i + 3) * (M1 + 1)])
@@ -648,7 +668,7 @@ cdef class GramFactor:
         if self._new_rows(self.L, m, self.G + m * M1, gnn, gmax):
             return 1
         for f in range(self.q):
-            self.ldp[f] = self._logdet(self.L + f * S, m + 1)
+            self.ldp[f] = self._ld_prefix(f, m) + self._logdet_from(self.L + f * S, m, m + 1)
         for o in range(self.c):
             Lf = self.L + self.ofac[o] * S
             zo = self.Z + o * M1
@@ -714,7 +734,6 @@ cdef class GramFactor:
         for f in range(self.q):
             dst = self.Lp + f * S
             rinv = rq + f * M1
-            self.ldp[f] = self._logdet(dst, n)
             for o in range(self.c):
                 if self.ofac[o] != f:
                     continue
@@ -731,10 +750,12 @@ cdef class GramFactor:
 
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil:
         """Propose deleting column j (columns after j shift left by one)."""
-        cdef Py_ssize_t o, M1 = self.M1
+        cdef Py_ssize_t o, f, M1 = self.M1, S = M1 * M1
         if j < 0 or j >= self.m:
             return 2
         self._downdate_copy(j, self.m)
+        for f in range(self.q):
+            self.ldp[f] = self._ld_prefix(f, j) + self._logdet_from(self.Lp + f * S, j, self.m - 1)
         for o in range(self.c):
             self.ep[o] = _dot(self.Zp + o * M1, self.Zp + o * M1, self.m - 1)
         self.pending = 2
@@ -786,7 +807,7 @@ cdef class GramFactor:
         if self._new_rows(self.Lp, n, gr, gnn, gmax):
             return 1
         for f in range(self.q):
-            self.ldp[f] = self._logdet(self.Lp + f * S, m)
+            self.ldp[f] = self._ld_prefix(f, j) + self._logdet_from(self.Lp + f * S, j, m)
         for o in range(self.c):
             Lf = self.Lp + self.ofac[o] * S
             zp = self.Zp + o * M1
@@ -832,6 +853,8 @@ cdef class GramFactor:
         elif self.pending == 2 or self.pending == 3:
             tmp = self.L; self.L = self.Lp; self.Lp = tmp
             tmp = self.Z; self.Z = self.Zp; self.Zp = tmp
+            if self.pj < self.npre:     # the new factor's rows below pj are the old one's
+                self.npre = self.pj
             if self.pending == 2:
                 self._drop(self.pj, self.m)
                 self.m -= 1
@@ -845,6 +868,7 @@ cdef class GramFactor:
             tmp = self.B; self.B = self.Br; self.Br = tmp
             self.m = self.pm
             self.lsame = 0
+            self.npre = 0
         else:
             return
         for o in range(self.c):
@@ -924,6 +948,7 @@ cdef class GramFactor:
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, m = self.m, i
         cdef double* W = self.Lp + f * S
         self.lsame = 0
+        self.npre = 0
         if self._chol(self.G, f, W, m):
             return 1
         for i in range(m):
@@ -994,6 +1019,7 @@ cdef class GramFactor:
         cdef double a, xk, r, cth, sn, s
         cdef double* zo
         self.lsame = 0
+        self.npre = 0
         for k in range(m):
             if self.Dt != NULL:
                 self.Dt[k * N + t] = dv[k]
@@ -1046,6 +1072,7 @@ cdef class GramFactor:
         design and targets: the TD-SMC resampling copy, where rows >= n are all zeros in every particle."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, m = s.m, i, f
         self.lsame = 0
+        self.npre = 0
         if self.recompute and s.recompute:
             memcpy(self.Ct, s.Ct, self.M1 * self.dx * sizeof(double))
             memcpy(self.ctype, s.ctype, self.M1 * sizeof(int))
@@ -1096,6 +1123,7 @@ cdef class GramFactor:
         _fill(self.G, bufs["G"], S)
         _fill(self.B, bufs["B"], M1 * c); _fill(self.L, bufs["L"], q * S); _fill(self.Z, bufs["Z"], c * M1)
         _fill(self.yy, bufs["yy"], c); _fill(self.e, bufs["e"], c); _fill(self.ld, bufs["ld"], q)
+        self.npre = 0
 
     # ------------------------------------------------------------------ Python API
     def _check_idle(self):
