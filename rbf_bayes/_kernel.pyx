@@ -928,6 +928,75 @@ cdef class GramFactor:
                     W[i * M1 + t] -= v * col[t]
         return 0
 
+    cdef Py_ssize_t _chol_all(self, const double* G, double* Wb, Py_ssize_t m) noexcept nogil:
+        """`_chol` of every factor f into Wb + f M1^2, the factors' columns interleaved step by step (independent
+        dependency chains; each factor's arithmetic is `_chol`'s, so the result is the same bit for bit). -1, or the
+        first factor that is not PD."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, f, i, k, t
+        cdef double s, v, r, gmax = 0.0
+        cdef double* W
+        cdef double* col
+        for i in range(m):
+            if G[i * M1 + i] > gmax:
+                gmax = G[i * M1 + i]
+        for f in range(q):
+            W = Wb + f * S
+            for i in range(m):
+                memcpy(W + i * M1, G + i * M1, (i + 1) * sizeof(double))
+                W[i * M1 + i] += self.ridge[f]
+        for k in range(m):
+            for f in range(q):
+                W = Wb + f * S
+                col = self.work + 4 * self.W + f * M1
+                r = self.ridge[f]
+                s = W[k * M1 + k]
+                if not (s > self.tol * (G[k * M1 + k] + r)) or not (s > TOL_FLOOR * (gmax + r)):
+                    return f
+                s = sqrt(s)
+                W[k * M1 + k] = s
+                v = 1.0 / s
+                for i in range(k + 1, m):
+                    W[i * M1 + k] *= v
+                    col[i] = W[i * M1 + k]
+            for f in range(q):
+                W = Wb + f * S
+                col = self.work + 4 * self.W + f * M1
+                for i in range(k + 1, m):
+                    v = col[i]
+                    for t in range(k + 1, i + 1):
+                        W[i * M1 + t] -= v * col[t]
+        return -1
+
+    cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil:
+        """ridge_f <- 1 / d2[f] for every factor (the ridge prior's delta^2 step) and every factor from scratch:
+        `_chol_all` into the proposal buffers, swapped in by pointer (no row copies), then log det and z. A factor
+        that is not PD at its new ridge keeps its old one (the others are factorised again without it; the caller
+        reads `ridge` back). Returns the number of such factors, or -1 (nothing changed) if even the old ridges fail.
+        The result is that of `_refactor` called per factor, bit for bit."""
+        cdef Py_ssize_t f, S = self.M1 * self.M1, nfail = 0
+        cdef double* old = self.work + 4 * self.W + self.q * self.M1       # after `_chol_all`'s columns
+        cdef double* tmp
+        for f in range(self.q):
+            old[f] = self.ridge[f]
+            self.ridge[f] = 1.0 / d2[f]
+        while True:
+            f = self._chol_all(self.G, self.Lp, self.m)
+            if f < 0:
+                break
+            if self.ridge[f] == old[f]:
+                for f in range(self.q):
+                    self.ridge[f] = old[f]
+                return -1
+            self.ridge[f] = old[f]
+            nfail += 1
+        tmp = self.L; self.L = self.Lp; self.Lp = tmp
+        self.lsame = 0
+        self.npre = 0
+        for f in range(self.q):
+            self.ld[f] = self._logdet(self.L + f * S, self.m)
+            self._solve_z(f, self.L + f * S, self.B, self.Z, self.e, self.m)
+        return nfail
+
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
                        Py_ssize_t m) noexcept nogil:
         """z_o = Lf^{-1} B[:, o] and e_o = ||z_o||^2 for every output o of factor f (m rows)."""

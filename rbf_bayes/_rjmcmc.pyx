@@ -688,7 +688,6 @@ cdef class RJCore:
         cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad
         cdef double* z
         cdef double* al
-        cdef double old
         if self.prior_only:
             if not self.fix_delta2:
                 for o in range(self.c):
@@ -718,13 +717,11 @@ cdef class RJCore:
                     self.delta2_buf[o] = ((self.b_d + 0.5 * quad / s2)
                                           / random_standard_gamma(self.rng, self.a_d + 0.5 * m))
             if not self.gprior and not self.fix_delta2:
-                for o in range(self.c):
-                    old = self.st.ridge[o]
-                    self.st.ridge[o] = 1.0 / self.delta2_buf[o]
-                    if self.st._refactor(o):
-                        self.st.ridge[o] = old
-                        self.delta2_buf[o] = 1.0 / old
-                        self.st._refactor(o)
+                # every factor at its new ridge 1 / delta_o^2 (interleaved); one not PD there keeps its old ridge
+                if self.st._set_inverse_ridges(self.delta2_buf) > 0:
+                    for o in range(self.c):
+                        if self.st.ridge[o] != 1.0 / self.delta2_buf[o]:
+                            self.delta2_buf[o] = 1.0 / self.st.ridge[o]
             self.lml = log_ml(&self.lik, self.st, False)
         if not self.fix_Lambda:
             rate_mh_step(self.rng, self.k + 0.5 + self.eps1, 1.0 + self.eps2, self.kmax, self.lgam, &self.Lambda,
