@@ -898,54 +898,28 @@ cdef class GramFactor:
             return False
         return True
 
-    cdef int _chol(self, const double* G, Py_ssize_t f, double* W, Py_ssize_t m) noexcept nogil:
-        """Cholesky of G + ridge_f I (the first m rows and columns of G, stride M1) into W; 1 if not PD (the pivot
-        floors of `_new_rows`). Right-looking: once column k is scaled, its outer product leaves the trailing block,
-        row by row a contiguous multiply-add over a copy of the column (independent updates; the dependency chain is
-        one square root and one division per column)."""
-        cdef Py_ssize_t M1 = self.M1, i, k, t
-        cdef double s, v, r = self.ridge[f], gmax = 0.0
-        cdef double* col = self.work
-        for i in range(m):
-            if G[i * M1 + i] > gmax:
-                gmax = G[i * M1 + i]
-        for i in range(m):
-            memcpy(W + i * M1, G + i * M1, (i + 1) * sizeof(double))
-            W[i * M1 + i] += r
-        for k in range(m):
-            s = W[k * M1 + k]
-            if not (s > self.tol * (G[k * M1 + k] + r)) or not (s > TOL_FLOOR * (gmax + r)):
-                return 1
-            s = sqrt(s)
-            W[k * M1 + k] = s
-            v = 1.0 / s
-            for i in range(k + 1, m):
-                W[i * M1 + k] *= v
-                col[i] = W[i * M1 + k]
-            for i in range(k + 1, m):
-                v = col[i]
-                for t in range(k + 1, i + 1):
-                    W[i * M1 + t] -= v * col[t]
-        return 0
-
-    cdef Py_ssize_t _chol_all(self, const double* G, double* Wb, Py_ssize_t m) noexcept nogil:
-        """`_chol` of every factor f into Wb + f M1^2, the factors' columns interleaved step by step (independent
-        dependency chains; each factor's arithmetic is `_chol`'s, so the result is the same bit for bit). -1, or the
-        first factor that is not PD."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, f, i, k, t
+    cdef Py_ssize_t _chol(self, const double* G, double* Wb, Py_ssize_t m, Py_ssize_t f0,
+                          Py_ssize_t f1) noexcept nogil:
+        """Cholesky of G + ridge_f I (the first m rows and columns of G, stride M1) into Wb + f M1^2 for the factors
+        f0 <= f < f1. Right-looking: once column k is scaled, its outer product leaves the trailing block, row by row a
+        contiguous multiply-add over a copy of the column (independent updates; the dependency chain is one square
+        root and one division per column). The factors' columns are interleaved step by step: independent chains
+        the processor overlaps (each factor's arithmetic is the same as alone). -1, or the first factor that is not PD
+        (the pivot floors of `_new_rows`)."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, f, i, k, t
         cdef double s, v, r, gmax = 0.0
         cdef double* W
         cdef double* col
         for i in range(m):
             if G[i * M1 + i] > gmax:
                 gmax = G[i * M1 + i]
-        for f in range(q):
+        for f in range(f0, f1):
             W = Wb + f * S
             for i in range(m):
                 memcpy(W + i * M1, G + i * M1, (i + 1) * sizeof(double))
                 W[i * M1 + i] += self.ridge[f]
         for k in range(m):
-            for f in range(q):
+            for f in range(f0, f1):
                 W = Wb + f * S
                 col = self.work + 4 * self.W + f * M1
                 r = self.ridge[f]
@@ -958,7 +932,7 @@ cdef class GramFactor:
                 for i in range(k + 1, m):
                     W[i * M1 + k] *= v
                     col[i] = W[i * M1 + k]
-            for f in range(q):
+            for f in range(f0, f1):
                 W = Wb + f * S
                 col = self.work + 4 * self.W + f * M1
                 for i in range(k + 1, m):
@@ -969,18 +943,19 @@ cdef class GramFactor:
 
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil:
         """ridge_f <- 1 / d2[f] for every factor (the ridge prior's delta^2 step) and every factor from scratch:
-        `_chol_all` into the proposal buffers, swapped in by pointer (no row copies), then log det and z. A factor
-        that is not PD at its new ridge keeps its old one (the others are factorised again without it; the caller
-        reads `ridge` back). Returns the number of such factors, or -1 (nothing changed) if even the old ridges fail.
+        `_chol` of them all into the proposal buffers, swapped in by pointer (no row copies), then log det and z. A
+        factor that is not PD at its new ridge keeps its old one (the others are factorised again without it; the
+        caller reads `ridge` back). Returns the number of such factors, or -1 (nothing changed) if even the old
+        ridges fail.
         The result is that of `_refactor` called per factor, bit for bit."""
         cdef Py_ssize_t f, S = self.M1 * self.M1, nfail = 0
-        cdef double* old = self.work + 4 * self.W + self.q * self.M1       # after `_chol_all`'s columns
+        cdef double* old = self.work + 4 * self.W + self.q * self.M1       # after `_chol`'s columns
         cdef double* tmp
         for f in range(self.q):
             old[f] = self.ridge[f]
             self.ridge[f] = 1.0 / d2[f]
         while True:
-            f = self._chol_all(self.G, self.Lp, self.m)
+            f = self._chol(self.G, self.Lp, self.m, 0, self.q)
             if f < 0:
                 break
             if self.ridge[f] == old[f]:
@@ -1018,7 +993,7 @@ cdef class GramFactor:
         cdef double* W = self.Lp + f * S
         self.lsame = 0
         self.npre = 0
-        if self._chol(self.G, f, W, m):
+        if self._chol(self.G, self.Lp, m, f, f + 1) >= 0:
             return 1
         for i in range(m):
             memcpy(self.L + f * S + i * M1, W + i * M1, (i + 1) * sizeof(double))
@@ -1065,9 +1040,9 @@ cdef class GramFactor:
             _gemv_t_ld(self.Yt, n, N, c, v, self.work)
             for o in range(c):
                 self.Br[i * c + o] = self.work[o]
+        if self._chol(self.Gr, self.Lp, m, 0, self.q) >= 0:
+            return 1
         for f in range(self.q):
-            if self._chol(self.Gr, f, self.Lp + f * S, m):
-                return 1
             self.ldp[f] = self._logdet(self.Lp + f * S, m)
             self._solve_z(f, self.Lp + f * S, self.Br, self.Zp, self.ep, m)
         for i in range(m):
