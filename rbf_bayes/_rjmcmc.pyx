@@ -718,7 +718,8 @@ cdef class RJCore:
                                           / random_standard_gamma(self.rng, self.a_d + 0.5 * m))
             if not self.gprior and not self.fix_delta2:
                 # every factor at its new ridge 1 / delta_o^2 (interleaved); one not PD there keeps its old ridge
-                if self.st._set_inverse_ridges(self.delta2_buf) > 0:
+                # (-1: every ridge kept its old value), and delta_o^2 follows the ridge it got
+                if self.st._set_inverse_ridges(self.delta2_buf) != 0:
                     for o in range(self.c):
                         if self.st.ridge[o] != 1.0 / self.delta2_buf[o]:
                             self.delta2_buf[o] = 1.0 / self.st.ridge[o]
