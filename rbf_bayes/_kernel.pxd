@@ -25,7 +25,8 @@ cdef class GramFactor:
     cdef double* Yt                    # (c, N): targets, one contiguous row per output
     cdef double* G                     # (M1, M1): Gram matrix D'D (row m holds a proposal's new row)
     cdef double* B                     # (M1, c): D'Y
-    cdef double* L                     # (q, M1, M1): lower Cholesky factors of G + ridge_f I
+    cdef double* L                     # (q, M1, M1): lower Cholesky factors of G + ridge_f I, stored by columns:
+    #                                    L_f[i, k] (i >= k) at f M1^2 + k M1 + i (the diagonal at (M1 + 1) i)
     cdef double* Lp                    # proposal factors (delete / replace)
     cdef double* Z                     # (c, M1): z_o = L_f^{-1} B[:, o] for the current state
     cdef double* Zp                    # proposal z
@@ -94,6 +95,7 @@ cdef class GramFactor:
                              double w2) noexcept nogil
     cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil
     cdef int _new_rows(self, double* Lb, Py_ssize_t n, const double* g, double gnn, double gmax) noexcept nogil
+    cdef double* _rows(self) noexcept nogil
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil
     cdef double _logdet_from(self, const double* Lf, Py_ssize_t a, Py_ssize_t n) noexcept nogil
     cdef double _ld_prefix(self, Py_ssize_t f, Py_ssize_t j) noexcept nogil

@@ -211,6 +211,23 @@ cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept
     return (s0 + s1) + (s2 + s3)
 
 
+cdef inline double _sdot(const double* a, Py_ssize_t sa, const double* b, Py_ssize_t n) noexcept nogil:
+    """a[0], a[sa], a[2 sa], ... dotted with b[:n], summed in `_dot`'s order (so its rounding): a row of a factor
+    stored by columns (stride M1)."""
+    cdef Py_ssize_t i = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while i + 4 <= n:
+        s0 += a[i * sa] * b[i]
+        s1 += a[(i + 1) * sa] * b[i + 1]
+        s2 += a[(i + 2) * sa] * b[i + 2]
+        s3 += a[(i + 3) * sa] * b[i + 3]
+        i += 4
+    while i < n:
+        s0 += a[i * sa] * b[i]
+        i += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef void _gemv_t(const double* A, Py_ssize_t N, Py_ssize_t m, const double* v, double* out) noexcept nogil:
     """out[i] = A_i . v for the m contiguous rows A_i (length N) of A, via BLAS."""
     cdef int n_ = <int> N, m_ = <int> m, one = 1
@@ -244,6 +261,12 @@ cdef object _copy_out(const double* p, Py_ssize_t n):
     if n:
         memcpy(&o[0], p, n * sizeof(double))
     return out
+
+
+def _transposed(a, Py_ssize_t q, Py_ssize_t M1):
+    """The q stacked (M1, M1) factors of a flat buffer, each transposed: the factors are stored by columns and pickled
+    by rows (the pickle format of the row-major layout, kept)."""
+    return np.ascontiguousarray(np.asarray(a, dtype=float).reshape(q, M1, M1).transpose(0, 2, 1)).reshape(-1)
 
 
 cdef void _fill(double* p, a, Py_ssize_t n):
@@ -514,13 +537,16 @@ cdef class GramFactor:
 
     cdef int _new_rows(self, double* Lb, Py_ssize_t n, const double* g, double gnn, double gmax) noexcept nogil:
         """Forward-solve row n of every factor f (at Lb + f M1^2) against g (length n), column by column: once entry k
-        is known, its multiples of column k leave the remaining right-hand sides (independent updates; one
-        multiply-add per step on the dependency chain), with the reciprocal diagonals computed ahead. The factors'
-        substitutions are interleaved step by step, independent chains the processor overlaps. Returns 1 if some
-        pivot vanishes: relative to the new column (tol) or below the rounding level of the design's largest column
-        (TOL_FLOOR * gmax); then nothing is pending."""
+        is known, its multiples of column k (contiguous: the factors are stored by columns) leave the remaining
+        right-hand sides (independent updates, a vectorised multiply-add; one multiply-add per step on the dependency
+        chain), with the reciprocal diagonals computed ahead. The factors' substitutions are interleaved step by
+        step, independent chains the processor overlaps. Each row is built contiguous in `_rows()` + f M1, where the
+        caller reads it for z, and then stored into the factor's columns. Returns 1 if some pivot vanishes: relative
+        to the new column (tol) or below the rounding level of the design's largest column (TOL_FLOOR * gmax); then
+        nothing is pending."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, f, i, k
         cdef double* inv = self.work + 4 * self.W     # (q, M1): free after a downdate
+        cdef double* rows = self._rows()
         cdef double* Lf
         cdef double* row
         cdef double v, piv
@@ -528,22 +554,29 @@ cdef class GramFactor:
             Lf = Lb + f * S
             for i in range(n):
                 inv[f * M1 + i] = 1.0 / Lf[i * M1 + i]
-            memcpy(Lf + n * M1, g, n * sizeof(double))
+            memcpy(rows + f * M1, g, n * sizeof(double))
         for k in range(n):
             for f in range(q):
-                Lf = Lb + f * S
-                row = Lf + n * M1
+                Lf = Lb + f * S + k * M1        # column k
+                row = rows + f * M1
                 v = row[k] * inv[f * M1 + k]
                 row[k] = v
                 for i in range(k + 1, n):
-                    row[i] -= Lf[i * M1 + k] * v
+                    row[i] -= Lf[i] * v
         for f in range(q):
-            row = Lb + f * S + n * M1
+            row = rows + f * M1
             piv = gnn + self.ridge[f] - _dot(row, row, n)
             if not (piv > self.tol * (gnn + self.ridge[f])) or not (piv > TOL_FLOOR * (gmax + self.ridge[f])):
                 return 1
             row[n] = sqrt(piv)
+            Lf = Lb + f * S
+            for k in range(n + 1):
+                Lf[k * M1 + n] = row[k]
         return 0
+
+    cdef double* _rows(self) noexcept nogil:
+        """(q, M1) scratch after the first q M1 of work[4 W:]: the new rows `_new_rows` leaves, contiguous."""
+        return self.work + 4 * self.W + self.q * self.M1
 
     cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil:
         """1 if, for some output o, the rounding error of e_o = |z_o|^2 may exceed TOL_RESID max(y_o'y_o - e_o,
@@ -568,14 +601,14 @@ cdef class GramFactor:
             for i in range(m):          # independent divisions and square roots, off the dependency chain
                 inv[i] = 1.0 / L[i * M1 + i]
                 sd[i] = sqrt(dg[i] + r)
-            # column-oriented back-substitution: once h_i is known, subtract h_i times row i of L (contiguous, a
-            # vectorised axpy) from the remaining right-hand sides h[:i]
+            # column-oriented back-substitution: once h_i is known, subtract h_i times row i of L from the remaining
+            # right-hand sides h[:i] (independent updates)
             memcpy(h, z, m * sizeof(double))
             for i in range(m - 1, -1, -1):
                 v = h[i] * inv[i]
                 h[i] = v
                 for t in range(i):
-                    h[t] -= L[i * M1 + t] * v
+                    h[t] -= L[t * M1 + i] * v
                 acc += sd[i] * fabs(v)
             v = self.yy[o] - ee[o]
             if v < TOL_FIT * self.yy[o]:
@@ -672,7 +705,7 @@ cdef class GramFactor:
         for o in range(self.c):
             Lf = self.L + self.ofac[o] * S
             zo = self.Z + o * M1
-            s = self.B[m * self.c + o] - _dot(Lf + m * M1, zo, m)
+            s = self.B[m * self.c + o] - _dot(self._rows() + self.ofac[o] * M1, zo, m)
             zo[m] = s / Lf[m * M1 + m]
             self.ep[o] = _dot(zo, zo, m + 1)
         for k in range(m):
@@ -688,11 +721,13 @@ cdef class GramFactor:
         return 0
 
     cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil:
-        """Lp_f <- factor of G with row/col j removed (size m - 1), for every f; Zp likewise. Rows below j are copied
-        and the trailing block takes the rank-one update by Givens rotations c = a / r, s = x_k / r (one division per
-        row, none in the inner loop); its new diagonal's reciprocals then serve the z update. The factors' rotations
-        are interleaved step by step: independent dependency chains the processor overlaps."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, f, i, k, o, ix
+        """Lp_f <- factor of G with row/col j removed (size m - 1), for every f; Zp likewise. Columns before j are
+        copied without row j, and the trailing block takes the rank-one update by Givens rotations c = a / r,
+        s = x_k / r (one division per column, none in the inner loop), read from L's columns j+1.. as it writes Lp's
+        columns j.. (one pass, contiguous: the factors are stored by columns); its new diagonal's reciprocals then
+        serve the z update. The factors' rotations are interleaved step by step: independent dependency chains the
+        processor overlaps."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, f, i, k, o, i0, a0
         cdef double* src
         cdef double* dst
         cdef double* xq = self.work + 4 * self.W           # (q, M1): each factor's x
@@ -702,34 +737,34 @@ cdef class GramFactor:
         cdef double a, xk, r, cth, sn, t
         cdef double* zo
         cdef double* zp
+        i0 = self.lsame if self.lsame < j else j        # rows below lsame are equal already
         for f in range(self.q):
             src = self.L + f * S
             dst = self.Lp + f * S
-            x = xq + f * M1
-            for i in range(self.lsame if self.lsame < j else j, j):     # rows below lsame are equal already
-                memcpy(dst + i * M1, src + i * M1, (i + 1) * sizeof(double))
-            for i in range(j + 1, m):
-                memcpy(dst + (i - 1) * M1, src + i * M1, j * sizeof(double))
-                memcpy(dst + (i - 1) * M1 + j, src + i * M1 + j + 1, (i - j) * sizeof(double))
-                x[i - j - 1] = src[i * M1 + j]
+            for k in range(j):
+                a0 = i0 if i0 > k else k
+                if a0 < j:
+                    memcpy(dst + k * M1 + a0, src + k * M1 + a0, (j - a0) * sizeof(double))
+                memcpy(dst + k * M1 + j, src + k * M1 + j + 1, (n - j) * sizeof(double))
+            memcpy(xq + f * M1, src + j * M1 + j + 1, (n - j) * sizeof(double))
         self.lsame = j              # rows >= j of every Lp_f change below; rows < j now equal L_f's
-        # rank-one update of each trailing block: L33~ L33~' = L33 L33' + x x'
+        # rank-one update of each trailing block: L33~ L33~' = L33 L33' + x x', L33 = L's columns j+1.. without row j
         for k in range(j, n):
             for f in range(self.q):
-                dst = self.Lp + f * S
+                src = self.L + f * S + (k + 1) * M1 + 1     # src[i] = L[i + 1, k + 1]
+                dst = self.Lp + f * S + k * M1              # column k of Lp
                 x = xq + f * M1
                 rinv = rq + f * M1
-                a = dst[k * M1 + k]
+                a = src[k]
                 xk = x[k - j]
                 r = sqrt(a * a + xk * xk)
                 rinv[k - j] = 1.0 / r
                 cth = a * rinv[k - j]
                 sn = xk * rinv[k - j]
-                dst[k * M1 + k] = r
+                dst[k] = r
                 for i in range(k + 1, n):
-                    ix = i * M1 + k
-                    t = dst[ix]
-                    dst[ix] = cth * t + sn * x[i - j]
+                    t = src[i]
+                    dst[i] = cth * t + sn * x[i - j]
                     x[i - j] = cth * x[i - j] - sn * t
         for f in range(self.q):
             dst = self.Lp + f * S
@@ -741,12 +776,12 @@ cdef class GramFactor:
                 zp = self.Zp + o * M1
                 memcpy(zp, zo, j * sizeof(double))
                 for i in range(j, n):       # the kept prefix's share, independent rows
-                    zp[i] = self.B[(i + 1) * self.c + o] - _dot(dst + i * M1, zp, j)
+                    zp[i] = self.B[(i + 1) * self.c + o] - _sdot(dst + i, M1, zp, j)
                 for k in range(j, n):       # then column-oriented forward substitution over the trailing block
                     t = zp[k] * rinv[k - j]
                     zp[k] = t
                     for i in range(k + 1, n):
-                        zp[i] -= dst[i * M1 + k] * t
+                        zp[i] -= dst[k * M1 + i] * t
 
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil:
         """Propose deleting column j (columns after j shift left by one)."""
@@ -811,7 +846,7 @@ cdef class GramFactor:
         for o in range(self.c):
             Lf = self.Lp + self.ofac[o] * S
             zp = self.Zp + o * M1
-            s = self.B[m * self.c + o] - _dot(Lf + n * M1, zp, n)
+            s = self.B[m * self.c + o] - _dot(self._rows() + self.ofac[o] * M1, zp, n)
             zp[n] = s / Lf[n * M1 + n]
             self.ep[o] = _dot(zp, zp, m)
         for k in range(n):
@@ -901,44 +936,45 @@ cdef class GramFactor:
     cdef Py_ssize_t _chol(self, const double* G, double* Wb, Py_ssize_t m, Py_ssize_t f0,
                           Py_ssize_t f1) noexcept nogil:
         """Cholesky of G + ridge_f I (the first m rows and columns of G, stride M1) into Wb + f M1^2 for the factors
-        f0 <= f < f1. Right-looking: once column k is scaled, its outer product leaves the trailing block, row by row a
-        contiguous multiply-add over a copy of the column (independent updates; the dependency chain is one square
-        root and one division per column). The factors' columns are interleaved step by step: independent chains
-        the processor overlaps (each factor's arithmetic is the same as alone). -1, or the first factor that is not PD
-        (the pivot floors of `_new_rows`)."""
+        f0 <= f < f1, stored by columns (G's row k from the diagonal on is column k of its lower triangle).
+        Right-looking: once column k is scaled, its outer product leaves the trailing block, column by column a
+        contiguous multiply-add (independent updates; the dependency chain is one square root and one division per
+        column). The factors' columns are interleaved step by step: independent chains the processor overlaps (each
+        factor's arithmetic is the same as alone). -1, or the first factor that is not PD (the pivot floors of
+        `_new_rows`)."""
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, f, i, k, t
         cdef double s, v, r, gmax = 0.0
         cdef double* W
         cdef double* col
+        cdef double* dst
         for i in range(m):
             if G[i * M1 + i] > gmax:
                 gmax = G[i * M1 + i]
         for f in range(f0, f1):
             W = Wb + f * S
-            for i in range(m):
-                memcpy(W + i * M1, G + i * M1, (i + 1) * sizeof(double))
-                W[i * M1 + i] += self.ridge[f]
+            for k in range(m):
+                memcpy(W + k * M1 + k, G + k * M1 + k, (m - k) * sizeof(double))
+                W[k * M1 + k] += self.ridge[f]
         for k in range(m):
             for f in range(f0, f1):
-                W = Wb + f * S
-                col = self.work + 4 * self.W + f * M1
+                col = Wb + f * S + k * M1
                 r = self.ridge[f]
-                s = W[k * M1 + k]
+                s = col[k]
                 if not (s > self.tol * (G[k * M1 + k] + r)) or not (s > TOL_FLOOR * (gmax + r)):
                     return f
                 s = sqrt(s)
-                W[k * M1 + k] = s
+                col[k] = s
                 v = 1.0 / s
                 for i in range(k + 1, m):
-                    W[i * M1 + k] *= v
-                    col[i] = W[i * M1 + k]
+                    col[i] *= v
             for f in range(f0, f1):
                 W = Wb + f * S
-                col = self.work + 4 * self.W + f * M1
-                for i in range(k + 1, m):
-                    v = col[i]
-                    for t in range(k + 1, i + 1):
-                        W[i * M1 + t] -= v * col[t]
+                col = W + k * M1
+                for t in range(k + 1, m):
+                    v = col[t]
+                    dst = W + t * M1
+                    for i in range(t, m):
+                        dst[i] -= col[i] * v
         return -1
 
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil:
@@ -983,7 +1019,7 @@ cdef class GramFactor:
                 continue
             zo = Z + o * M1
             for i in range(m):
-                s = B[i * self.c + o] - _dot(Lf + i * M1, zo, i)
+                s = B[i * self.c + o] - _sdot(Lf + i, M1, zo, i)
                 zo[i] = s / Lf[i * M1 + i]
             e[o] = _dot(zo, zo, m)
 
@@ -996,7 +1032,7 @@ cdef class GramFactor:
         if self._chol(self.G, self.Lp, m, f, f + 1) >= 0:
             return 1
         for i in range(m):
-            memcpy(self.L + f * S + i * M1, W + i * M1, (i + 1) * sizeof(double))
+            memcpy(self.L + f * S + i * M1 + i, W + i * M1 + i, (m - i) * sizeof(double))
         W = self.L + f * S
         self.ld[f] = self._logdet(W, m)
         self._solve_z(f, W, self.B, self.Z, self.e, m)
@@ -1057,8 +1093,9 @@ cdef class GramFactor:
     cdef void _add_row(self, Py_ssize_t t, const double* dv, const double* yv) noexcept nogil:
         """Data row t arrives (it was all zeros): D[t, :] = dv (m values), Y[t, :] = yv. G += d d' is a rank-one
         update of every factor (O(m^2)), D'Y += d y', y'y += y^2, then z, e and log det are refreshed (O(m^2))."""
-        cdef Py_ssize_t m = self.m, M1 = self.M1, S = M1 * M1, N = self.N, f, i, k, o, ix
+        cdef Py_ssize_t m = self.m, M1 = self.M1, S = M1 * M1, N = self.N, f, i, k, o
         cdef double* L
+        cdef double* col
         cdef double* x = self.work
         cdef double a, xk, r, cth, sn, s
         cdef double* zo
@@ -1080,22 +1117,22 @@ cdef class GramFactor:
             for k in range(m):
                 x[k] = dv[k]
             for k in range(m):
-                a = L[k * M1 + k]
+                col = L + k * M1
+                a = col[k]
                 xk = x[k]
                 r = sqrt(a * a + xk * xk)
                 cth = r / a
                 sn = xk / a
-                L[k * M1 + k] = r
+                col[k] = r
                 for i in range(k + 1, m):
-                    ix = i * M1 + k
-                    L[ix] = (L[ix] + sn * x[i]) / cth
-                    x[i] = cth * x[i] - sn * L[ix]
+                    col[i] = (col[i] + sn * x[i]) / cth
+                    x[i] = cth * x[i] - sn * col[i]
             self.ld[f] = self._logdet(L, m)
         for o in range(self.c):
             L = self.L + self.ofac[o] * S
             zo = self.Z + o * M1
             for i in range(m):
-                s = self.B[i * self.c + o] - _dot(L + i * M1, zo, i)
+                s = self.B[i * self.c + o] - _sdot(L + i, M1, zo, i)
                 zo[i] = s / L[i * M1 + i]
             self.e[o] = _dot(zo, zo, m)
 
@@ -1108,7 +1145,7 @@ cdef class GramFactor:
         for i in range(m - 1, -1, -1):
             v = w[i]
             for t in range(i + 1, m):
-                v -= L[t * M1 + i] * out[t]
+                v -= L[i * M1 + t] * out[t]
             out[i] = v / L[i * M1 + i]
 
     cdef void _copy_from(self, GramFactor s, Py_ssize_t n) noexcept nogil:
@@ -1124,8 +1161,8 @@ cdef class GramFactor:
             if self.Dt != NULL:
                 memcpy(self.Dt + i * N, s.Dt + i * N, n * sizeof(double))
             memcpy(self.G + i * M1, s.G + i * M1, m * sizeof(double))
-            for f in range(self.q):
-                memcpy(self.L + f * S + i * M1, s.L + f * S + i * M1, (i + 1) * sizeof(double))
+            for f in range(self.q):       # column i of the factors
+                memcpy(self.L + f * S + i * M1 + i, s.L + f * S + i * M1 + i, (m - i) * sizeof(double))
         for i in range(self.c):
             if self.Yt != NULL:
                 memcpy(self.Yt + i * N, s.Yt + i * N, n * sizeof(double))
@@ -1143,7 +1180,8 @@ cdef class GramFactor:
         self._check_idle()
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, c = self.c, q = self.q
         bufs = dict(G=_copy_out(self.G, S),
-                    B=_copy_out(self.B, M1 * c), L=_copy_out(self.L, q * S), Z=_copy_out(self.Z, c * M1),
+                    B=_copy_out(self.B, M1 * c), L=_transposed(_copy_out(self.L, q * S), q, M1),
+                    Z=_copy_out(self.Z, c * M1),
                     yy=_copy_out(self.yy, c), e=_copy_out(self.e, c), ld=_copy_out(self.ld, q))
         if self.design:
             bufs.update(Dt=_copy_out(self.Dt, M1 * N), Yt=_copy_out(self.Yt, c * N))
@@ -1165,7 +1203,8 @@ cdef class GramFactor:
             for i in range(M1):
                 self.ctype[i] = bufs["ctype"][i]
         _fill(self.G, bufs["G"], S)
-        _fill(self.B, bufs["B"], M1 * c); _fill(self.L, bufs["L"], q * S); _fill(self.Z, bufs["Z"], c * M1)
+        _fill(self.B, bufs["B"], M1 * c); _fill(self.L, _transposed(bufs["L"], q, M1), q * S)
+        _fill(self.Z, bufs["Z"], c * M1)
         _fill(self.yy, bufs["yy"], c); _fill(self.e, bufs["e"], c); _fill(self.ld, bufs["ld"], q)
         self.npre = 0
 
@@ -1615,7 +1654,7 @@ cdef class GramFactor:
         cdef Py_ssize_t i, k, S = self.M1 * self.M1
         for i in range(self.m):
             for k in range(i + 1):
-                out[i, k] = self.L[f * S + i * self.M1 + k]
+                out[i, k] = self.L[f * S + k * self.M1 + i]
         return out
 
     def dty(self):

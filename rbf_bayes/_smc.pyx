@@ -770,7 +770,7 @@ cdef class SMCCore:
                     Hv[pos + a, o] = self.beta[a]
             for a in range(m):
                 for b in range(m):
-                    Lv[pos2 + a * m + b] = g.L[a * M1 + b] if b <= a else 0.0
+                    Lv[pos2 + a * m + b] = g.L[b * M1 + a] if b <= a else 0.0   # stored by columns
             pos += m
             pos2 += m * m
         k = self._k.copy()
