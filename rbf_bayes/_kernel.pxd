@@ -72,7 +72,6 @@ cdef class GramFactor:
     cdef double* scratch(self) noexcept nogil       # the scratch column (slot m, length N): write a proposal here
     cdef const double* design_row(self, Py_ssize_t t) noexcept nogil  # D[t, j] = design_row(t)[j * N]
     cdef Py_ssize_t proposed_m(self) noexcept nogil  # number of columns of the pending proposal's state
-    cdef void _target_products(self, const double* v, double* out) noexcept nogil
     cdef int _prop_append(self) noexcept nogil
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil
     cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil

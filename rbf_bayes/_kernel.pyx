@@ -135,6 +135,211 @@ cdef extern from *:
     void rbf_sqdist2(const double* x, Py_ssize_t n, double m0, double m1, double* out) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* The factor algebra's inner loops (`GramFactor`), cloned like the bases' loops above. The factors are stored by
+       columns, so every inner loop here runs down a column: element-wise multiplies and adds, no reductions, which
+       vectorise to the same roundings at any width (and no fused multiply-adds: -ffp-contract=off). Each function is
+       the loop nest of the GramFactor method named in its comment, operation for operation. */
+    /* out[i] = A_i . v (n terms) for the m rows A_i of A stored lda apart: four rows at a time, each summed in eight
+       lanes (element t into lane t mod 8, the tail of n mod 8 terms apart), the lanes added in a fixed tree, so the
+       result is the same bit for bit in every clone (and on every processor, unlike a BLAS dgemv) */
+    /* out[i] = A_i . v (n terms) for the m rows A_i of A stored lda apart. Four rows at a time, each summed in eight
+       lanes (element t into lane t mod 8; the n mod 8 last terms apart), the lanes added in a fixed tree: the same
+       sums in the same order whatever the vector width, so the result is the same bit for bit on every processor
+       (unlike a BLAS dgemv). One body, written with GCC vectors of W doubles (8 / W of them per lane group),
+       compiled for W = 8 (AVX-512), 4 (AVX2) and 2 (SSE2, the x86-64 baseline); rbf_gemv_t picks the widest the
+       processor has, once. A vector type wider than the target's registers would be split through memory, which is
+       why each width has its own function rather than target_clones. */
+    #define RBF_GEMV_BODY(W)                                                                                      \
+        typedef double vt __attribute__((vector_size(8 * (W))));                                                  \
+        enum { NV = 8 / (W) };                                                                                    \
+        Py_ssize_t i = 0, nb = n - n % 8;                                                                         \
+        for (; i + 4 <= m; i += 4) {                                                                              \
+            const double* a0 = A + i * lda;                                                                      \
+            vt s[4][NV], w, x;                                                                                    \
+            double e[4] = {0.0, 0.0, 0.0, 0.0}, lane[8];                                                         \
+            __builtin_memset(s, 0, sizeof s);                                                                     \
+            for (Py_ssize_t t = 0; t < nb; t += 8) {                                                              \
+                for (int q = 0; q < NV; q++) {                                                                    \
+                    __builtin_memcpy(&w, v + t + q * (W), sizeof w);                                              \
+                    for (int r = 0; r < 4; r++) {                                                                 \
+                        __builtin_memcpy(&x, a0 + r * lda + t + q * (W), sizeof x);                               \
+                        s[r][q] += x * w;                                                                         \
+                    }                                                                                             \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (Py_ssize_t t = nb; t < n; t++)                                                                   \
+                for (int r = 0; r < 4; r++) e[r] += a0[r * lda + t] * v[t];                                       \
+            for (int r = 0; r < 4; r++) {                                                                         \
+                __builtin_memcpy(lane, s[r], sizeof lane);                                                        \
+                out[i + r] = RBF_HSUM8(lane) + e[r];                                                              \
+            }                                                                                                     \
+        }                                                                                                         \
+        for (; i < m; i++) {                                                                                      \
+            const double* a0 = A + i * lda;                                                                      \
+            vt s[NV], w, x;                                                                                       \
+            double e = 0.0, lane[8];                                                                              \
+            __builtin_memset(s, 0, sizeof s);                                                                     \
+            for (Py_ssize_t t = 0; t < nb; t += 8) {                                                              \
+                for (int q = 0; q < NV; q++) {                                                                    \
+                    __builtin_memcpy(&w, v + t + q * (W), sizeof w);                                              \
+                    __builtin_memcpy(&x, a0 + t + q * (W), sizeof x);                                             \
+                    s[q] += x * w;                                                                                \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (Py_ssize_t t = nb; t < n; t++) e += a0[t] * v[t];                                                \
+            __builtin_memcpy(lane, s, sizeof lane);                                                               \
+            out[i] = RBF_HSUM8(lane) + e;                                                                         \
+        }
+    #define RBF_HSUM8(s) ((((s)[0] + (s)[4]) + ((s)[2] + (s)[6])) + (((s)[1] + (s)[5]) + ((s)[3] + (s)[7])))
+    #define RBF_GEMV_ARGS const double* __restrict A, Py_ssize_t lda, Py_ssize_t m, const double* __restrict v, \
+                          Py_ssize_t n, double* __restrict out
+    typedef void (*rbf_gemv_fn)(RBF_GEMV_ARGS);
+    static void rbf_gemv_t2(RBF_GEMV_ARGS) { RBF_GEMV_BODY(2) }
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    __attribute__((target("avx2"))) static void rbf_gemv_t4(RBF_GEMV_ARGS) { RBF_GEMV_BODY(4) }
+    __attribute__((target("avx512f"))) static void rbf_gemv_t8(RBF_GEMV_ARGS) { RBF_GEMV_BODY(8) }
+    static int rbf_gemv_widest(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") ? 8 : __builtin_cpu_supports("avx2") ? 4 : 2;
+    }
+    #else
+    #define rbf_gemv_t4 rbf_gemv_t2
+    #define rbf_gemv_t8 rbf_gemv_t2
+    static int rbf_gemv_widest(void) { return 2; }
+    #endif
+    static rbf_gemv_fn rbf_gemv_pick(int w) { return w == 8 ? rbf_gemv_t8 : w == 4 ? rbf_gemv_t4 : rbf_gemv_t2; }
+    static rbf_gemv_fn rbf_gemv_best = rbf_gemv_t2;
+    static void rbf_gemv_init(void) { rbf_gemv_best = rbf_gemv_pick(rbf_gemv_widest()); }   /* at import */
+    static void rbf_gemv_t(RBF_GEMV_ARGS) { rbf_gemv_best(A, lda, m, v, n, out); }
+    /* _downdate_copy: the trailing block of every factor f in [0, q), from L's columns k + 1 (rows shifted up by
+       one) into Lp's columns k, j <= k < n, rotated by x (xq + f M1, entries k - j), with the reciprocal new
+       diagonals left in rq + f M1 */
+    RBF_CLONES static void rbf_rotate_block(const double* __restrict L, double* __restrict Lp,
+                                            double* __restrict xq, double* __restrict rq, Py_ssize_t q,
+                                            Py_ssize_t S, Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n) {
+        for (Py_ssize_t k = j; k < n; k++) {
+            for (Py_ssize_t f = 0; f < q; f++) {
+                const double* src = L + f * S + (k + 1) * M1 + 1 + k;   /* src[i] = L[k + 1 + i + 1, k + 1] */
+                double* dst = Lp + f * S + k * M1 + k;
+                double* x = xq + f * M1 + (k - j);
+                double a = src[0], xk = x[0];
+                double r = sqrt(a * a + xk * xk);
+                double ri = 1.0 / r;
+                double cth = a * ri, sn = xk * ri;
+                rq[f * M1 + k - j] = ri;
+                dst[0] = r;
+                for (Py_ssize_t i = 1; i < n - k; i++) {
+                    double t = src[i], xi = x[i];
+                    dst[i] = cth * t + sn * xi;
+                    x[i] = cth * xi - sn * t;
+                }
+            }
+        }
+    }
+    /* _new_rows: forward substitution of the new row n of every factor, built in rows + f M1 (on entry g),
+       with inv + f M1 the reciprocal diagonals */
+    RBF_CLONES static void rbf_forward_rows(const double* __restrict Lb, double* __restrict rows,
+                                            const double* __restrict inv, Py_ssize_t q, Py_ssize_t S,
+                                            Py_ssize_t M1, Py_ssize_t n) {
+        for (Py_ssize_t k = 0; k < n; k++) {
+            for (Py_ssize_t f = 0; f < q; f++) {
+                const double* col = Lb + f * S + k * M1;
+                double* row = rows + f * M1;
+                double v = row[k] * inv[f * M1 + k];
+                row[k] = v;
+                for (Py_ssize_t i = k + 1; i < n; i++) row[i] -= col[i] * v;
+            }
+        }
+    }
+    /* _downdate_copy's z: forward substitution of z[j:n] over the columns j.. of one factor Lf, reciprocal
+       diagonals rinv[k - j] */
+    RBF_CLONES static void rbf_forward_z(const double* __restrict Lf, double* __restrict z,
+                                         const double* __restrict rinv, Py_ssize_t M1, Py_ssize_t j,
+                                         Py_ssize_t n) {
+        for (Py_ssize_t k = j; k < n; k++) {
+            const double* col = Lf + k * M1;
+            double t = z[k] * rinv[k - j];
+            z[k] = t;
+            for (Py_ssize_t i = k + 1; i < n; i++) z[i] -= col[i] * t;
+        }
+    }
+    /* _chol: the Cholesky of G + ridge_f I (m x m, stride M1) for f0 <= f < f1 into Wb + f S by columns. -1, or the
+       first factor whose pivot fails the relative test (tol) or the floor (flo (gmax + ridge_f)) */
+    RBF_CLONES static Py_ssize_t rbf_chol(const double* __restrict G, double* __restrict Wb,
+                                          const double* __restrict ridge, Py_ssize_t m, Py_ssize_t f0,
+                                          Py_ssize_t f1, Py_ssize_t S, Py_ssize_t M1, double tol, double flo,
+                                          double gmax) {
+        for (Py_ssize_t f = f0; f < f1; f++) {
+            double* W = Wb + f * S;
+            for (Py_ssize_t k = 0; k < m; k++) {
+                for (Py_ssize_t i = k; i < m; i++) W[k * M1 + i] = G[k * M1 + i];
+                W[k * M1 + k] += ridge[f];
+            }
+        }
+        for (Py_ssize_t k = 0; k < m; k++) {
+            for (Py_ssize_t f = f0; f < f1; f++) {
+                double* col = Wb + f * S + k * M1;
+                double r = ridge[f], s = col[k];
+                if (!(s > tol * (G[k * M1 + k] + r)) || !(s > flo * (gmax + r))) return f;
+                s = sqrt(s);
+                col[k] = s;
+                double v = 1.0 / s;
+                for (Py_ssize_t i = k + 1; i < m; i++) col[i] *= v;
+            }
+            for (Py_ssize_t f = f0; f < f1; f++) {
+                double* W = Wb + f * S;
+                const double* col = W + k * M1;
+                for (Py_ssize_t t = k + 1; t < m; t++) {
+                    double v = col[t];
+                    double* dst = W + t * M1;
+                    for (Py_ssize_t i = t; i < m; i++) dst[i] -= col[i] * v;
+                }
+            }
+        }
+        return -1;
+    }
+    """
+    void rbf_gemv_t(const double* A, Py_ssize_t lda, Py_ssize_t m, const double* v, Py_ssize_t n,
+                    double* out) noexcept nogil
+    ctypedef void (*rbf_gemv_fn)(const double* A, Py_ssize_t lda, Py_ssize_t m, const double* v, Py_ssize_t n,
+                                 double* out) noexcept nogil
+    int rbf_gemv_widest() noexcept nogil
+    void rbf_gemv_init() noexcept nogil
+    rbf_gemv_fn rbf_gemv_pick(int w) noexcept nogil
+    void rbf_rotate_block(const double* L, double* Lp, double* xq, double* rq, Py_ssize_t q, Py_ssize_t S,
+                          Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n) noexcept nogil
+    void rbf_forward_rows(const double* Lb, double* rows, const double* inv, Py_ssize_t q, Py_ssize_t S,
+                          Py_ssize_t M1, Py_ssize_t n) noexcept nogil
+    void rbf_forward_z(const double* Lf, double* z, const double* rinv, Py_ssize_t M1, Py_ssize_t j,
+                       Py_ssize_t n) noexcept nogil
+    Py_ssize_t rbf_chol(const double* G, double* Wb, const double* ridge, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1,
+                        Py_ssize_t S, Py_ssize_t M1, double tol, double flo, double gmax) noexcept nogil
+
+
+rbf_gemv_init()
+
+
+def rbf_gemv_widest_py():
+    """The widest vector (in doubles: 2, 4 or 8) the inner-product kernel uses on this processor."""
+    return rbf_gemv_widest()
+
+
+def _gemv_t_width(const double[:, ::1] A, const double[::1] v, int width):
+    """A @ v by `rbf_gemv_t`'s kernel for vectors of `width` doubles (2, 4 or 8; the processor must have them): the
+    tests check that every width gives the same bits."""
+    if width not in (2, 4, 8) or width > rbf_gemv_widest():
+        raise ValueError(f"width must be 2, 4 or 8 and at most {rbf_gemv_widest()} on this processor, got {width}")
+    if A.shape[1] != v.shape[0]:
+        raise ValueError(f"A has {A.shape[1]} columns but v has {v.shape[0]} entries")
+    out = np.zeros(A.shape[0])
+    cdef double[::1] o = out
+    if A.shape[0] and A.shape[1]:
+        rbf_gemv_pick(width)(&A[0, 0], A.shape[1], A.shape[0], &v[0], A.shape[1], &o[0])
+    return out
+
+
 cdef void _phi_inplace(double* v, Py_ssize_t N, int kind, double w2) noexcept nogil:
     """v[n] <- phi_r2(v[n], kind, w2), with the basis chosen once outside the loop (phi_r2's formulas exactly)."""
     cdef Py_ssize_t n
@@ -549,20 +754,13 @@ cdef class GramFactor:
         cdef double* rows = self._rows()
         cdef double* Lf
         cdef double* row
-        cdef double v, piv
+        cdef double piv
         for f in range(q):
             Lf = Lb + f * S
             for i in range(n):
                 inv[f * M1 + i] = 1.0 / Lf[i * M1 + i]
             memcpy(rows + f * M1, g, n * sizeof(double))
-        for k in range(n):
-            for f in range(q):
-                Lf = Lb + f * S + k * M1        # column k
-                row = rows + f * M1
-                v = row[k] * inv[f * M1 + k]
-                row[k] = v
-                for i in range(k + 1, n):
-                    row[i] -= Lf[i] * v
+        rbf_forward_rows(Lb, rows, inv, q, S, M1, n)
         for f in range(q):
             row = rows + f * M1
             piv = gnn + self.ridge[f] - _dot(row, row, n)
@@ -653,18 +851,9 @@ cdef class GramFactor:
             i += 1
         return 2.0 * s
 
-    cdef void _target_products(self, const double* v, double* out) noexcept nogil:
-        """out[o] = y_o'v: a dot per output for a few outputs (a BLAS call costs more than the products), else gemv."""
-        cdef Py_ssize_t o
-        if self.c > 4:
-            _gemv_t(self.Yt, self.N, self.c, v, out)
-            return
-        for o in range(self.c):
-            out[o] = _dot(self.Yt + o * self.N, v, self.N)
-
     cdef int _prop_append(self) noexcept nogil:
         """Propose appending the scratch column (slot m) as column m: its inner products with the columns and the
-        targets (two BLAS gemv, O(N m)), then `_prop_append_given`."""
+        targets (`rbf_gemv_t`, O(N m)), then `_prop_append_given`."""
         cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1
         cdef double* v
         if m >= self.m_max:
@@ -674,10 +863,10 @@ cdef class GramFactor:
                 return 2
             return self._prop_append_given(self.G + m * M1, self._products(m), self.sb)
         v = self.Dt + m * N
-        # inner products with the existing columns (row m of G, stored also as column m)
-        _gemv_t(self.Dt, N, m, v, self.G + m * M1)
-        self._target_products(v, self.work)
-        return self._prop_append_given(self.G + m * M1, _dot(v, v, N), self.work)
+        # inner products with the existing columns and itself (row m of G, stored also as column m)
+        rbf_gemv_t(self.Dt, N, m + 1, v, N, self.G + m * M1)
+        rbf_gemv_t(self.Yt, N, self.c, v, N, self.work)
+        return self._prop_append_given(self.G + m * M1, self.G[m * M1 + m], self.work)
 
     cdef int _prop_append_given(self, const double* g, double gnn, const double* b) noexcept nogil:
         """Propose appending a column v given its inner products: g[i] = d_i'v with the m columns (g may be row m of
@@ -732,9 +921,7 @@ cdef class GramFactor:
         cdef double* dst
         cdef double* xq = self.work + 4 * self.W           # (q, M1): each factor's x
         cdef double* rq = xq + self.q * M1                 # (q, M1): each factor's 1 / new diagonal
-        cdef double* x
         cdef double* rinv
-        cdef double a, xk, r, cth, sn, t
         cdef double* zo
         cdef double* zp
         i0 = self.lsame if self.lsame < j else j        # rows below lsame are equal already
@@ -749,23 +936,7 @@ cdef class GramFactor:
             memcpy(xq + f * M1, src + j * M1 + j + 1, (n - j) * sizeof(double))
         self.lsame = j              # rows >= j of every Lp_f change below; rows < j now equal L_f's
         # rank-one update of each trailing block: L33~ L33~' = L33 L33' + x x', L33 = L's columns j+1.. without row j
-        for k in range(j, n):
-            for f in range(self.q):
-                src = self.L + f * S + (k + 1) * M1 + 1     # src[i] = L[i + 1, k + 1]
-                dst = self.Lp + f * S + k * M1              # column k of Lp
-                x = xq + f * M1
-                rinv = rq + f * M1
-                a = src[k]
-                xk = x[k - j]
-                r = sqrt(a * a + xk * xk)
-                rinv[k - j] = 1.0 / r
-                cth = a * rinv[k - j]
-                sn = xk * rinv[k - j]
-                dst[k] = r
-                for i in range(k + 1, n):
-                    t = src[i]
-                    dst[i] = cth * t + sn * x[i - j]
-                    x[i - j] = cth * x[i - j] - sn * t
+        rbf_rotate_block(self.L, self.Lp, xq, rq, self.q, S, M1, j, n)
         for f in range(self.q):
             dst = self.Lp + f * S
             rinv = rq + f * M1
@@ -777,11 +948,7 @@ cdef class GramFactor:
                 memcpy(zp, zo, j * sizeof(double))
                 for i in range(j, n):       # the kept prefix's share, independent rows
                     zp[i] = self.B[(i + 1) * self.c + o] - _sdot(dst + i, M1, zp, j)
-                for k in range(j, n):       # then column-oriented forward substitution over the trailing block
-                    t = zp[k] * rinv[k - j]
-                    zp[k] = t
-                    for i in range(k + 1, n):
-                        zp[i] -= dst[k * M1 + i] * t
+                rbf_forward_z(dst, zp, rinv, M1, j, n)   # then forward substitution over the trailing block
 
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil:
         """Propose deleting column j (columns after j shift left by one)."""
@@ -799,7 +966,7 @@ cdef class GramFactor:
 
     cdef int _prop_replace(self, Py_ssize_t j) noexcept nogil:
         """Propose replacing column j by the scratch column; the new column becomes the last one: its inner products
-        (two BLAS gemv, O(N m)), then `_prop_replace_given`."""
+        (`rbf_gemv_t`, O(N m)), then `_prop_replace_given`."""
         cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1
         cdef double* v
         if j < 0 or j >= m:
@@ -809,9 +976,9 @@ cdef class GramFactor:
                 return 2
             return self._prop_replace_given(j, self.G + m * M1, self._products(m), self.sb)
         v = self.Dt + m * N
-        _gemv_t(self.Dt, N, m, v, self.G + m * M1)
-        self._target_products(v, self.work)
-        return self._prop_replace_given(j, self.G + m * M1, _dot(v, v, N), self.work)
+        rbf_gemv_t(self.Dt, N, m + 1, v, N, self.G + m * M1)
+        rbf_gemv_t(self.Yt, N, self.c, v, N, self.work)
+        return self._prop_replace_given(j, self.G + m * M1, self.G[m * M1 + m], self.work)
 
     cdef int _prop_replace_given(self, Py_ssize_t j, const double* g, double gnn, const double* b) noexcept nogil:
         """Propose replacing column j by a column v given its inner products with the m current columns (g, j's
@@ -942,40 +1109,12 @@ cdef class GramFactor:
         column). The factors' columns are interleaved step by step: independent chains the processor overlaps (each
         factor's arithmetic is the same as alone). -1, or the first factor that is not PD (the pivot floors of
         `_new_rows`)."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, f, i, k, t
-        cdef double s, v, r, gmax = 0.0
-        cdef double* W
-        cdef double* col
-        cdef double* dst
+        cdef Py_ssize_t M1 = self.M1, i
+        cdef double gmax = 0.0
         for i in range(m):
             if G[i * M1 + i] > gmax:
                 gmax = G[i * M1 + i]
-        for f in range(f0, f1):
-            W = Wb + f * S
-            for k in range(m):
-                memcpy(W + k * M1 + k, G + k * M1 + k, (m - k) * sizeof(double))
-                W[k * M1 + k] += self.ridge[f]
-        for k in range(m):
-            for f in range(f0, f1):
-                col = Wb + f * S + k * M1
-                r = self.ridge[f]
-                s = col[k]
-                if not (s > self.tol * (G[k * M1 + k] + r)) or not (s > TOL_FLOOR * (gmax + r)):
-                    return f
-                s = sqrt(s)
-                col[k] = s
-                v = 1.0 / s
-                for i in range(k + 1, m):
-                    col[i] *= v
-            for f in range(f0, f1):
-                W = Wb + f * S
-                col = W + k * M1
-                for t in range(k + 1, m):
-                    v = col[t]
-                    dst = W + t * M1
-                    for i in range(t, m):
-                        dst[i] -= col[i] * v
-        return -1
+        return rbf_chol(G, Wb, self.ridge, m, f0, f1, M1 * M1, M1, self.tol, TOL_FLOOR, gmax)
 
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil:
         """ridge_f <- 1 / d2[f] for every factor (the ridge prior's delta^2 step) and every factor from scratch:

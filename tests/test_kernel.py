@@ -388,3 +388,20 @@ def test_rbf_state_applies_the_accuracy_rule_to_the_whole_state(design):
     st = rbf_state(d.x, d.y, _RA_1E5_CENTRES, "cubic", 1.0, d2, prior, m_max=23, design=design)
     assert st.m == 23 and st.check_accuracy and st.is_accurate()
     # (with the rule applied at every prefix, this machine's build refused column 14 of 23: the test above failed there)
+
+
+def test_inner_products_are_the_same_bits_at_every_vector_width():
+    """The design's inner products (`rbf_gemv_t`, nb 04) sum each row in eight lanes added in a fixed tree, so the SSE2,
+    AVX2 and AVX-512 builds of the kernel give the same bits: a chain does not depend on the processor it ran on.
+    Widths the processor lacks are skipped (the baseline's, 2, always runs)."""
+    from rbf_bayes import _kernel as K
+    widths = [w for w in (2, 4, 8) if w <= K.rbf_gemv_widest_py()]
+    rng = np.random.default_rng(7)
+    for m in (1, 3, 4, 5, 23):
+        for n in (0, 1, 7, 8, 9, 200, 203):
+            A, v = rng.standard_normal((m, n)), rng.standard_normal(n)
+            outs = [K._gemv_t_width(A, v, w) for w in widths]
+            assert all(np.array_equal(outs[0], o) for o in outs[1:]), (m, n)
+            np.testing.assert_allclose(outs[0], A @ v, rtol=1e-12, atol=1e-12 * (1 + np.abs(A).sum(1).max()))
+    with pytest.raises(ValueError, match="width"):
+        K._gemv_t_width(np.ones((2, 3)), np.ones(3), 3)
