@@ -253,16 +253,33 @@ cdef extern from *:
             }
         }
     }
-    /* _downdate_copy's z: forward substitution of z[j:n] over the columns j.. of one factor Lf, reciprocal
-       diagonals rinv[k - j] */
-    RBF_CLONES static void rbf_forward_z(const double* __restrict Lf, double* __restrict z,
-                                         const double* __restrict rinv, Py_ssize_t M1, Py_ssize_t j,
-                                         Py_ssize_t n) {
+    /* _downdate_copy's z: for every output o (factor ofac[o]), Zp_o[:j] = Z_o[:j]; the rest starts from D'y_o
+       without row j (B[(i + 1) c + o]) less the kept columns' share, column by column (k < j), then the forward
+       substitution over the trailing columns with the reciprocal diagonals rq + f M1, the outputs interleaved step by
+       step */
+    RBF_CLONES static void rbf_forward_z(const double* __restrict Lp, const double* __restrict Z,
+                                         double* __restrict Zp, const double* __restrict B,
+                                         const Py_ssize_t* __restrict ofac, const double* __restrict rq,
+                                         Py_ssize_t c, Py_ssize_t S, Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n) {
+        for (Py_ssize_t o = 0; o < c; o++) {
+            const double* Lf = Lp + ofac[o] * S;
+            double* zp = Zp + o * M1;
+            for (Py_ssize_t i = 0; i < j; i++) zp[i] = Z[o * M1 + i];
+            for (Py_ssize_t i = j; i < n; i++) zp[i] = B[(i + 1) * c + o];
+            for (Py_ssize_t k = 0; k < j; k++) {
+                const double* col = Lf + k * M1;
+                double t = zp[k];
+                for (Py_ssize_t i = j; i < n; i++) zp[i] -= col[i] * t;
+            }
+        }
         for (Py_ssize_t k = j; k < n; k++) {
-            const double* col = Lf + k * M1;
-            double t = z[k] * rinv[k - j];
-            z[k] = t;
-            for (Py_ssize_t i = k + 1; i < n; i++) z[i] -= col[i] * t;
+            for (Py_ssize_t o = 0; o < c; o++) {
+                const double* col = Lp + ofac[o] * S + k * M1;
+                double* zp = Zp + o * M1;
+                double t = zp[k] * rq[ofac[o] * M1 + k - j];
+                zp[k] = t;
+                for (Py_ssize_t i = k + 1; i < n; i++) zp[i] -= col[i] * t;
+            }
         }
     }
     /* _chol: the Cholesky of G + ridge_f I (m x m, stride M1) for f0 <= f < f1 into Wb + f S by columns. -1, or the
@@ -312,7 +329,8 @@ cdef extern from *:
                           Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n) noexcept nogil
     void rbf_forward_rows(const double* Lb, double* rows, const double* inv, Py_ssize_t q, Py_ssize_t S,
                           Py_ssize_t M1, Py_ssize_t n) noexcept nogil
-    void rbf_forward_z(const double* Lf, double* z, const double* rinv, Py_ssize_t M1, Py_ssize_t j,
+    void rbf_forward_z(const double* Lp, const double* Z, double* Zp, const double* B, const Py_ssize_t* ofac,
+                       const double* rq, Py_ssize_t c, Py_ssize_t S, Py_ssize_t M1, Py_ssize_t j,
                        Py_ssize_t n) noexcept nogil
     Py_ssize_t rbf_chol(const double* G, double* Wb, const double* ridge, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1,
                         Py_ssize_t S, Py_ssize_t M1, double tol, double flo, double gmax) noexcept nogil
@@ -916,14 +934,11 @@ cdef class GramFactor:
         columns j.. (one pass, contiguous: the factors are stored by columns); its new diagonal's reciprocals then
         serve the z update. The factors' rotations are interleaved step by step: independent dependency chains the
         processor overlaps."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, f, i, k, o, i0, a0
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, f, k, i0, a0
         cdef double* src
         cdef double* dst
         cdef double* xq = self.work + 4 * self.W           # (q, M1): each factor's x
         cdef double* rq = xq + self.q * M1                 # (q, M1): each factor's 1 / new diagonal
-        cdef double* rinv
-        cdef double* zo
-        cdef double* zp
         i0 = self.lsame if self.lsame < j else j        # rows below lsame are equal already
         for f in range(self.q):
             src = self.L + f * S
@@ -937,18 +952,7 @@ cdef class GramFactor:
         self.lsame = j              # rows >= j of every Lp_f change below; rows < j now equal L_f's
         # rank-one update of each trailing block: L33~ L33~' = L33 L33' + x x', L33 = L's columns j+1.. without row j
         rbf_rotate_block(self.L, self.Lp, xq, rq, self.q, S, M1, j, n)
-        for f in range(self.q):
-            dst = self.Lp + f * S
-            rinv = rq + f * M1
-            for o in range(self.c):
-                if self.ofac[o] != f:
-                    continue
-                zo = self.Z + o * M1
-                zp = self.Zp + o * M1
-                memcpy(zp, zo, j * sizeof(double))
-                for i in range(j, n):       # the kept prefix's share, independent rows
-                    zp[i] = self.B[(i + 1) * self.c + o] - _sdot(dst + i, M1, zp, j)
-                rbf_forward_z(dst, zp, rinv, M1, j, n)   # then forward substitution over the trailing block
+        rbf_forward_z(self.Lp, self.Z, self.Zp, self.B, self.ofac, rq, self.c, S, M1, j, n)
 
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil:
         """Propose deleting column j (columns after j shift left by one)."""
