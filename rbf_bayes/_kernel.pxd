@@ -21,7 +21,9 @@ cdef class GramFactor:
     cdef readonly Py_ssize_t N, c, q, m_max, m
     cdef Py_ssize_t M1                 # row stride of the square buffers (m_max + 1)
     cdef Py_ssize_t W                  # workspace half-length max(M1, c)
-    cdef double* Dt                    # (M1, N): row j is design column j; row m is the scratch column
+    cdef double* Dt                    # (M1, N): design column j at row slot[j]; the scratch column at row sslot
+    cdef Py_ssize_t* slot              # (M1,): {slot[0..m-1], sslot} = {0..m}; a commit moves slots, not columns
+    cdef Py_ssize_t sslot
     cdef double* Yt                    # (c, N): targets, one contiguous row per output
     cdef double* G                     # (M1, M1): Gram matrix D'D (row m holds a proposal's new row)
     cdef double* B                     # (M1, c): D'Y
@@ -70,7 +72,10 @@ cdef class GramFactor:
     cdef double _products(self, Py_ssize_t m) noexcept nogil
 
     cdef double* scratch(self) noexcept nogil       # the scratch column (slot m, length N): write a proposal here
-    cdef const double* design_row(self, Py_ssize_t t) noexcept nogil  # D[t, j] = design_row(t)[j * N]
+    cdef double design_value(self, Py_ssize_t t, Py_ssize_t j) noexcept nogil  # D[t, j]
+    cdef void _slots_identity(self) noexcept nogil
+    cdef void _products_in_order(self, Py_ssize_t m, double* g) noexcept nogil
+    cdef void _drop_slot(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil
     cdef Py_ssize_t proposed_m(self) noexcept nogil  # number of columns of the pending proposal's state
     cdef int _prop_append(self) noexcept nogil
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil

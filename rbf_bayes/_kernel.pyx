@@ -508,6 +508,7 @@ def _rebuild_gram_factor(N, c, m_max, ridge, out_factor, m, tol, bufs, design=Tr
         g.enable_recompute(*recompute)
     g._copy_in(bufs)
     g.m, g.tol = m, tol
+    g._slots_identity()
     return g
 
 
@@ -563,12 +564,14 @@ cdef class GramFactor:
         self.ld = <double*> malloc(q * sizeof(double))
         self.ldp = <double*> malloc(q * sizeof(double))
         self.lpre = <double*> calloc(q * (self.M1 + 1), sizeof(double))
+        self.slot = <Py_ssize_t*> malloc(M1 * sizeof(Py_ssize_t))
         self.W = M1 if M1 > c else c
         self.work = <double*> malloc((4 * self.W + 2 * q * self.M1) * sizeof(double))
         if (self.Dt == NULL or self.Yt == NULL or self.G == NULL or self.B == NULL or self.L == NULL
                 or self.Lp == NULL or self.Z == NULL or self.Zp == NULL or self.yy == NULL
                 or self.ridge == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
-                or self.ld == NULL or self.ldp == NULL or self.lpre == NULL or self.work == NULL):
+                or self.ld == NULL or self.ldp == NULL or self.lpre == NULL or self.work == NULL
+                or self.slot == NULL):
             raise MemoryError("GramFactor: cannot allocate buffers")
         if design:
             memset(self.Dt, 0, M1 * N * sizeof(double))
@@ -591,6 +594,7 @@ cdef class GramFactor:
             self.ridge[f] = r[f]
             self.ld[f] = 0.0
             self.ldp[f] = 0.0
+        self._slots_identity()
         self.pending = 0
         self.pj = -1
         self.tol = 1e-10
@@ -613,6 +617,7 @@ cdef class GramFactor:
         free(self.Dt); free(self.Yt); free(self.G); free(self.B); free(self.L); free(self.Lp)
         free(self.Z); free(self.Zp); free(self.yy); free(self.ridge); free(self.ofac)
         free(self.e); free(self.ep); free(self.ld); free(self.ldp); free(self.lpre); free(self.work)
+        free(self.slot)
         free(self.Dr); free(self.Gr); free(self.Br)
         free(self.Ct); free(self.ctype); free(self.blk); free(self.sb)
 
@@ -721,18 +726,33 @@ cdef class GramFactor:
 
     # ------------------------------------------------------------------ nogil core
     cdef double* scratch(self) noexcept nogil:
-        """The scratch column (slot m, N values): a sampler writes a proposed column here, then calls
-        `_prop_append()` or `_prop_replace(j)`; other modules use this instead of pointer arithmetic on Dt. NULL
-        without a design."""
+        """The scratch column (N values, at the free physical row `sslot`): a sampler writes a proposed column here,
+        then calls `_prop_append()` or `_prop_replace(j)`; other modules use this instead of pointer arithmetic on Dt.
+        NULL without a design."""
         if self.Dt == NULL:
             return NULL
-        return self.Dt + self.m * self.N
+        return self.Dt + self.sslot * self.N
 
-    cdef const double* design_row(self, Py_ssize_t t) noexcept nogil:
-        """Row t of the design, read with stride N: D[t, j] = design_row(t)[j * N] for j < m. NULL without a design."""
-        if self.Dt == NULL:
-            return NULL
-        return self.Dt + t
+    cdef double design_value(self, Py_ssize_t t, Py_ssize_t j) noexcept nogil:
+        """D[t, j], j < m (the design must be kept)."""
+        return self.Dt[self.slot[j] * self.N + t]
+
+    cdef void _slots_identity(self) noexcept nogil:
+        """Column j at physical row j of Dt, the scratch at row m: after a rebuild, a copy or unpickling."""
+        cdef Py_ssize_t i
+        for i in range(self.M1):
+            self.slot[i] = i
+        self.sslot = self.m
+
+    cdef void _products_in_order(self, Py_ssize_t m, double* g) noexcept nogil:
+        """g[i] = d_i'v for the m columns in their order and g[m] = v'v, v the scratch column: one pass over the
+        m + 1 physical rows of Dt (`rbf_gemv_t`), then read through `slot`."""
+        cdef double* tmp = self._rows()
+        cdef Py_ssize_t i
+        rbf_gemv_t(self.Dt, self.N, m + 1, self.Dt + self.sslot * self.N, self.N, tmp)
+        for i in range(m):
+            g[i] = tmp[self.slot[i]]
+        g[m] = tmp[self.sslot]
 
     cdef Py_ssize_t proposed_m(self) noexcept nogil:
         """Columns of the state the pending proposal would make (m + 1, m - 1 or m; m if none is pending)."""
@@ -746,7 +766,7 @@ cdef class GramFactor:
 
     cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
                              double w2) noexcept nogil:
-        """Write phi(||x_n - mu||) into the scratch column (slot m)."""
+        """Write phi(||x_n - mu||) into the scratch column (`scratch()`)."""
         basis_column_c(x, self.N, d, mu, kind, w2, self.scratch())
 
     cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil:
@@ -870,7 +890,7 @@ cdef class GramFactor:
         return 2.0 * s
 
     cdef int _prop_append(self) noexcept nogil:
-        """Propose appending the scratch column (slot m) as column m: its inner products with the columns and the
+        """Propose appending the scratch column (`scratch()`) as column m: its inner products with the columns and the
         targets (`rbf_gemv_t`, O(N m)), then `_prop_append_given`."""
         cdef Py_ssize_t N = self.N, m = self.m, M1 = self.M1
         cdef double* v
@@ -880,9 +900,9 @@ cdef class GramFactor:
             if not self.recompute:
                 return 2
             return self._prop_append_given(self.G + m * M1, self._products(m), self.sb)
-        v = self.Dt + m * N
+        v = self.Dt + self.sslot * N
         # inner products with the existing columns and itself (row m of G, stored also as column m)
-        rbf_gemv_t(self.Dt, N, m + 1, v, N, self.G + m * M1)
+        self._products_in_order(m, self.G + m * M1)
         rbf_gemv_t(self.Yt, N, self.c, v, N, self.work)
         return self._prop_append_given(self.G + m * M1, self.G[m * M1 + m], self.work)
 
@@ -979,8 +999,8 @@ cdef class GramFactor:
             if not self.recompute:
                 return 2
             return self._prop_replace_given(j, self.G + m * M1, self._products(m), self.sb)
-        v = self.Dt + m * N
-        rbf_gemv_t(self.Dt, N, m + 1, v, N, self.G + m * M1)
+        v = self.Dt + self.sslot * N
+        self._products_in_order(m, self.G + m * M1)
         rbf_gemv_t(self.Yt, N, self.c, v, N, self.work)
         return self._prop_replace_given(j, self.G + m * M1, self.G[m * M1 + m], self.work)
 
@@ -1033,8 +1053,8 @@ cdef class GramFactor:
         return 0
 
     cdef void _drop(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil:
-        """Remove index j from the first s columns of Dt, G, B (in place)."""
-        cdef Py_ssize_t M1 = self.M1, N = self.N, c = self.c, i, k
+        """Remove index j from the first s columns of G, B (in place) and from the design's column order."""
+        cdef Py_ssize_t M1 = self.M1, c = self.c, i, k
         cdef double* row
         for i in range(s):          # column j leaves every row, then row j leaves
             row = self.G + i * M1
@@ -1048,14 +1068,39 @@ cdef class GramFactor:
         if s - 1 - j > 0 and self.recompute:
             memmove(self.Ct + j * self.dx, self.Ct + (j + 1) * self.dx, (s - 1 - j) * self.dx * sizeof(double))
             memmove(self.ctype + j, self.ctype + j + 1, (s - 1 - j) * sizeof(int))
-        if s - 1 - j > 0 and self.Dt != NULL:
-            memmove(self.Dt + j * N, self.Dt + (j + 1) * N, (s - 1 - j) * N * sizeof(double))
+        if self.Dt != NULL:
+            self._drop_slot(j, s)
+
+    cdef void _drop_slot(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil:
+        """Column j leaves the design's column order without moving the others' values: `slot` (column i at physical
+        row slot[i] of Dt) loses entry j. s = m + 1 (a replace: column m is the new one, at the scratch row) frees
+        j's row as the new scratch. s = m (a delete): the rows in use must stay 0 .. m - 1, so what sits at row m
+        (the scratch, or one column, copied) moves into j's row."""
+        cdef Py_ssize_t i, freed = self.slot[j], m = self.m
+        for i in range(j, m - 1):
+            self.slot[i] = self.slot[i + 1]
+        if s == m + 1:
+            self.slot[m - 1] = self.sslot
+            self.sslot = freed
+            return
+        if freed == m:
+            return
+        if self.sslot == m:
+            self.sslot = freed
+            return
+        for i in range(m - 1):
+            if self.slot[i] == m:
+                memcpy(self.Dt + freed * self.N, self.Dt + m * self.N, self.N * sizeof(double))
+                self.slot[i] = freed
+                return
 
     cdef void _commit(self) noexcept nogil:
         cdef double* tmp
         cdef Py_ssize_t o, f
-        if self.pending == 1:
+        if self.pending == 1:       # the scratch row becomes column m's; rows 0 .. m are in use, row m + 1 is free
+            self.slot[self.m] = self.sslot
             self.m += 1
+            self.sslot = self.m
         elif self.pending == 2 or self.pending == 3:
             tmp = self.L; self.L = self.Lp; self.Lp = tmp
             tmp = self.Z; self.Z = self.Zp; self.Zp = tmp
@@ -1073,6 +1118,7 @@ cdef class GramFactor:
             tmp = self.G; self.G = self.Gr; self.Gr = tmp
             tmp = self.B; self.B = self.Br; self.Br = tmp
             self.m = self.pm
+            self._slots_identity()
             self.lsame = 0
             self.npre = 0
         else:
@@ -1205,7 +1251,7 @@ cdef class GramFactor:
             return 2
         self.lsame = 0              # the factors below are written into Lp
         for i in range(first):
-            memcpy(self.Dr + i * N, self.Dt + i * N, n * sizeof(double))
+            memcpy(self.Dr + i * N, self.Dt + self.slot[i] * N, n * sizeof(double))
             memcpy(self.Gr + i * M1, self.G + i * M1, first * sizeof(double))
             for o in range(c):
                 self.Br[i * c + o] = self.B[i * c + o]
@@ -1246,7 +1292,7 @@ cdef class GramFactor:
         self.npre = 0
         for k in range(m):
             if self.Dt != NULL:
-                self.Dt[k * N + t] = dv[k]
+                self.Dt[self.slot[k] * N + t] = dv[k]
             for i in range(m):
                 self.G[k * M1 + i] += dv[k] * dv[i]
             for o in range(self.c):
@@ -1302,7 +1348,7 @@ cdef class GramFactor:
             memcpy(self.ctype, s.ctype, self.M1 * sizeof(int))
         for i in range(m):
             if self.Dt != NULL:
-                memcpy(self.Dt + i * N, s.Dt + i * N, n * sizeof(double))
+                memcpy(self.Dt + i * N, s.Dt + s.slot[i] * N, n * sizeof(double))
             memcpy(self.G + i * M1, s.G + i * M1, m * sizeof(double))
             for f in range(self.q):       # column i of the factors
                 memcpy(self.L + f * S + i * M1 + i, s.L + f * S + i * M1 + i, (m - i) * sizeof(double))
@@ -1316,6 +1362,7 @@ cdef class GramFactor:
         memcpy(self.ld, s.ld, self.q * sizeof(double))
         memcpy(self.ridge, s.ridge, self.q * sizeof(double))
         self.m = m
+        self._slots_identity()
 
     # ------------------------------------------------------------------ pickling
     def __reduce__(self):
@@ -1327,7 +1374,7 @@ cdef class GramFactor:
                     Z=_copy_out(self.Z, c * M1),
                     yy=_copy_out(self.yy, c), e=_copy_out(self.e, c), ld=_copy_out(self.ld, q))
         if self.design:
-            bufs.update(Dt=_copy_out(self.Dt, M1 * N), Yt=_copy_out(self.Yt, c * N))
+            bufs.update(Dt=self._design_in_order(), Yt=_copy_out(self.Yt, c * N))
         rc = None
         if self.recompute:
             bufs.update(Yt=_copy_out(self.Yt, c * N), Ct=_copy_out(self.Ct, M1 * self.dx),
@@ -1335,6 +1382,17 @@ cdef class GramFactor:
             rc = (self._xr, BASES[self.rkind], math.sqrt(self.rw2))
         return (_rebuild_gram_factor,
                 (self.N, self.c, self.m_max, self.ridges, self.out_factor, self.m, self.tol, bufs, self.design, rc))
+
+    def _design_in_order(self):
+        """Dt with column j at row j and the scratch at row m (the layout pickles keep), flat (M1 N,)."""
+        cdef Py_ssize_t i, N = self.N
+        out = np.zeros(self.M1 * N)
+        cdef double[::1] o = out
+        for i in range(self.m):
+            memcpy(&o[i * N], self.Dt + self.slot[i] * N, N * sizeof(double))
+        if self.m < self.M1:
+            memcpy(&o[self.m * N], self.Dt + self.sslot * N, N * sizeof(double))
+        return out
 
     cdef void _copy_in(self, dict bufs):
         cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, c = self.c, q = self.q
@@ -1369,7 +1427,7 @@ cdef class GramFactor:
         if a.shape != (self.N,):
             raise ValueError(f"col must have shape ({self.N},), got {a.shape}")
         cdef const double[::1] v = a
-        memcpy(self.Dt + self.m * self.N, &v[0], self.N * sizeof(double))
+        memcpy(self.Dt + self.sslot * self.N, &v[0], self.N * sizeof(double))
 
     def set_targets(self, Y):
         """Set the (N, c) targets; recomputes D'Y, y'y and the explained sums of squares."""
@@ -1391,7 +1449,7 @@ cdef class GramFactor:
         for o in range(self.c):
             self.yy[o] = _dot(self.Yt + o * self.N, self.Yt + o * self.N, self.N)
         for i in range(self.m):
-            _gemv_t(self.Yt, self.N, self.c, self.Dt + i * self.N, self.work)
+            _gemv_t(self.Yt, self.N, self.c, self.Dt + self.slot[i] * self.N, self.work)
             for o in range(self.c):
                 self.B[i * self.c + o] = self.work[o]
         for o in range(self.q):
@@ -1597,7 +1655,7 @@ cdef class GramFactor:
         cdef Py_ssize_t k, o
         if self.design:         # without a design the caller keeps the rows (and their order)
             for k in range(self.m):
-                if self.Dt[k * self.N + t] != 0.0:
+                if self.Dt[self.slot[k] * self.N + t] != 0.0:
                     raise ValueError(f"row {t} is not empty: add_row only adds new rows")
             for o in range(self.c):
                 if self.Yt[o * self.N + t] != 0.0:
@@ -1642,6 +1700,7 @@ cdef class GramFactor:
                                        design=self.design)
         if self.design:
             memcpy(g.Dt, self.Dt, M1 * N * sizeof(double))
+            memcpy(g.slot, self.slot, M1 * sizeof(Py_ssize_t))
             memcpy(g.Yt, self.Yt, c * N * sizeof(double))
         memcpy(g.G, self.G, S * sizeof(double))
         memcpy(g.B, self.B, M1 * c * sizeof(double))
@@ -1651,6 +1710,7 @@ cdef class GramFactor:
         memcpy(g.e, self.e, c * sizeof(double))
         memcpy(g.ld, self.ld, q * sizeof(double))
         g.m = self.m
+        g.sslot = self.sslot
         g.tol = self.tol
         return g
 
@@ -1768,8 +1828,9 @@ cdef class GramFactor:
         self._need_design("columns")
         out = np.empty((self.m, self.N))
         cdef double[:, ::1] o = out
-        if self.m:
-            memcpy(&o[0, 0], self.Dt, self.m * self.N * sizeof(double))
+        cdef Py_ssize_t i
+        for i in range(self.m):
+            memcpy(&o[i, 0], self.Dt + self.slot[i] * self.N, self.N * sizeof(double))
         return out.T.copy()
 
     def _fill_column(self, Py_ssize_t a, double[::1] out):

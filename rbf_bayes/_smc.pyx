@@ -521,7 +521,9 @@ cdef class SMCCore:
                 if self.store:
                     self._mean_at(g, self._row(ce, knew, t0, self.rowb), 1, self.post + i * self.c)
                 else:
-                    self._mean_at(g, g.design_row(t0), g.N, self.post + i * self.c)
+                    for a in range(g.m):
+                        self.rowb[a] = g.design_value(t0, a)
+                    self._mean_at(g, self.rowb, 1, self.post + i * self.c)
         self.t = t
         return self._inc.copy(), self._pre.copy(), self._post.copy()
 
