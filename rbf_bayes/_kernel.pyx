@@ -1328,13 +1328,11 @@ cdef class GramFactor:
     cdef void _back_solve(self, Py_ssize_t f, const double* w, double* out) noexcept nogil:
         """out = L_f'^{-1} w (length m); out may alias w. With w = z_o this is the ridge posterior mean
         (G + r I)^{-1} D'y_o; with w = z_o + s eps, a draw with covariance s^2 (G + r I)^{-1}."""
-        cdef Py_ssize_t M1 = self.M1, m = self.m, i, t
+        cdef Py_ssize_t M1 = self.M1, m = self.m, i
         cdef double* L = self.L + f * M1 * M1
         cdef double v
-        for i in range(m - 1, -1, -1):
-            v = w[i]
-            for t in range(i + 1, m):
-                v -= L[i * M1 + t] * out[t]
+        for i in range(m - 1, -1, -1):     # column i of L (contiguous) against the entries already solved
+            v = w[i] - _dot(L + i * M1 + i + 1, out + i + 1, m - 1 - i)
             out[i] = v / L[i * M1 + i]
 
     cdef void _copy_from(self, GramFactor s, Py_ssize_t n) noexcept nogil:
