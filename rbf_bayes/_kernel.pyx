@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, exp, isfinite, fabs
+from libc.math cimport sqrt, log, exp, isfinite
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 
@@ -282,6 +282,24 @@ cdef extern from *:
             }
         }
     }
+    /* _inaccurate, one output: sum_i sd_i |h_i| with h = L'^{-1} z (m rows), sd_i = sqrt(dg_i + r); the reciprocal
+       diagonals and the square roots first (vectorised, off the dependency chain), then the column-oriented
+       back-substitution (h_i known, row i of L times h_i leaves h[:i]: independent updates), in h, inv, sd */
+    RBF_CLONES static double rbf_coef_weight(const double* __restrict L, const double* __restrict z,
+                                             const double* __restrict dg, double r, Py_ssize_t M1, Py_ssize_t m,
+                                             double* __restrict h, double* __restrict inv, double* __restrict sd) {
+        double acc = 0.0;
+        for (Py_ssize_t i = 0; i < m; i++) inv[i] = 1.0 / L[i * M1 + i];
+        for (Py_ssize_t i = 0; i < m; i++) sd[i] = sqrt(dg[i] + r);
+        for (Py_ssize_t i = 0; i < m; i++) h[i] = z[i];
+        for (Py_ssize_t i = m - 1; i >= 0; i--) {
+            double v = h[i] * inv[i];
+            h[i] = v;
+            for (Py_ssize_t t = 0; t < i; t++) h[t] -= L[t * M1 + i] * v;
+            acc += sd[i] * fabs(v);
+        }
+        return acc;
+    }
     /* _chol: the Cholesky of G + ridge_f I (m x m, stride M1) for f0 <= f < f1 into Wb + f S by columns. -1, or the
        first factor whose pivot fails the relative test (tol) or the floor (flo (gmax + ridge_f)) */
     RBF_CLONES static Py_ssize_t rbf_chol(const double* __restrict G, double* __restrict Wb,
@@ -332,6 +350,8 @@ cdef extern from *:
     void rbf_forward_z(const double* Lp, const double* Z, double* Zp, const double* B, const Py_ssize_t* ofac,
                        const double* rq, Py_ssize_t c, Py_ssize_t S, Py_ssize_t M1, Py_ssize_t j,
                        Py_ssize_t n) noexcept nogil
+    double rbf_coef_weight(const double* L, const double* z, const double* dg, double r, Py_ssize_t M1, Py_ssize_t m,
+                           double* h, double* inv, double* sd) noexcept nogil
     Py_ssize_t rbf_chol(const double* G, double* Wb, const double* ridge, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1,
                         Py_ssize_t S, Py_ssize_t M1, double tol, double flo, double gmax) noexcept nogil
 
@@ -836,31 +856,12 @@ cdef class GramFactor:
         sqrt(G_jj + r) (the rows of L have those norms; the Gram's inner products add an error of the same form),
         so |de_o| = |h'dG h| <= gamma (sum_i sqrt(G_ii + r) |h_i|)^2 with h = L'^{-1} z_o the coefficients,
         gamma = (m + sqrt(N)) eps. O(m^2) per output (a back-solve), against the proposal's O(N m)."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, o, i, t
-        cdef double* h = self.work
-        cdef const double* dg = self.work + self.W
-        cdef double* inv = self.work + 2 * self.W
-        cdef double* sd = self.work + 3 * self.W
-        cdef const double* L
-        cdef const double* z
-        cdef double v, acc, r, gam = (m + sqrt(<double> self.N)) * EPS
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, o, f
+        cdef double v, acc, gam = (m + sqrt(<double> self.N)) * EPS
         for o in range(self.c):
-            L = Lb + self.ofac[o] * S
-            z = Zb + o * M1
-            r = self.ridge[self.ofac[o]]
-            acc = 0.0
-            for i in range(m):          # independent divisions and square roots, off the dependency chain
-                inv[i] = 1.0 / L[i * M1 + i]
-                sd[i] = sqrt(dg[i] + r)
-            # column-oriented back-substitution: once h_i is known, subtract h_i times row i of L from the remaining
-            # right-hand sides h[:i] (independent updates)
-            memcpy(h, z, m * sizeof(double))
-            for i in range(m - 1, -1, -1):
-                v = h[i] * inv[i]
-                h[i] = v
-                for t in range(i):
-                    h[t] -= L[t * M1 + i] * v
-                acc += sd[i] * fabs(v)
+            f = self.ofac[o]
+            acc = rbf_coef_weight(Lb + f * S, Zb + o * M1, self.work + self.W, self.ridge[f], M1, m, self.work,
+                                  self.work + 2 * self.W, self.work + 3 * self.W)
             v = self.yy[o] - ee[o]
             if v < TOL_FIT * self.yy[o]:
                 v = TOL_FIT * self.yy[o]
