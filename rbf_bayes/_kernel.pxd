@@ -41,7 +41,7 @@ cdef class GramFactor:
     cdef double* ldp                   # (q,): proposal
     cdef double* lpre                  # (q, M1 + 1): lpre[f, i] = 2 sum_{t<i} log L_f,tt, valid for i <= npre
     cdef Py_ssize_t npre
-    cdef double* work                  # (4 W + 2 q M1,): workspaces
+    cdef double* work                  # (4 W + 3 q M1,): workspaces
     cdef Py_ssize_t lsame              # the first lsame rows of every Lp_f equal L_f's (`_downdate_copy` skips them)
     cdef double* Dr                    # full-rebuild proposal (enable_rebuild): design (M1, N), Gram, D'Y; else NULL
     cdef double* Gr
@@ -99,12 +99,13 @@ cdef class GramFactor:
                              double w2) noexcept nogil
     cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil
     cdef int _new_rows(self, double* Lb, Py_ssize_t n, const double* g, double gnn, double gmax) noexcept nogil
+    cdef int _store_rows(self, double* Lb, Py_ssize_t n, double gnn, double gmax) noexcept nogil
     cdef double* _rows(self) noexcept nogil
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil
     cdef double _logdet_from(self, const double* Lf, Py_ssize_t a, Py_ssize_t n) noexcept nogil
     cdef double _ld_prefix(self, Py_ssize_t f, Py_ssize_t j) noexcept nogil
     cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil
-    cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil
+    cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m, const double* g) noexcept nogil
     cdef void _drop(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil
     cdef void _add_row(self, Py_ssize_t t, const double* dv, const double* yv) noexcept nogil
     cdef void _back_solve(self, Py_ssize_t f, const double* w, double* out) noexcept nogil

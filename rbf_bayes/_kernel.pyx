@@ -117,6 +117,12 @@ cdef extern from *:
     #define RBF_CLONES
     #endif
     #include <math.h>
+    /* short copy loops stay loops: a call to memcpy per column costs more than the copy (loop nests below) */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #define RBF_NO_LIBCALLS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+    #else
+    #define RBF_NO_LIBCALLS
+    #endif
     RBF_CLONES static void rbf_cubic_inplace(double* v, Py_ssize_t n) {
         for (Py_ssize_t i = 0; i < n; i++) v[i] = v[i] * sqrt(v[i]);
     }
@@ -213,12 +219,69 @@ cdef extern from *:
     static rbf_gemv_fn rbf_gemv_best = rbf_gemv_t2;
     static void rbf_gemv_init(void) { rbf_gemv_best = rbf_gemv_pick(rbf_gemv_widest()); }   /* at import */
     static void rbf_gemv_t(RBF_GEMV_ARGS) { rbf_gemv_best(A, lda, m, v, n, out); }
-    /* _downdate_copy: the trailing block of every factor f in [0, q), from L's columns k + 1 (rows shifted up by
-       one) into Lp's columns k, j <= k < n, rotated by x (xq + f M1, entries k - j), with the reciprocal new
-       diagonals left in rq + f M1 */
-    RBF_CLONES static void rbf_rotate_block(const double* __restrict L, double* __restrict Lp,
-                                            double* __restrict xq, double* __restrict rq, Py_ssize_t q,
-                                            Py_ssize_t S, Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n) {
+    /* _new_rows: forward substitution of the new row n of every factor, built in rows + f M1 (on entry g),
+       with inv + f M1 the reciprocal diagonals */
+    RBF_CLONES static void rbf_forward_rows(const double* __restrict Lb, double* __restrict rows,
+                                            const double* __restrict inv, Py_ssize_t q, Py_ssize_t S,
+                                            Py_ssize_t M1, Py_ssize_t n) {
+        for (Py_ssize_t k = 0; k < n; k++) {
+            for (Py_ssize_t f = 0; f < q; f++) {
+                const double* col = Lb + f * S + k * M1;
+                double* row = rows + f * M1;
+                double v = row[k] * inv[f * M1 + k];
+                row[k] = v;
+                for (Py_ssize_t i = k + 1; i < n; i++) row[i] -= col[i] * v;
+            }
+        }
+    }
+    /* _downdate_copy, one loop nest: every factor f in [0, q) of Lp <- L without row and column j (n = m - 1 columns
+       left), every output's z likewise, and, if rows is not NULL, the forward substitution of a new row n (`_new_rows`:
+       rows + f M1 holds g on entry). Step k (0 <= k < n) makes Lp's column k: below j a copy of L's without row j
+       (rows below i0 are equal already), from j on L's column k + 1 rotated by x (xq + f M1, entries k - j; one
+       Givens rotation c = a / r, s = x_k / r per column, the reciprocal new diagonal left in rq + f M1), and then
+       takes column k's step of the two substitutions that read it: z (Zp_o[:j] = Z_o[:j]; the rest from D'y_o
+       without row j, B[(i + 1) c + o], less each column's share) and the new rows. Three kinds of independent
+       dependency chains (rotations, z, rows; one of each per factor or output) in one pass, which the processor
+       overlaps; each chain's operations and their order are those of the three loop nests run one after another. */
+    RBF_CLONES RBF_NO_LIBCALLS static void rbf_downdate(
+            const double* __restrict L, double* __restrict Lp, double* __restrict xq, double* __restrict rq,
+            double* __restrict rows, const double* __restrict g, const double* __restrict Z, double* __restrict Zp,
+            const double* __restrict B, const Py_ssize_t* __restrict ofac, Py_ssize_t q, Py_ssize_t c, Py_ssize_t S,
+            Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n, Py_ssize_t i0) {
+        for (Py_ssize_t f = 0; f < q; f++) {
+            const double* xs = L + f * S + j * M1 + j + 1;              /* L's column j below the diagonal */
+            for (Py_ssize_t i = 0; i < n - j; i++) xq[f * M1 + i] = xs[i];
+            if (rows) for (Py_ssize_t i = 0; i < n; i++) rows[f * M1 + i] = g[i];
+        }
+        for (Py_ssize_t o = 0; o < c; o++) {
+            double* zp = Zp + o * M1;
+            for (Py_ssize_t i = 0; i < j; i++) zp[i] = Z[o * M1 + i];
+            for (Py_ssize_t i = j; i < n; i++) zp[i] = B[(i + 1) * c + o];
+        }
+        for (Py_ssize_t k = 0; k < j; k++) {
+            Py_ssize_t a0 = i0 > k ? i0 : k;
+            for (Py_ssize_t f = 0; f < q; f++) {
+                const double* src = L + f * S + k * M1;
+                double* dst = Lp + f * S + k * M1;
+                for (Py_ssize_t i = a0; i < j; i++) dst[i] = src[i];
+                for (Py_ssize_t i = j; i < n; i++) dst[i] = src[i + 1];
+            }
+            for (Py_ssize_t o = 0; o < c; o++) {
+                const double* col = Lp + ofac[o] * S + k * M1;
+                double* zp = Zp + o * M1;
+                double t = zp[k];
+                for (Py_ssize_t i = j; i < n; i++) zp[i] -= col[i] * t;
+            }
+            if (rows) {
+                for (Py_ssize_t f = 0; f < q; f++) {
+                    const double* col = Lp + f * S + k * M1;
+                    double* row = rows + f * M1;
+                    double v = row[k] * (1.0 / col[k]);
+                    row[k] = v;
+                    for (Py_ssize_t i = k + 1; i < n; i++) row[i] -= col[i] * v;
+                }
+            }
+        }
         for (Py_ssize_t k = j; k < n; k++) {
             for (Py_ssize_t f = 0; f < q; f++) {
                 const double* src = L + f * S + (k + 1) * M1 + 1 + k;   /* src[i] = L[k + 1 + i + 1, k + 1] */
@@ -236,49 +299,21 @@ cdef extern from *:
                     x[i] = cth * xi - sn * t;
                 }
             }
-        }
-    }
-    /* _new_rows: forward substitution of the new row n of every factor, built in rows + f M1 (on entry g),
-       with inv + f M1 the reciprocal diagonals */
-    RBF_CLONES static void rbf_forward_rows(const double* __restrict Lb, double* __restrict rows,
-                                            const double* __restrict inv, Py_ssize_t q, Py_ssize_t S,
-                                            Py_ssize_t M1, Py_ssize_t n) {
-        for (Py_ssize_t k = 0; k < n; k++) {
-            for (Py_ssize_t f = 0; f < q; f++) {
-                const double* col = Lb + f * S + k * M1;
-                double* row = rows + f * M1;
-                double v = row[k] * inv[f * M1 + k];
-                row[k] = v;
-                for (Py_ssize_t i = k + 1; i < n; i++) row[i] -= col[i] * v;
-            }
-        }
-    }
-    /* _downdate_copy's z: for every output o (factor ofac[o]), Zp_o[:j] = Z_o[:j]; the rest starts from D'y_o
-       without row j (B[(i + 1) c + o]) less the kept columns' share, column by column (k < j), then the forward
-       substitution over the trailing columns with the reciprocal diagonals rq + f M1, the outputs interleaved step by
-       step */
-    RBF_CLONES static void rbf_forward_z(const double* __restrict Lp, const double* __restrict Z,
-                                         double* __restrict Zp, const double* __restrict B,
-                                         const Py_ssize_t* __restrict ofac, const double* __restrict rq,
-                                         Py_ssize_t c, Py_ssize_t S, Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n) {
-        for (Py_ssize_t o = 0; o < c; o++) {
-            const double* Lf = Lp + ofac[o] * S;
-            double* zp = Zp + o * M1;
-            for (Py_ssize_t i = 0; i < j; i++) zp[i] = Z[o * M1 + i];
-            for (Py_ssize_t i = j; i < n; i++) zp[i] = B[(i + 1) * c + o];
-            for (Py_ssize_t k = 0; k < j; k++) {
-                const double* col = Lf + k * M1;
-                double t = zp[k];
-                for (Py_ssize_t i = j; i < n; i++) zp[i] -= col[i] * t;
-            }
-        }
-        for (Py_ssize_t k = j; k < n; k++) {
             for (Py_ssize_t o = 0; o < c; o++) {
                 const double* col = Lp + ofac[o] * S + k * M1;
                 double* zp = Zp + o * M1;
                 double t = zp[k] * rq[ofac[o] * M1 + k - j];
                 zp[k] = t;
                 for (Py_ssize_t i = k + 1; i < n; i++) zp[i] -= col[i] * t;
+            }
+            if (rows) {
+                for (Py_ssize_t f = 0; f < q; f++) {
+                    const double* col = Lp + f * S + k * M1;
+                    double* row = rows + f * M1;
+                    double v = row[k] * rq[f * M1 + k - j];
+                    row[k] = v;
+                    for (Py_ssize_t i = k + 1; i < n; i++) row[i] -= col[i] * v;
+                }
             }
         }
     }
@@ -343,13 +378,11 @@ cdef extern from *:
     int rbf_gemv_widest() noexcept nogil
     void rbf_gemv_init() noexcept nogil
     rbf_gemv_fn rbf_gemv_pick(int w) noexcept nogil
-    void rbf_rotate_block(const double* L, double* Lp, double* xq, double* rq, Py_ssize_t q, Py_ssize_t S,
-                          Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n) noexcept nogil
     void rbf_forward_rows(const double* Lb, double* rows, const double* inv, Py_ssize_t q, Py_ssize_t S,
                           Py_ssize_t M1, Py_ssize_t n) noexcept nogil
-    void rbf_forward_z(const double* Lp, const double* Z, double* Zp, const double* B, const Py_ssize_t* ofac,
-                       const double* rq, Py_ssize_t c, Py_ssize_t S, Py_ssize_t M1, Py_ssize_t j,
-                       Py_ssize_t n) noexcept nogil
+    void rbf_downdate(const double* L, double* Lp, double* xq, double* rq, double* rows, const double* g,
+                      const double* Z, double* Zp, const double* B, const Py_ssize_t* ofac, Py_ssize_t q, Py_ssize_t c,
+                      Py_ssize_t S, Py_ssize_t M1, Py_ssize_t j, Py_ssize_t n, Py_ssize_t i0) noexcept nogil
     double rbf_coef_weight(const double* L, const double* z, const double* dg, double r, Py_ssize_t M1, Py_ssize_t m,
                            double* h, double* inv, double* sd) noexcept nogil
     Py_ssize_t rbf_chol(const double* G, double* Wb, const double* ridge, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1,
@@ -601,7 +634,7 @@ cdef class GramFactor:
         self.lpre = <double*> calloc(q * (self.M1 + 1), sizeof(double))
         self.slot = <Py_ssize_t*> malloc(M1 * sizeof(Py_ssize_t))
         self.W = M1 if M1 > c else c
-        self.work = <double*> malloc((4 * self.W + 2 * q * self.M1) * sizeof(double))
+        self.work = <double*> malloc((4 * self.W + 3 * q * self.M1) * sizeof(double))
         if (self.Dt == NULL or self.Yt == NULL or self.G == NULL or self.B == NULL or self.L == NULL
                 or self.Lp == NULL or self.Z == NULL or self.Zp == NULL or self.yy == NULL
                 or self.ridge == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
@@ -819,23 +852,30 @@ cdef class GramFactor:
         right-hand sides (independent updates, a vectorised multiply-add; one multiply-add per step on the dependency
         chain), with the reciprocal diagonals computed ahead. The factors' substitutions are interleaved step by
         step, independent chains the processor overlaps. Each row is built contiguous in `_rows()` + f M1, where the
-        caller reads it for z, and then stored into the factor's columns. Returns 1 if some pivot vanishes: relative
-        to the new column (tol) or below the rounding level of the design's largest column (TOL_FLOOR * gmax); then
-        nothing is pending."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, f, i, k
-        cdef double* inv = self.work + 4 * self.W     # (q, M1): free after a downdate
+        caller reads it for z, and then stored into the factor's columns (`_store_rows`: 1 if a pivot vanishes). A
+        replace does the same substitution inside `_downdate_copy`'s loop nest."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, f, i
+        cdef double* inv = self.work + 4 * self.W     # (q, M1): xq, free outside a downdate
         cdef double* rows = self._rows()
         cdef double* Lf
-        cdef double* row
-        cdef double piv
         for f in range(q):
             Lf = Lb + f * S
             for i in range(n):
                 inv[f * M1 + i] = 1.0 / Lf[i * M1 + i]
             memcpy(rows + f * M1, g, n * sizeof(double))
         rbf_forward_rows(Lb, rows, inv, q, S, M1, n)
-        for f in range(q):
-            row = rows + f * M1
+        return self._store_rows(Lb, n, gnn, gmax)
+
+    cdef int _store_rows(self, double* Lb, Py_ssize_t n, double gnn, double gmax) noexcept nogil:
+        """The new rows' pivots, and the rows into the factors' columns (row n of every factor). Returns 1 if some
+        pivot vanishes: relative to the new column (tol) or below the rounding level of the design's largest column
+        (TOL_FLOOR * gmax); then nothing is pending."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, f, k
+        cdef double* Lf
+        cdef double* row
+        cdef double piv
+        for f in range(self.q):
+            row = self._rows() + f * M1
             piv = gnn + self.ridge[f] - _dot(row, row, n)
             if not (piv > self.tol * (gnn + self.ridge[f])) or not (piv > TOL_FLOOR * (gmax + self.ridge[f])):
                 return 1
@@ -846,8 +886,9 @@ cdef class GramFactor:
         return 0
 
     cdef double* _rows(self) noexcept nogil:
-        """(q, M1) scratch after the first q M1 of work[4 W:]: the new rows `_new_rows` leaves, contiguous."""
-        return self.work + 4 * self.W + self.q * self.M1
+        """(q, M1) scratch after the first 2 q M1 of work[4 W:] (`_downdate_copy`'s x and reciprocal diagonals): the
+        new rows `_new_rows` leaves, contiguous."""
+        return self.work + 4 * self.W + 2 * self.q * self.M1
 
     cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil:
         """1 if, for some output o, the rounding error of e_o = |z_o|^2 may exceed TOL_RESID max(y_o'y_o - e_o,
@@ -963,39 +1004,29 @@ cdef class GramFactor:
         self.pj = m
         return 0
 
-    cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m) noexcept nogil:
+    cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m, const double* g) noexcept nogil:
         """Lp_f <- factor of G with row/col j removed (size m - 1), for every f; Zp likewise. Columns before j are
         copied without row j, and the trailing block takes the rank-one update by Givens rotations c = a / r,
         s = x_k / r (one division per column, none in the inner loop), read from L's columns j+1.. as it writes Lp's
-        columns j.. (one pass, contiguous: the factors are stored by columns); its new diagonal's reciprocals then
-        serve the z update. The factors' rotations are interleaved step by step: independent dependency chains the
-        processor overlaps."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, f, k, i0, a0
-        cdef double* src
-        cdef double* dst
+        columns j.. (contiguous: the factors are stored by columns); its new diagonal's reciprocals then serve the z
+        update. g not NULL (a replace): the forward substitution of the new row (`_new_rows`) against g (the new
+        column's products with the m - 1 columns left, in their order) in the same pass, into `_rows()`; the caller
+        then stores it (`_store_rows`). One loop nest (`rbf_downdate`): the factors' rotations, the outputs' z and the
+        factors' new rows are independent dependency chains, interleaved step by step, which the processor overlaps."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, n = m - 1, i0
         cdef double* xq = self.work + 4 * self.W           # (q, M1): each factor's x
         cdef double* rq = xq + self.q * M1                 # (q, M1): each factor's 1 / new diagonal
         i0 = self.lsame if self.lsame < j else j        # rows below lsame are equal already
-        for f in range(self.q):
-            src = self.L + f * S
-            dst = self.Lp + f * S
-            for k in range(j):
-                a0 = i0 if i0 > k else k
-                if a0 < j:
-                    memcpy(dst + k * M1 + a0, src + k * M1 + a0, (j - a0) * sizeof(double))
-                memcpy(dst + k * M1 + j, src + k * M1 + j + 1, (n - j) * sizeof(double))
-            memcpy(xq + f * M1, src + j * M1 + j + 1, (n - j) * sizeof(double))
-        self.lsame = j              # rows >= j of every Lp_f change below; rows < j now equal L_f's
-        # rank-one update of each trailing block: L33~ L33~' = L33 L33' + x x', L33 = L's columns j+1.. without row j
-        rbf_rotate_block(self.L, self.Lp, xq, rq, self.q, S, M1, j, n)
-        rbf_forward_z(self.Lp, self.Z, self.Zp, self.B, self.ofac, rq, self.c, S, M1, j, n)
+        rbf_downdate(self.L, self.Lp, xq, rq, self._rows() if g != NULL else NULL, g, self.Z, self.Zp, self.B,
+                     self.ofac, self.q, self.c, S, M1, j, n, i0)
+        self.lsame = j              # rows >= j of every Lp_f changed; rows < j now equal L_f's
 
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil:
         """Propose deleting column j (columns after j shift left by one)."""
         cdef Py_ssize_t o, f, M1 = self.M1, S = M1 * M1
         if j < 0 or j >= self.m:
             return 2
-        self._downdate_copy(j, self.m)
+        self._downdate_copy(j, self.m, NULL)
         for f in range(self.q):
             self.ldp[f] = self._ld_prefix(f, j) + self._logdet_from(self.Lp + f * S, j, self.m - 1)
         for o in range(self.c):
@@ -1042,11 +1073,11 @@ cdef class GramFactor:
         gmax = self._gmax(m, j, gnn)
         for o in range(self.c):
             self.B[m * self.c + o] = b[o]
-        self._downdate_copy(j, m)
         # the inner products with the surviving columns, in their post-delete order
         memcpy(gr, gm, j * sizeof(double))
         memcpy(gr + j, gm + j + 1, (n - j) * sizeof(double))
-        if self._new_rows(self.Lp, n, gr, gnn, gmax):
+        self._downdate_copy(j, m, gr)
+        if self._store_rows(self.Lp, n, gnn, gmax):
             return 1
         for f in range(self.q):
             self.ldp[f] = self._ld_prefix(f, j) + self._logdet_from(self.Lp + f * S, j, m)
