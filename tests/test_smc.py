@@ -157,6 +157,7 @@ def test_ctrl_c_stops_between_observations_and_the_run_can_continue():
     np.testing.assert_array_equal(a.predict(x), b.predict(x))
 
 
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names:UserWarning")   # the bad-input array below
 def test_regressor_protocol_pandas_and_two_outputs():
     """scikit-learn clone / get_params, pandas input, (n, 2) targets with per-output predictions and sds, bad input."""
     pd = pytest.importorskip("pandas")
@@ -168,7 +169,7 @@ def test_regressor_protocol_pandas_and_two_outputs():
     c = clone(m)
     assert c.get_params() == m.get_params()
     c.fit(pd.DataFrame(x, columns=["a", "b"]), pd.DataFrame(Y))
-    mu, sd = c.predict(x, return_std=True)
+    mu, sd = c.predict(pd.DataFrame(x, columns=["a", "b"]), return_std=True)   # as fitted (arrays: a feature-name warning)
     assert mu.shape == (40, 2) and sd.shape == (40, 2) and np.all(sd > 0)
     assert np.sqrt(np.mean((mu - Y) ** 2)) < 0.5 * Y.std()            # it fits: well below the spread of the targets
     np.testing.assert_array_equal(mu, m.fit(x, Y).predict(x))           # pandas in = arrays in
