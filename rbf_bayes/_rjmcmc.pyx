@@ -68,6 +68,18 @@ cdef class RJCore:
     cdef public object n_prop, n_acc
     cdef int64_t[5] np_, na_
     cdef int last_move, last_acc
+    # tempering (replica exchange, nbs/05e_tempering): the target p(y | k, mu, delta^2)^beta p(k, mu, delta^2, Lambda);
+    # beta = 1 is the posterior (every ratio's dll is multiplied by beta; 1.0 * x == x, so untempered chains are
+    # unchanged bit for bit). Below 1, delta^2 moves by a random walk on its log (the Gibbs step is the posterior's).
+    cdef public double beta
+    cdef public double d2_step           # random-walk sd of log delta^2 at beta < 1
+    cdef readonly int64_t n_d2_prop, n_d2_acc
+    # multiple-try birth/death (nbs/03_moves): K candidate centres from the uniform on Omega, one picked in proportion
+    # to its likelihood; the death draws K - 1 reference candidates in the post-death state (K = 1: the plain moves)
+    cdef object _cand, _lw
+    cdef double* cand          # (K, d) candidate centres
+    cdef double* lw            # (K,) their log weights beta (l(theta + c_i) - l(theta))
+    cdef Py_ssize_t ntry
     # learned per-input scales (nbs/05d_learned_basis): phi(||diag(s)(x - mu)||), theta = log s ~ N(0, s_sd^2) i.i.d.
     cdef object _th, _sc
     cdef double* th            # (d,) log scales
@@ -172,6 +184,14 @@ cdef class RJCore:
             self.np_[i] = 0
             self.na_[i] = 0
         self.k = 0
+        self.beta, self.d2_step = 1.0, 0.5
+        self.ntry = int(getattr(config, "n_tries", 1))
+        self._cand = np.zeros((self.ntry, self.d))
+        self._lw = np.zeros(self.ntry)
+        cdef double[:, ::1] cav = self._cand
+        cdef double[::1] lwv = self._lw
+        self.cand, self.lw = &cav[0, 0], &lwv[0]
+        self.n_d2_prop = self.n_d2_acc = 0
         self.learn = bool(getattr(config, "learn_scales", False))
         self.sstep = getattr(config, "scale_step", 0.3)
         self.s_sd = getattr(prior, "log_scale_sd", 1.0)
@@ -382,7 +402,7 @@ cdef class RJCore:
                 dll = new - self.lml
             else:
                 dll = -INFINITY
-        acc = self._accept(dll + dlp, dll + dlp)
+        acc = self._accept(self.beta * dll + dlp, dll + dlp)
         if not self.prior_only and rc == 0:
             settle(self.st, acc, new, &self.lml)
         if acc:
@@ -415,8 +435,8 @@ cdef class RJCore:
                 dll = new - self.lml
             else:
                 dll = -INFINITY
-        lr = dll + (-self.lodds if out else self.lodds)
-        dlf = lr
+        lr = self.beta * dll + (-self.lodds if out else self.lodds)
+        dlf = dll + (-self.lodds if out else self.lodds)
         if self.learn:   # the change of the log posterior (for the annealing factor): the scale's prior density
             dlf += (1.0 if out else -1.0) * (0.5 * ((self.th[j] if out else new_t) / self.s_sd) ** 2
                                              + log(self.s_sd) + 0.5 * LOG_2PI)
@@ -458,7 +478,7 @@ cdef class RJCore:
                 dll = new - self.lml
             else:
                 dll = -INFINITY
-        acc = self._accept(dll, dll)
+        acc = self._accept(self.beta * dll, dll)
         if not self.prior_only and rc == 0:
             settle(self.st, acc, new, &self.lml)
         if acc:
@@ -516,6 +536,95 @@ cdef class RJCore:
         return 0
 
     # ---------------------------------------------------------------- moves
+    cdef double _try_candidates(self, Py_ssize_t first, double base, int op, Py_ssize_t col) noexcept nogil:
+        """Draw candidates first..K-1 uniformly on Omega and write their log weights lw_i = beta (l(theta' + c_i) - base)
+        (-inf if the kernel refuses the column), each a kernel proposal rejected at once: an APPEND to the current
+        state (theta' = theta), or the REPLACE of column col (theta' = theta without that column); returns
+        log((1/K) sum_i exp(lw_i)) over all K (lw[0..first-1] already set)."""
+        cdef Py_ssize_t i
+        cdef double new, mx = -INFINITY, acc = 0.0
+        for i in range(first, self.ntry):
+            self._uniform_centre(self.cand + i * self.d)
+            self.lw[i] = -INFINITY
+            if self.prior_only:
+                self.lw[i] = 0.0
+                continue
+            self._scratch(self.cand + i * self.d)
+            if propose(self.st, op, col, &self.lik, &new) == 0:
+                self.lw[i] = self.beta * (new - base)
+                self.st._reject()
+        for i in range(self.ntry):
+            if self.lw[i] > mx:
+                mx = self.lw[i]
+        if mx == -INFINITY:
+            return -INFINITY
+        for i in range(self.ntry):
+            acc += exp(self.lw[i] - mx)
+        return mx + log(acc / self.ntry)
+
+    cdef int _birth_mt(self) noexcept nogil:
+        """Multiple-try birth: K candidates c_i ~ U(Omega), c_J picked with probability w_J / sum w (w_i = exp(lw_i)),
+        accepted with the plain birth's ratio in which the likelihood ratio is replaced by the mean weight (nbs/03)."""
+        cdef Py_ssize_t k = self.k, J = 0, i
+        cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, lmw, u, cum = 0.0
+        cdef double* mu = self.C + k * self.d
+        if k >= self.kmax:
+            return 0
+        self._probs(k, &b, &dd, &s, &m)
+        self._probs(k + 1, &b1, &d1, &s1, &m1)
+        lmw = self._try_candidates(0, self.lml, APPEND, 0)
+        if lmw == -INFINITY:
+            return 0
+        # J with probability exp(lw_J - lmw) / K
+        u = random_standard_uniform(self.rng)
+        for i in range(self.ntry):
+            cum += exp(self.lw[i] - lmw) / self.ntry
+            J = i
+            if u < cum:
+                break
+        while self.lw[J] == -INFINITY:      # rounding at the end of the sum: the last candidate with weight > 0
+            J -= 1
+        memcpy(mu, self.cand + J * self.d, self.d * sizeof(double))
+        if not self.prior_only:
+            self._scratch(mu)
+            if propose(self.st, APPEND, 0, &self.lik, &new):
+                return 0
+        if self._settle(self._accept(lmw + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b),
+                                     (new - self.lml) + log(self.Lambda) - self.logvol), new):
+            self.k += 1
+            return 1
+        return 0
+
+    cdef int _death_mt(self) noexcept nogil:
+        """Multiple-try death, the reverse of `_birth_mt`: centre j (uniform) is removed; in the post-death state theta'
+        its weight and those of K - 1 fresh candidates c_i ~ U(Omega) give the mean weight W; accepted with the plain
+        death's ratio in which the likelihood ratio is replaced by 1 / W. theta' + c_i is the current state with centre
+        j replaced by c_i, so each reference weight is one proposed replace: nothing is committed before the test."""
+        cdef Py_ssize_t k = self.k, j
+        cdef double b, dd, s, m, b0, d0, s0, m0, new = 0.0, lmw
+        if k == 0:
+            return 0
+        j = <Py_ssize_t> random_interval(self.rng, k - 1)
+        self._probs(k, &b, &dd, &s, &m)
+        self._probs(k - 1, &b0, &d0, &s0, &m0)
+        self.lw[0] = 0.0
+        if not self.prior_only:
+            if propose(self.st, DELETE, self.p0 + j, &self.lik, &new):
+                return 0
+            self.st._reject()
+            self.lw[0] = self.beta * (self.lml - new)
+        lmw = self._try_candidates(1, new, REPLACE, self.p0 + j)
+        if not self._accept(-lmw - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)),
+                            (new - self.lml) - log(self.Lambda) + self.logvol):
+            return 0
+        if not self.prior_only:
+            propose(self.st, DELETE, self.p0 + j, &self.lik, &new)
+            if not settle(self.st, True, new, &self.lml):      # the deferred accuracy test
+                return 0
+        memmove(self.C + j * self.d, self.C + (j + 1) * self.d, (k - 1 - j) * self.d * sizeof(double))
+        self.k -= 1
+        return 1
+
     cdef int _birth(self) noexcept nogil:
         cdef Py_ssize_t k = self.k
         cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, dll = 0.0
@@ -530,7 +639,7 @@ cdef class RJCore:
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
             dll = new - self.lml
-        if self._settle(self._accept(dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b),
+        if self._settle(self._accept(self.beta * dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b),
                                      dll + log(self.Lambda) - self.logvol), new):
             self.k += 1
             return 1
@@ -547,7 +656,7 @@ cdef class RJCore:
         if not self.prior_only:
             propose(self.st, DELETE, self.p0 + j, &self.lik, &new)
             dll = new - self.lml
-        if self._settle(self._accept(dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)),
+        if self._settle(self._accept(self.beta * dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)),
                                      dll - log(self.Lambda) + self.logvol), new):
             memmove(self.C + j * self.d, self.C + (j + 1) * self.d, (k - 1 - j) * self.d * sizeof(double))
             self.k -= 1
@@ -597,7 +706,7 @@ cdef class RJCore:
                 self._undo_replace(j)
                 return 0
             dll = new - self.lml
-        if self._settle(self._accept(dll + self._split_terms(k, n_nn), dll + log(self.Lambda) - self.logvol), new):
+        if self._settle(self._accept(self.beta * dll + self._split_terms(k, n_nn), dll + log(self.Lambda) - self.logvol), new):
             memcpy(self.C, self.W, (k + 1) * d * sizeof(double))
             self.k += 1
             return 1
@@ -639,7 +748,7 @@ cdef class RJCore:
             col = self.p0 + (nn if nn < j else nn - 1)
             propose(self.st, DELETE, col, &self.lik, &new)
             dll = new - self.lml
-        if self._settle(self._accept(dll - self._split_terms(k - 1, n_nn), dll - log(self.Lambda) + self.logvol), new):
+        if self._settle(self._accept(self.beta * dll - self._split_terms(k - 1, n_nn), dll - log(self.Lambda) + self.logvol), new):
             memcpy(self.C, self.W, (k - 1) * d * sizeof(double))
             self.k -= 1
             return 1
@@ -675,7 +784,7 @@ cdef class RJCore:
             self._scratch(mu)
             if propose(self.st, REPLACE, self.p0 + pos, &self.lik, &new):
                 continue
-            if settle(self.st, self._accept(new - self.lml, new - self.lml), new, &self.lml):
+            if settle(self.st, self._accept(self.beta * (new - self.lml), new - self.lml), new, &self.lml):
                 self._move_to_end(pos)
                 memcpy(self.C + (k - 1) * d, mu, d * sizeof(double))
                 acc += 1
@@ -683,12 +792,45 @@ cdef class RJCore:
         return acc > 0
 
     # ---------------------------------------------------------------- hyperparameters
+    cdef void _delta2_walk(self) noexcept nogil:
+        """The tempered target's delta^2 step (beta < 1): for each output a random walk on log delta_o^2, accepted with
+        beta (l' - l) + log IG(delta'^2) - log IG(delta^2) + log delta'^2 - log delta^2 (the walk's Jacobian). Under the
+        g-prior the factor does not depend on delta^2; under the ridge prior factor o is refactorised at the new ridge
+        (and back if rejected; a factor not PD there is a rejection)."""
+        cdef Py_ssize_t o, f
+        cdef double old, new, lnew, lr
+        cdef bint bad
+        for o in range(self.c):
+            old = self.delta2_buf[o]
+            new = old * exp(self.d2_step * random_standard_normal(self.rng))
+            self.n_d2_prop += 1
+            self.delta2_buf[o] = new
+            bad = False
+            f = self.st.ofac[o]
+            if not self.gprior:
+                self.st.ridge[f] = 1.0 / new
+                bad = self.st._refactor(f) != 0     # transactional: factor f unchanged if not PD
+            lnew = -INFINITY if bad else log_ml(&self.lik, self.st, False)
+            lr = self.beta * (lnew - self.lml) - self.a_d * (log(new) - log(old)) - self.b_d * (1.0 / new - 1.0 / old)
+            if log(random_standard_uniform(self.rng)) < lr and lr == lr:
+                self.lml = lnew
+                self.n_d2_acc += 1
+            else:
+                self.delta2_buf[o] = old
+                if not self.gprior:
+                    self.st.ridge[f] = 1.0 / old
+                    if not bad:
+                        self.st._refactor(f)       # PD: it was the current factor
+
     cdef void _hypers(self) noexcept nogil:
         cdef Py_ssize_t o, i, m = self.st.m, M1 = self.st.M1
         cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad
         cdef double* z
         cdef double* al
-        if self.prior_only:
+        if self.beta != 1.0 and not self.prior_only:
+            if not self.fix_delta2:
+                self._delta2_walk()
+        elif self.prior_only:
             if not self.fix_delta2:
                 for o in range(self.c):
                     self.delta2_buf[o] = self.b_d / random_standard_gamma(self.rng, self.a_d)
@@ -735,10 +877,10 @@ cdef class RJCore:
         u = random_standard_uniform(self.rng)
         if u < b:
             self.last_move = BIRTH
-            self.last_acc = self._birth()
+            self.last_acc = self._birth() if self.ntry == 1 else self._birth_mt()
         elif u < b + dd:
             self.last_move = DEATH
-            self.last_acc = self._death()
+            self.last_acc = self._death() if self.ntry == 1 else self._death_mt()
         elif u < b + dd + s:
             self.last_move = SPLIT
             self.last_acc = self._split()
@@ -940,6 +1082,11 @@ cdef class RJCore:
         """The current basis type (its name)."""
         from rbf_bayes.basis import BASES
         return BASES[self.kind]
+
+    @property
+    def factor(self):
+        """The core's GramFactor (its incremental Cholesky state)."""
+        return self.st
 
     @property
     def best_centres(self):

@@ -52,7 +52,8 @@ from .progress import ChunkedRun
 from .results import SamplerResult
 
 # %% auto #0
-__all__ = ['DESIGN_STORED_MAX', 'RJConfig', 'Trace', 'rj_memory', 'design_mode', 'sample_rjmcmc', 'sample_rjmcmc_reference']
+__all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'Trace', 'rj_memory', 'design_mode', 'sample_rjmcmc',
+           'sample_rjmcmc_reference']
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
 @dataclass(frozen=True)
@@ -79,6 +80,10 @@ class RJConfig:
     select_inputs: bool = False # input selection: a reversible jump switches one input (linear column and scale) in or out (05d)
     basis_types: tuple|None = None  # the basis type as a parameter: an MH step among these types (>= 2 names of BASES; 05d)
     design: str = "auto"        # "stored" N x m design, "recompute" (columns evaluated again in row blocks: memory O(N(d+c))), "auto"
+    n_tries: int = 1            # candidate centres per birth and death (the multiple-try moves of 03_moves); 1: the plain moves
+    n_temps: int = 1            # replicas of the tempered ladder (replica exchange, "Tempering" below); 1: no tempering
+    beta_min: float|None = None # the hottest replica's likelihood power; None: placed by the ladder's adaptation in burn-in
+    swap_every: int = 2         # iterations between rounds of swaps between neighbouring replicas
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
@@ -109,6 +114,9 @@ class RJConfig:
             fp = tuple(float(v) for v in self.fixed_probs)
             if len(fp) != 4 or min(fp) < 0 or sum(fp) > 1:
                 raise ValueError(f"fixed_probs must be (b, d, s, m), each >= 0, summing to <= 1, got {self.fixed_probs}")
+        check_int("n_tries", self.n_tries, 1); check_int("n_temps", self.n_temps, 1); check_int("swap_every", self.swap_every, 1)
+        if self.beta_min is not None and not (isinstance(self.beta_min, (int, float)) and 0 < self.beta_min < 1):
+            raise ValueError(f"beta_min must be None or a number in (0, 1), got {self.beta_min!r}")
         if not self.sample_nuisance and self.fix_delta2 is None and not self.prior_only:
             raise ValueError("sample_nuisance=False needs fix_delta2 (delta^2 is drawn given the coefficients)")
 
@@ -299,9 +307,12 @@ def design_mode(config: RJConfig, N: int, d: int, k_max: int) -> str:
     if config.design != "auto": return config.design
     return "stored" if 8.0 * N * (2 + d + k_max) <= DESIGN_STORED_MAX else "recompute"
 
-def _check_rj_memory(n_iter, burn_in, thin, k_max, N, d, c, design="stored"):
+def _check_rj_memory(n_iter, burn_in, thin, k_max, N, d, c, design="stored", replicas=1):
     n_kept = 0 if n_iter <= burn_in else (n_iter - burn_in - 1) // thin + 1
     nb, fix = rj_memory(n_iter, n_kept, k_max, N, d, c, design)
+    if replicas > 1:    # each replica of a tempered run holds its own design and factors
+        nb += (replicas - 1) * rj_memory(0, 0, k_max, N, d, c, design)[0]
+        fix = fix if "design" not in fix and "rows" not in fix else "use fewer tempered replicas (n_temps), or " + fix
     check_memory(nb, f"a reversible-jump run with n_iter = {n_iter}, k_max = {k_max} on N = {N} rows", fix)
 
 # %% ../nbs/05_rjmcmc.ipynb #22e78c5f
@@ -331,15 +342,19 @@ def sample_rjmcmc(x, # inputs (N, d)
     x, Y, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]
     design = design_mode(config, N, d, k_max)
-    _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c, design)   # before any allocation
-    st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max,
-                   design=design)
-    core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
-    core.set_state(centres, Lam, d2, _init_scales(init, d, config), _init_inputs(init, d, config))
+    _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c, design, config.n_temps)   # before any allocation
+    cores = []
+    for _ in range(config.n_temps):     # one core per replica of the tempered ladder, each with its own factor state
+        st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior,
+                       m_max=1 + d + k_max, design=design)
+        core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
+        core.set_state(centres, Lam, d2, _init_scales(init, d, config), _init_inputs(init, d, config))
+        cores.append(core)
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)},
                 omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
-    return _RJRun(core, st, config, c, meta, callback).run(config.progress)
+    if config.n_temps == 1: return _RJRun(cores[0], cores[0].factor, config, c, meta, callback).run(config.progress)
+    return _PTRun(cores, config, c, meta, callback, rng).run(config.progress)
 
 class _RJRun(ChunkedRun):
     """One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots;
@@ -378,11 +393,11 @@ class _RJRun(ChunkedRun):
             self.n_kept += 1
         return self._status(done, todo)
 
-    def _chunk_in_c(self):
-        """chunk_size iterations with every snapshot among them taken inside the C loop (`RJCore.run_kept`); the chunk
-        is shortened so its snapshot buffers stay under about 16 MB."""
+    def _chunk_in_c(self, todo=None):
+        """chunk_size (or todo) iterations with every snapshot among them taken inside the C loop (`RJCore.run_kept`);
+        the chunk is shortened so its snapshot buffers stay under about 16 MB."""
         cfg, done = self.config, self.done
-        todo = min(cfg.chunk_size, self.total - done)
+        todo = min(todo or cfg.chunk_size, self.total - done)
         t_next = self._next_keep(done)
         row_bytes = 8 * (self._kmax * self.meta["d"] + 2 * self._mmax * self.meta["c"])
         cap_max = max(1, (16 << 20) // row_bytes)
@@ -431,6 +446,67 @@ class _RJRun(ChunkedRun):
         if self.typed: meta["basis_acceptance"] = (int(co.n_kind_prop), int(co.n_kind_acc))
         return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
                      **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
+
+
+# %% ../nbs/05_rjmcmc.ipynb #a7c1e0f2pt01
+SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at between neighbouring replicas
+
+class _PTRun(_RJRun):
+    """Replica exchange: core r runs at likelihood power betas[rung of r]; the replica at power 1 (rung 0) is the chain
+    that is recorded. After every `swap_every` iterations neighbouring rungs propose to swap their powers, even pairs
+    and odd pairs in turn (the deterministic even-odd scheme); in burn-in the ladder adapts towards swap acceptance
+    SWAP_TARGET, then it is fixed."""
+    desc = "RJMCMC (tempered)"
+    def __init__(self, cores, config, c, meta, callback, rng):
+        super().__init__(cores[0], cores[0].factor, config, c, meta, callback)
+        R = len(cores); self.cores, self.rng, self.rung = cores, rng, list(range(R))   # rung r is held by core rung[r]
+        self.adapt = config.beta_min is None
+        b_min = 0.1 if self.adapt else config.beta_min     # the adaptation's start: a geometric ladder down to 0.1
+        self.log_gap = np.log(np.diff(b_min ** -(np.arange(R) / (R - 1))))   # log(T_{r+1} - T_r), T = 1 / beta
+        self._set_betas()
+        self.n_swap, self.n_swap_acc, self.p_swap = np.zeros(R - 1, np.int64), np.zeros(R - 1, np.int64), np.zeros(R - 1)
+        self.rounds, self.cold_prop, self.cold_acc = 0, np.zeros(5, np.int64), np.zeros(5, np.int64)
+        b = config.swap_every; self.scratch = (np.zeros(b, np.int64), np.zeros(b), np.zeros(b), np.zeros((b, c)),
+                                               np.zeros((b, c)), np.zeros(b, np.int8), np.zeros(b, np.int8))
+
+    def _set_betas(self):
+        self.betas = 1.0 / np.concatenate([[1.0], 1.0 + np.cumsum(np.exp(self.log_gap))])
+        for r, i in enumerate(self.rung): self.cores[i].beta = float(self.betas[r])
+
+    def _chunk(self):
+        "swap_every iterations of every replica (the cold one with its snapshots), then a round of swaps."
+        self.core = cold = self.cores[self.rung[0]]; self.st = cold.factor
+        p0, a0 = cold.counts
+        n, status = self._chunk_in_c(self.config.swap_every)
+        p1, a1 = cold.counts; self.cold_prop += p1 - p0; self.cold_acc += a1 - a0
+        for i in self.rung[1:]: self.cores[i].run(n, *self.scratch, 0)
+        self._swap_round()
+        return n, status
+
+    def _swap_round(self):
+        """Propose to swap rungs r, r + 1 for every r of this round's parity: accepted with probability
+        min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))), l the replicas' log marginal likelihoods."""
+        adapting = self.adapt and self.done < self.config.burn_in
+        for r in range(self.rounds % 2, len(self.cores) - 1, 2):
+            a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]
+            la = (self.betas[r] - self.betas[r + 1]) * (b.lml - a.lml)
+            p = 1.0 if la >= 0 else math.exp(la)
+            self.n_swap[r] += 1; self.p_swap[r] += p
+            if self.rng.random() < p:
+                self.n_swap_acc[r] += 1
+                self.rung[r], self.rung[r + 1] = self.rung[r + 1], self.rung[r]
+                a.beta, b.beta = float(self.betas[r + 1]), float(self.betas[r])
+            if adapting:    # Robbins-Monro on log(T_{r+1} - T_r) towards the target swap acceptance
+                self.log_gap[r] = min(self.log_gap[r] + (p - SWAP_TARGET) / (1 + self.n_swap[r]) ** 0.6, math.log(1e4))
+        self.rounds += 1
+        if adapting: self._set_betas()
+
+    def _result(self) -> Trace:
+        tr = super()._result()
+        tr.n_proposed, tr.n_accepted = self.cold_prop.copy(), self.cold_acc.copy()
+        tr.meta["tempering"] = dict(betas=self.betas.tolist(), swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
+                                    swap_proposed=self.n_swap.tolist(), adapted=self.adapt)
+        return tr
 
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
