@@ -55,12 +55,15 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
                  learn_scales: bool=False, # sample one scale per input, phi(||diag(s)(x - mu)||) (`05d_learned_basis`): sets input_scales_
                  select_inputs: bool=False, # input selection: each input (its linear column and scale) in or out (`05d_learned_basis`): sets input_relevance_
+                 n_tries: int=1, # candidate centres per birth and death (multiple-try moves, `03_moves`); 1: the paper's moves
+                 n_temps: int=1, # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); 1: no tempering
                 ):
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
         self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
         self.learn_scales, self.select_inputs = learn_scales, select_inputs
+        self.n_tries, self.n_temps = n_tries, n_temps
 
     def fit(self, X, y):
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
@@ -72,7 +75,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
                        rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1,
                        learn_scales=check_bool("learn_scales", self.learn_scales),
                        select_inputs=check_bool("select_inputs", self.select_inputs),
-                       basis_types=AUTO_BASES if self.basis == "auto" else None)
+                       basis_types=AUTO_BASES if self.basis == "auto" else None, n_tries=self.n_tries, n_temps=self.n_temps)
         prior = self.prior if self.prior is not None else RBFPrior()
         one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self.width)
         if n_chains == 1: self._set_fitted(one(self._rng()))

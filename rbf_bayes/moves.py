@@ -11,9 +11,9 @@ import numpy as np
 from scipy import special
 
 # %% auto #0
-__all__ = ['MOVE_CODES', 'move_probabilities', 'log_ratio_birth', 'log_ratio_death', 'log_unit_ball_volume', 'sample_unit_ball',
-           'split_centres', 'merge_centres', 'nearest_neighbour', 'n_mutual', 'log_ratio_split', 'log_ratio_merge',
-           'log_ratio_update']
+__all__ = ['MOVE_CODES', 'move_probabilities', 'log_ratio_birth', 'log_ratio_death', 'log_mean_weight', 'multiple_try_pick',
+           'log_unit_ball_volume', 'sample_unit_ball', 'split_centres', 'merge_centres', 'nearest_neighbour',
+           'n_mutual', 'log_ratio_split', 'log_ratio_merge', 'log_ratio_update']
 
 # %% ../nbs/03_moves.ipynb #39b91c07
 MOVE_CODES = {"birth": 0, "death": 1, "split": 2, "merge": 3, "update": 4, "change": 5, "stay": 6}  # = `_core.Move`
@@ -46,6 +46,18 @@ def log_ratio_death(dll: float, # change of log marginal likelihood, new minus o
                     Lambda: float, k_max: int, c_star: float=0.25) -> float:
     "log r_death for k -> k - 1 (the reverse of a birth from k - 1)."
     return dll - log_ratio_birth(0.0, k - 1, Lambda, k_max, c_star)
+
+# %% ../nbs/03_moves.ipynb #mt000002
+def log_mean_weight(lw) -> float:
+    "log of the mean of exp(lw): the multiple-try ratio's replacement for the log likelihood change (-inf if all are)."
+    lw = np.asarray(lw, dtype=float)
+    return -math.inf if not np.isfinite(lw).any() else float(special.logsumexp(lw) - math.log(len(lw)))
+
+def multiple_try_pick(lw, rng: np.random.Generator) -> int:
+    "J with probability exp(lw_J) / sum_i exp(lw_i)."
+    p = np.exp(np.asarray(lw, dtype=float) - np.max(lw))
+    return int(rng.choice(len(p), p=p / p.sum()))
+
 
 # %% ../nbs/03_moves.ipynb #0e3a925f
 def log_unit_ball_volume(d: int) -> float:

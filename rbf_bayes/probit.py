@@ -200,6 +200,9 @@ def sample_probit(x, # inputs (N, d)
     if config.design == "recompute":
         raise ValueError("config.design='recompute' is not available for the probit classifier: its latent step reads the "
                          "design every iteration")
+    if config.n_temps > 1:
+        raise ValueError("config.n_temps > 1 (tempering) is not available for the probit classifier yet: its latent step "
+                         "runs between iterations of one chain; use n_temps=1 (n_tries works)")
     _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c)
     st = rbf_state(x, Z, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
     core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)

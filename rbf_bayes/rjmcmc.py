@@ -22,7 +22,9 @@ from rbf_bayes.moves import (
     log_ratio_death,
     log_ratio_merge,
     log_ratio_split,
+    log_mean_weight,
     merge_centres,
+    multiple_try_pick,
     move_probabilities,
     n_mutual,
     nearest_neighbour,
@@ -524,7 +526,8 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                            ) -> Trace:
     "Pure NumPy reversible-jump sampler (same moves and maths as `sample_rjmcmc`, recomputed densely)."
     x, Y, k_max, om, basis, width, S, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
-    N, d = x.shape; c = Y.shape[1]; mv_set = set(config.moves); vs = config.split_scale
+    N, d = x.shape; c = Y.shape[1]; mv_set = set(config.moves); vs = config.split_scale; K = config.n_tries
+    if config.n_temps > 1: raise ValueError("the reference sampler runs one chain at power 1: n_temps must be 1 (tempering is in the C sampler)")
     s2k = config.fixed_sigma2         # sigma^2 known: the Gaussian marginal (the C seam's GAUSSIAN kind)
     # the learned basis (05d): per-input scales (0 = input out), the inclusion mask, the basis type
     learn, sel, types = config.learn_scales, config.select_inputs, config.basis_types
@@ -565,9 +568,18 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
     kept, cs, hs, als, scs, kinds = [], [], [], [], [], []; t0 = time.perf_counter(); sig2 = np.full(c, np.nan); alpha = None
     for it in range(n):
         k = len(S); b, dd, s, m = probs(k); u = rng.random(); acc, move = 0, MOVE_CODES["stay"]
-        if u < b:
+        if u < b and K > 1:     # multiple-try birth (03_moves): K candidates, the mean weight in the ratio
+            move, cand = 0, om.sample(rng, K); lw = np.array([lml(np.vstack([S, c_])) - cur for c_ in cand])
+            lmw = log_mean_weight(lw)
+            if lmw > -math.inf and math.log(rng.random()) < log_ratio_birth(lmw, k, Lam, k_max, config.c_star):
+                S = np.vstack([S, cand[multiple_try_pick(lw, rng)]]); cur, acc = lml(S), 1
+        elif u < b:
             move, new_c = 0, om.sample(rng)[0]; S1 = np.vstack([S, new_c]); new = lml(S1)
             if math.log(rng.random()) < log_ratio_birth(new - cur, k, Lam, k_max, config.c_star): S, cur, acc = S1, new, 1
+        elif u < b + dd and K > 1:    # multiple-try death: the removed centre's weight and K - 1 fresh references, in S1
+            move, j = 1, rng.integers(k); S1 = np.delete(S, j, 0); new = lml(S1)
+            lw = np.concatenate([[cur - new], [lml(np.vstack([S1, c_])) - new for c_ in om.sample(rng, K - 1)]])
+            if math.log(rng.random()) < log_ratio_death(-log_mean_weight(lw), k, Lam, k_max, config.c_star): S, cur, acc = S1, new, 1
         elif u < b + dd:
             move, j = 1, rng.integers(k); S1 = np.delete(S, j, 0); new = lml(S1)
             if math.log(rng.random()) < log_ratio_death(new - cur, k, Lam, k_max, config.c_star): S, cur, acc = S1, new, 1

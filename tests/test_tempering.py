@@ -14,13 +14,12 @@ import math
 import numpy as np
 import pytest
 from scipy import special
+from test_rjmcmc import KMAX, LAM, P_MIN, X, Y, _chi2_k, _ks_uniform, _prior_pk, _random_centres
 
 from rbf_bayes.basis import CentreSpace, design_matrix
 from rbf_bayes.posterior import log_marginal_likelihood
 from rbf_bayes.priors import RBFPrior, log_delta2_prior, log_k_prior
 from rbf_bayes.rjmcmc import RJConfig, RJCore, _prepare, rbf_state, sample_rjmcmc
-
-from test_rjmcmc import KMAX, LAM, P_MIN, X, Y, _chi2_k, _ks_uniform, _prior_pk, _random_centres
 
 X1 = np.linspace(0, 1, 7)[:, None]
 Y1 = np.sin(4 * X1[:, 0]) + 0.3 * np.random.default_rng(3).standard_normal(7)
@@ -117,3 +116,13 @@ def test_config_checks():
     for bad in (dict(n_tries=0), dict(n_temps=0), dict(swap_every=0), dict(beta_min=1.0), dict(beta_min=0.0)):
         with pytest.raises(ValueError):
             RJConfig(**bad)
+
+
+def test_reference_multiple_try_matches_enumeration():
+    """The NumPy reference sampler makes the same multiple-try moves (03_moves' functions): same exact p(k | y)."""
+    from rbf_bayes.rjmcmc import sample_rjmcmc_reference
+    exact = _exact_pk(1.0, 5.0, 400, 60)
+    cfg = RJConfig(n_iter=20_000, burn_in=500, fix_Lambda=LAM1, fix_delta2=5.0, sample_nuisance=False, n_tries=3)
+    tr = sample_rjmcmc_reference(X1, Y1, prior=PRIOR1, config=cfg, rng=np.random.default_rng(8), basis=BASIS1,
+                                 width=WIDTH1)
+    np.testing.assert_allclose(_pk(tr.k[500:]), exact, atol=0.03)    # 20,000 iterations: about 4 standard errors

@@ -1,0 +1,82 @@
+"""Mixing per second: what a reversible-jump chain delivers, not how fast it iterates (issue: chains that mix).
+
+    python bench/bench_mixing.py            # robot arm (issue's draw, 200/200), 4 chains, each configuration once
+    python bench/bench_mixing.py --quick    # short runs (CI smoke run)
+    python bench/bench_mixing.py --boston   # also Boston split 0 (300 training rows, learned scales)
+
+For each configuration of `RJMCMCRegressor` (n_chains=4 on 2 threads, every other argument as listed): rank-normalised
+split-R-hat (Vehtari et al. 2021, `rbf_bayes.convergence`) of k and of the log posterior over the 4 chains; bulk ESS of
+k, of the log posterior and of the posterior-mean prediction at five test points (the smallest of the five; from the
+kept snapshots); each ESS per second of wall time; the function error on the test inputs; the dimension moves'
+acceptance; for a tempered ladder its swap acceptance. One run per configuration: the machine is shared and noisy,
+so read ratios within one run.
+"""
+import argparse
+import time
+
+import numpy as np
+
+from rbf_bayes import RJMCMCRegressor
+from rbf_bayes.convergence import ess, rhat
+from rbf_bayes.datasets import robot_arm
+
+
+def _pred_series(model, X5):
+    """Per chain, the posterior-mean prediction of each kept snapshot at X5 (n_kept_chain, 5 * c)."""
+    tr = model.trace_
+    Xs = model._scale_x(np.asarray(X5, float))
+    f = np.stack([np.ravel(tr._subset([s]).predict(Xs)) for s in range(tr.n_samples)])
+    n = tr.meta.get("chain_lengths") or [len(tr.k)]
+    chain = np.searchsorted(np.cumsum(n), tr.kept, side="right")
+    parts = [f[chain == j] for j in range(len(n))]
+    m = min(len(p) for p in parts)
+    return np.stack([p[:m] for p in parts])
+
+
+def measure(name, X, y, Xt, ft, **kw):
+    m = RJMCMCRegressor(n_chains=4, n_jobs=2, random_state=0, **kw)
+    t0 = time.perf_counter(); m.fit(X, y); sec = time.perf_counter() - t0
+    tr = m.trace_; b = m.burn_in
+    ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(tr.log_posterior, b))
+    fs = _pred_series(m, Xt[:5])
+    e_f = min(ess(fs[:, :, j]) for j in range(fs.shape[2]))
+    pred = m.predict(Xt)
+    err = float(np.mean(np.sum((np.reshape(pred, (len(Xt), -1)) - np.reshape(ft, (len(Xt), -1))) ** 2, 1)))
+    acc = tr.acceptance_rates()
+    tm = tr.meta.get("tempering")
+    swaps = "" if not tm else " swaps " + " ".join(f"{r:.2f}" for r in tm["swap_rate"])
+    print(f"{name:<34} {sec:7.2f} {rhat(ks):6.3f} {rhat(lp):6.3f} {ess(ks):7.0f} {ess(ks) / sec:7.1f} {ess(lp) / sec:7.1f} "
+          f"{e_f / sec:7.1f} {err:9.5f}  b {acc['birth']:.3f} d {acc['death']:.3f}{swaps}", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--boston", action="store_true")
+    a = ap.parse_args()
+    d = robot_arm(np.random.default_rng(12345))
+    n = lambda it: max(it // 50, 200) if a.quick else it  # noqa: E731   (the smoke run: 1/50 of the lengths)
+    configs = [("default (5k iterations)", dict()),
+               ("default, 50k iterations", dict(n_iter=n(50_000), burn_in=n(10_000))),
+               ("n_tries=8, 50k", dict(n_iter=n(50_000), burn_in=n(10_000), n_tries=8)),
+               ("n_temps=8, 20k", dict(n_iter=n(20_000), burn_in=n(4_000), n_temps=8)),
+               ("n_temps=8, n_tries=4, 20k", dict(n_iter=n(20_000), burn_in=n(4_000), n_temps=8, n_tries=4))]
+    print("robot arm (default_rng(12345), 200/200), cubic, 4 chains on 2 threads; function error = mean squared error "
+          "against the noise-free outputs summed over both")
+    print(f"{'configuration':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'f/s':>7} "
+          f"{'f error':>9}  acceptance")
+    for name, kw in configs:
+        measure(name, d.x, d.y, d.x_test, d.f_test, basis="cubic", **kw)
+    if a.boston:
+        from rbf_bayes.datasets import load_boston
+        bx, by, _ = load_boston()
+        idx = np.random.default_rng(0).permutation(len(by)); tr_, te = idx[:300], idx[300:]
+        mu, sd = bx[tr_].mean(0), bx[tr_].std(0)
+        X, Xt = (bx[tr_] - mu) / sd, (bx[te] - mu) / sd
+        print("\nBoston split 0 (300/206), learn_scales=True; 'f error' = test MSE against the noisy targets")
+        for name, kw in [("learn_scales, 5k", dict()), ("learn_scales, n_temps=6, 20k", dict(n_iter=20_000, burn_in=4_000, n_temps=6))]:
+            measure(name, X, by[tr_], Xt, by[te], learn_scales=True, **kw)
+
+
+if __name__ == "__main__":
+    main()
