@@ -15,7 +15,8 @@ from ._validation import as_inputs, as_targets
 from .basis import CentreSpace, check_k_max
 
 # %% auto #0
-__all__ = ['ConvergenceWarning', 'check_conditions', 'tv_distance', 'tv_decay', 'fit_geometric_rate', 'rhat', 'ess']
+__all__ = ['ConvergenceWarning', 'check_conditions', 'tv_distance', 'tv_decay', 'fit_geometric_rate', 'moved', 'rhat', 'ess',
+           'ess_tail', 'mcse_mean']
 
 # %% ../nbs/08_convergence.ipynb #8a487ac4
 class ConvergenceWarning(UserWarning):
@@ -89,33 +90,65 @@ def _z_scale(c):
     r = stats.rankdata(c, method="average").reshape(c.shape)
     return stats.norm.ppf((r - 3 / 8) / (c.size + 1 / 4))
 
+def moved(chains) -> bool:
+    "Whether the draws (n_chains, n_draws) take more than one value."
+    return bool(np.ptp(np.asarray(chains, dtype=float)) > 0)
+
 def _rhat_basic(c):
     n = c.shape[1]; W = c.var(axis=1, ddof=1).mean(); B = n * c.mean(axis=1).var(ddof=1)
-    if W == 0: return 1.0 if B == 0 else math.inf
+    if W == 0: return math.nan if B == 0 else math.inf
     return math.sqrt(((n - 1) / n * W + B / n) / W)
 
 def rhat(chains) -> float:
-    "Rank-normalised split R-hat (Vehtari et al. 2021) of chains (n_chains, n_draws)."
+    "Rank-normalised split R-hat (Vehtari et al. 2021) of chains (n_chains, n_draws); NaN if the draws never vary."
     c = _split(chains)
-    if np.ptp(c) == 0: return 1.0
+    if not moved(c): return math.nan
     return max(_rhat_basic(_z_scale(c)), _rhat_basic(_z_scale(np.abs(c - np.median(c)))))
 
+
+# %% ../nbs/08_convergence.ipynb #ess00001
 def _acov(x):
     n = len(x); x = x - x.mean()
     f = np.fft.rfft(x, 2 * n)
     return np.fft.irfft(f * np.conj(f))[:n] / n
 
-def ess(chains) -> float:
-    "Bulk effective sample size (rank-normalised, split chains, Geyer's initial monotone sequence)."
-    c = _z_scale(_split(chains)); m, n = c.shape
-    if np.ptp(c) == 0: return float(m * n)
-    acov = np.array([_acov(ch) for ch in c])
-    W = acov[:, 0].mean() * n / (n - 1); var_plus = W * (n - 1) / n + c.mean(axis=1).var(ddof=1)
-    rho = 1 - (W - acov.mean(axis=0)) / var_plus
-    rho[0] = 1.0
-    # Geyer: sums of adjacent pairs, truncated at the first negative pair, made monotone
-    pairs = rho[:-1:2] + rho[1::2]
-    stop = np.argmax(pairs < 0) if np.any(pairs < 0) else len(pairs)
-    pairs = np.minimum.accumulate(pairs[:stop]) if stop else pairs[:0]
-    tau = -1 + 2 * pairs.sum()
+def _ess_split(c, constant: float) -> float:
+    "ESS of split sequences c (2M, n) by Geyer's initial monotone sequence; `constant` if c never varies."
+    m, n = c.shape
+    if not moved(c): return float(constant)
+    acov = np.array([_acov(ch) for ch in c]).mean(axis=0)
+    W = acov[0] * n / (n - 1); var_plus = W * (n - 1) / n + (c.mean(axis=1).var(ddof=1) if m > 1 else 0.0)
+    rho = np.zeros(n); rho[0] = 1.0
+    even, odd = 1.0, 1.0 - (W - acov[1]) / var_plus; rho[1] = odd
+    t = 1
+    while t < n - 3 and even + odd > 0:          # Geyer's initial positive sequence of pairs
+        even, odd = 1.0 - (W - acov[t + 1]) / var_plus, 1.0 - (W - acov[t + 2]) / var_plus
+        if even + odd >= 0: rho[t + 1], rho[t + 2] = even, odd
+        t += 2
+    t_max = t - 2
+    if even > 0: rho[t_max + 1] = even
+    t = 1
+    while t <= t_max - 2:                        # ... made monotone
+        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]: rho[t + 1] = rho[t + 2] = (rho[t - 1] + rho[t]) / 2
+        t += 2
+    tau = -1.0 + 2.0 * rho[:t_max + 1].sum() + rho[t_max + 1:t_max + 2].sum()
     return float(m * n / max(tau, 1.0 / np.log10(m * n)))
+
+def ess(chains) -> float:
+    "Bulk effective sample size (rank-normalised split chains; Vehtari et al. 2021); 0 if the draws never vary."
+    c = _split(chains)
+    return _ess_split(_z_scale(c), 0.0) if moved(c) else 0.0
+
+def ess_tail(chains) -> float:
+    "Tail effective sample size: the smaller ESS of the indicators x <= q_0.05 and x <= q_0.95; 0 if the draws never vary."
+    c = _split(chains)
+    if not moved(c): return 0.0
+    q = np.quantile(np.asarray(chains, dtype=float), [0.05, 0.95])     # of all the draws (an odd chain's middle one too)
+    return min(_ess_split((c <= v).astype(float), c.size) for v in q)
+
+def mcse_mean(chains) -> float:
+    "Monte Carlo standard error of the mean: sd / sqrt(ESS of the draws themselves); NaN if the draws never vary."
+    c = _split(chains)
+    if not moved(c): return math.nan
+    return float(np.std(np.asarray(chains, dtype=float), ddof=1) / math.sqrt(_ess_split(c, 0.0)))
+

@@ -198,7 +198,12 @@ class SamplerResult:
         notes, mixing = [], []                # mixing: the convergence notes, said last
         if self._k_unit == "iterations" and self.n_chains > 1:
             rows += self._chain_rows(b)
-            bad = {k: r for k, (r, _) in self.chain_diagnostics(b).items() if r > RHAT_ALARM}
+            diag = self.chain_diagnostics(b)
+            bad = {k: r for k, (r, _) in diag.items() if r > RHAT_ALARM}
+            still = [k for k, (r, e) in diag.items() if e == 0]
+            if still:
+                mixing.append(f"{', '.join(still)} did not move after burn-in in any chain: R-hat is undefined and there is "
+                              "no effective draw; the chains are stuck, not converged")
             if bad:
                 mixing.append("the chains disagree (split R-hat " + ", ".join(f"{k} {r:.2f}" for k, r in bad.items())
                              + f" > {RHAT_ALARM}): they have not converged to one distribution; p(k | y) and the "
@@ -208,8 +213,11 @@ class SamplerResult:
             kk = np.asarray(self.k[b:], float)
             e = ess(kk[None, :]) if kk.std() > 0 else None
             rows.append(("ESS of k", f"{e:.0f} of {n - b} iterations" if e is not None
-                         else f"k constant at {int(kk[0])} after burn-in"))
-            if e is not None and e < ESS_ALARM:
+                         else f"0: k did not move (constant at {int(kk[0])}) after burn-in"))
+            if e is None:
+                mixing.append(f"k did not move after burn-in (constant at {int(kk[0])}): the chain is stuck, not converged; "
+                              "p(k | y) rests on no effective draw: run several chains (n_chains) or a tempered ladder (n_temps)")
+            elif e < ESS_ALARM:
                 mixing.append(f"the effective sample size of k is {e:.0f}: the chain changes k rarely, so p(k | y) rests on "
                              "few effective draws; run longer, or run several chains (n_chains) and read their split R-hat")
         secs = self.meta.get("seconds")
@@ -252,7 +260,8 @@ class SamplerResult:
         rows = [("chains", f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled")]
         d = self.chain_diagnostics(b)
         if d:
-            rows.append(("split R-hat", ", ".join(f"{k} {r:.3f}" for k, (r, _) in d.items())))
+            rows.append(("split R-hat", ", ".join(f"{k} {r:.3f}" if r == r else f"{k} undefined (did not move)"
+                                                  for k, (r, _) in d.items())))
             rows.append(("ESS", ", ".join(f"{k} {e:.0f}" for k, (_, e) in d.items())
                          + f" (of {sum(len(p) for p in self.chain_series(self.k, b)):,} draws)"))
         return rows
