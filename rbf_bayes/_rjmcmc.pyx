@@ -991,7 +991,7 @@ cdef class RJCore:
         n iterations (k <= kmax, m <= m_max rows each); the arithmetic is `snapshot`'s, so the draws are unchanged.
         sc_out[s] = the per-input scales at snapshot s (all 1 unless they are learned; 0 for an excluded input);
         kind_out[s] (if given) = the basis code at snapshot s."""
-        cdef Py_ssize_t i, ns = 0, rc = 0, rm = 0
+        cdef Py_ssize_t rc = 0
         cdef Py_ssize_t cap = sizes_out.shape[0]
         if thin < 1:
             raise ValueError("thin must be >= 1")
@@ -1009,29 +1009,50 @@ cdef class RJCore:
         hb = np.zeros(self.st.m_max + 1)
         cdef double[::1] zv = zb
         cdef double[::1] hv = hb
+        cdef Py_ssize_t[3] cnt
+        cnt[0] = cnt[1] = cnt[2] = 0
         with self._lock:
             self.st.defer_acc = True        # accuracy tests only on accepted proposals (`settle`)
             try:
                 with nogil:
-                    for i in range(offset, offset + n):
-                        self._iterate()
-                        self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
-                        if i >= next_keep and (i - next_keep) % thin == 0:
-                            if ns >= cap:
-                                with gil:
-                                    raise ValueError("more snapshots than sizes_out holds")
-                            self._snapshot_into(&cen_out[rc, 0] if self.k else &cen_out[0, 0],
-                                                &h_out[rm, 0], &a_out[rm, 0], &zv[0], &hv[0], &sc_out[ns, 0])
-                            sizes_out[ns, 0] = self.k
-                            sizes_out[ns, 1] = 0 if self.prior_only else 1 + self.d + self.k
-                            if kind_out is not None:
-                                kind_out[ns] = self.kind
-                            rc += self.k
-                            rm += sizes_out[ns, 1]
-                            ns += 1
+                    rc = self._kept_loop(offset, n, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out, next_keep,
+                                         thin, cen_out, h_out, a_out, sizes_out, sc_out, kind_out, zv, hv, cnt)
+                if rc:
+                    raise ValueError("more snapshots than sizes_out holds")
             finally:
                 self.st.defer_acc = False
-        return ns
+        return cnt[0]
+
+    cdef int _kept_loop(self, Py_ssize_t offset, Py_ssize_t n, int64_t[::1] k_out, double[::1] lp_out,
+                        double[::1] lam_out, double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out,
+                        signed char[::1] acc_out, Py_ssize_t next_keep, Py_ssize_t thin, double[:, ::1] cen_out,
+                        double[:, ::1] h_out, double[:, ::1] a_out, int64_t[:, ::1] sizes_out, double[:, ::1] sc_out,
+                        signed char[::1] kind_out, double[::1] zv, double[::1] hv, Py_ssize_t* cnt) noexcept nogil:
+        """Iterations offset .. offset + n - 1 with their records and snapshots (`run_kept`); cnt = (snapshots, centre
+        rows, coefficient rows) written so far, advanced. 1 if the snapshot buffers are full."""
+        cdef Py_ssize_t i, cap = sizes_out.shape[0]
+        for i in range(offset, offset + n):
+            self._iterate()
+            self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+            if i >= next_keep and (i - next_keep) % thin == 0:
+                if cnt[0] >= cap:
+                    return 1
+                self._snapshot_into(&cen_out[cnt[1], 0] if self.k else &cen_out[0, 0],
+                                    &h_out[cnt[2], 0], &a_out[cnt[2], 0], &zv[0], &hv[0], &sc_out[cnt[0], 0])
+                sizes_out[cnt[0], 0] = self.k
+                sizes_out[cnt[0], 1] = 0 if self.prior_only else 1 + self.d + self.k
+                if kind_out is not None:
+                    kind_out[cnt[0]] = self.kind
+                cnt[1] += self.k
+                cnt[2] += sizes_out[cnt[0], 1]
+                cnt[0] += 1
+        return 0
+
+    cdef void _run_quiet(self, Py_ssize_t n) noexcept nogil:
+        """n iterations that record nothing (a hot replica of a tempered ladder)."""
+        cdef Py_ssize_t i
+        for i in range(n):
+            self._iterate()
 
     def set_targets(self, Y):
         """Replace the targets, e.g. by the latent z of data augmentation (probit): D'Y, y'y and the factors are
@@ -1109,3 +1130,92 @@ cdef class RJCore:
     def counts(self):
         """(proposed, accepted) per move: birth, death, split, merge, update (per centre)."""
         return (np.array([self.np_[i] for i in range(5)]), np.array([self.na_[i] for i in range(5)]))
+
+
+def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] log_gap, int64_t[::1] n_swap,
+               int64_t[::1] n_swap_acc, double[::1] p_swap, int64_t rounds, Py_ssize_t n, Py_ssize_t swap_every,
+               Py_ssize_t adapt_until, double target, int64_t[::1] cold_prop, int64_t[::1] cold_acc,
+               int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out, double[:, ::1] d2_out, double[:, ::1] s2_out,
+               signed char[::1] mv_out, signed char[::1] acc_out, Py_ssize_t offset, Py_ssize_t next_keep,
+               Py_ssize_t thin, double[:, ::1] cen_out, double[:, ::1] h_out, double[:, ::1] a_out,
+               int64_t[:, ::1] sizes_out, double[:, ::1] sc_out, signed char[::1] kind_out=None):
+    """Replica exchange for iterations offset .. offset + n - 1 (nbs/05_rjmcmc, "Tempering"): in blocks of swap_every
+    iterations, the core at rung 0 (power 1) runs `run_kept`'s loop (records and snapshots), the others run quietly,
+    each with the GIL released; then neighbouring rungs of this round's parity propose to swap their powers, accepted
+    with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); while offset + (iterations done) < adapt_until
+    the log gaps of T = 1 / beta move towards the target acceptance (Robbins-Monro, steps (1 + n_swap)^-0.6). The cores
+    share one bit generator (the swap uniforms come from it too). rung, betas, log_gap, the swap counters and the cold
+    chain's move counters are updated in place. Returns (snapshots written, rounds)."""
+    cdef Py_ssize_t R = len(cores), done = 0, blk, r, j, t
+    cdef RJCore cold, a, b
+    cdef double la, p, T, cs
+    cdef int rc = 0
+    cdef bint adapting
+    cdef int64_t[5] pre_p, pre_a
+    cdef Py_ssize_t[3] cnt
+    cold = <RJCore> cores[rung[0]]
+    if thin < 1 or swap_every < 1:
+        raise ValueError("thin and swap_every must be >= 1")
+    if offset < 0 or offset + n > k_out.shape[0]:
+        raise ValueError("output arrays are too short")
+    if betas.shape[0] != R or rung.shape[0] != R or log_gap.shape[0] != R - 1 or n_swap.shape[0] != R - 1:
+        raise ValueError("ladder arrays do not match the number of cores")
+    zb = np.zeros(cold.st.m_max + 1)
+    hb = np.zeros(cold.st.m_max + 1)
+    cdef double[::1] zv = zb
+    cdef double[::1] hv = hb
+    cnt[0] = cnt[1] = cnt[2] = 0
+    with cold._lock:
+        for r in range(R):
+            (<RJCore> cores[r]).st.defer_acc = True
+        try:
+            while done < n:
+                blk = min(swap_every, n - done)
+                adapting = offset + done < adapt_until
+                cold = <RJCore> cores[rung[0]]
+                for j in range(5):
+                    pre_p[j] = cold.np_[j]
+                    pre_a[j] = cold.na_[j]
+                with nogil:
+                    rc = cold._kept_loop(offset + done, blk, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out,
+                                         next_keep, thin, cen_out, h_out, a_out, sizes_out, sc_out, kind_out, zv, hv,
+                                         cnt)
+                if rc:
+                    raise ValueError("more snapshots than sizes_out holds")
+                for j in range(5):
+                    cold_prop[j] += cold.np_[j] - pre_p[j]
+                    cold_acc[j] += cold.na_[j] - pre_a[j]
+                for r in range(1, R):
+                    a = <RJCore> cores[rung[r]]
+                    with nogil:
+                        a._run_quiet(blk)
+                done += blk
+                for r in range(rounds % 2, R - 1, 2):
+                    a = <RJCore> cores[rung[r]]
+                    b = <RJCore> cores[rung[r + 1]]
+                    la = (betas[r] - betas[r + 1]) * (b.lml - a.lml)
+                    p = 1.0 if la >= 0 else exp(la)
+                    n_swap[r] += 1
+                    p_swap[r] += p
+                    if random_standard_uniform(cold.rng) < p:
+                        n_swap_acc[r] += 1
+                        t = rung[r]
+                        rung[r] = rung[r + 1]
+                        rung[r + 1] = t
+                        a.beta = betas[r + 1]
+                        b.beta = betas[r]
+                    if adapting:
+                        log_gap[r] = min(log_gap[r] + (p - target) / pow(1.0 + n_swap[r], 0.6), log(1e4))
+                rounds += 1
+                if adapting:
+                    cs = 0.0
+                    for r in range(R - 1):
+                        cs += exp(log_gap[r])
+                        T = 1.0 + cs
+                        betas[r + 1] = 1.0 / T
+                    for r in range(R):
+                        (<RJCore> cores[rung[r]]).beta = betas[r]
+        finally:
+            for r in range(R):
+                (<RJCore> cores[r]).st.defer_acc = False
+    return cnt[0], rounds

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ._rjmcmc import MOVES, RJCore
+from ._rjmcmc import MOVES, RJCore, ladder_run
 from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
 from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import GramFactorRef, rbf_state
@@ -395,7 +395,7 @@ class _RJRun(ChunkedRun):
             self.n_kept += 1
         return self._status(done, todo)
 
-    def _chunk_in_c(self, todo=None):
+    def _chunk_in_c(self, todo=None, run=None):
         """chunk_size (or todo) iterations with every snapshot among them taken inside the C loop (`RJCore.run_kept`);
         the chunk is shortened so its snapshot buffers stay under about 16 MB."""
         cfg, done = self.config, self.done
@@ -408,7 +408,7 @@ class _RJRun(ChunkedRun):
         d, c = self.meta["d"], self.meta["c"]
         cen, h, al = np.empty((cap * self._kmax, d)), np.empty((cap * self._mmax, c)), np.empty((cap * self._mmax, c))
         sizes, sc, kd = np.empty((cap, 2), np.int64), np.empty((cap, d)), np.empty(cap, np.int8)
-        ns = self.core.run_kept(todo, *self.buf, done, t_next, cfg.thin, cen, h, al, sizes, sc, kd)
+        ns = (run or self._run_kept)(todo, *self.buf, done, t_next, cfg.thin, cen, h, al, sizes, sc, kd)
         if ns:
             kk, mm = sizes[:ns, 0].copy(), sizes[:ns, 1].copy()
             rc, rm = int(kk.sum()), int(mm.sum())
@@ -416,6 +416,10 @@ class _RJRun(ChunkedRun):
                                 al[:rm].copy(), mm, sc[:ns].copy(), kd[:ns].copy()))
             self.n_kept += ns
         return self._status(done, todo)
+
+    def _run_kept(self, todo, *args):
+        "`RJCore.run_kept` of the core (a tempered run puts its ladder here)."
+        return self.core.run_kept(todo, *args)
 
     def _status(self, done, todo):
         k_now = int(self.buf[0][done + todo - 1])
@@ -454,40 +458,58 @@ class _RJRun(ChunkedRun):
 SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at between neighbouring replicas
 
 class _PTRun(_RJRun):
-    """Replica exchange: core r runs at likelihood power betas[rung of r]; the replica at power 1 (rung 0) is the chain
+    """Replica exchange: core rung[r] runs at likelihood power betas[r]; the replica at power 1 (rung 0) is the chain
     that is recorded. After every `swap_every` iterations neighbouring rungs propose to swap their powers, even pairs
     and odd pairs in turn (the deterministic even-odd scheme); in burn-in the ladder adapts towards swap acceptance
-    SWAP_TARGET, then it is fixed."""
+    SWAP_TARGET, then it is fixed. The loop is `_rjmcmc.ladder_run` (C); `in_python=True` runs the same steps from
+    Python (the reference the C loop is tested against, bit for bit)."""
     desc = "RJMCMC (tempered)"
-    def __init__(self, cores, config, c, meta, callback, rng):
+    def __init__(self, cores, config, c, meta, callback, rng, in_python=False):
         super().__init__(cores[0], cores[0].factor, config, c, meta, callback)
-        R = len(cores); self.cores, self.rng, self.rung = cores, rng, list(range(R))   # rung r is held by core rung[r]
+        R = len(cores); self.cores, self.rng, self.in_python = cores, rng, in_python
+        self.rung = np.arange(R, dtype=np.intp)       # rung r is held by core rung[r]
         self.adapt = config.beta_min is None
-        b_min = 0.1 if self.adapt else config.beta_min     # the adaptation's start: a geometric ladder down to 0.1
-        self.log_gap = np.log(np.diff(b_min ** -(np.arange(R) / (R - 1))))   # log(T_{r+1} - T_r), T = 1 / beta
-        self._set_betas()
+        b_min = 0.1 if self.adapt else config.beta_min  # the adaptation's start: a geometric ladder down to 0.1
+        T = [b_min ** -(r / (R - 1)) for r in range(R)]
+        self.log_gap = np.array([math.log(T[r + 1] - T[r]) for r in range(R - 1)])   # log(T_{r+1} - T_r), T = 1 / beta
+        self.betas = np.ones(R); self._set_betas()
         self.n_swap, self.n_swap_acc, self.p_swap = np.zeros(R - 1, np.int64), np.zeros(R - 1, np.int64), np.zeros(R - 1)
         self.rounds, self.cold_prop, self.cold_acc = 0, np.zeros(5, np.int64), np.zeros(5, np.int64)
-        b = config.swap_every; self.scratch = (np.zeros(b, np.int64), np.zeros(b), np.zeros(b), np.zeros((b, c)),
-                                               np.zeros((b, c)), np.zeros(b, np.int8), np.zeros(b, np.int8))
 
     def _set_betas(self):
-        self.betas = 1.0 / np.concatenate([[1.0], 1.0 + np.cumsum(np.exp(self.log_gap))])
+        "betas from the log gaps (scalar arithmetic in the C loop's order), given to the cores at their rungs."
+        cs = 0.0
+        for r, g in enumerate(self.log_gap): cs += math.exp(g); self.betas[r + 1] = 1.0 / (1.0 + cs)
         for r, i in enumerate(self.rung): self.cores[i].beta = float(self.betas[r])
 
     def _chunk(self):
-        "swap_every iterations of every replica (the cold one with its snapshots), then a round of swaps."
-        self.core = cold = self.cores[self.rung[0]]; self.st = cold.factor
-        p0, a0 = cold.counts
-        n, status = self._chunk_in_c(self.config.swap_every)
-        p1, a1 = cold.counts; self.cold_prop += p1 - p0; self.cold_acc += a1 - a0
-        for i in self.rung[1:]: self.cores[i].run(n, *self.scratch, 0)
-        self._swap_round()
+        if self.in_python: return self._chunk_python()
+        cfg, done = self.config, self.done
+        todo = min(cfg.chunk_size, self.total - done)
+        if todo > cfg.swap_every: todo -= todo % cfg.swap_every      # whole rounds, but for the run's last one
+        self.core = self.cores[self.rung[0]]
+        n, status = self._chunk_in_c(todo)
         return n, status
 
-    def _swap_round(self):
-        """Propose to swap rungs r, r + 1 for every r of this round's parity: accepted with probability
-        min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))), l the replicas' log marginal likelihoods."""
+    def _run_kept(self, todo, *args):
+        "The ladder's C loop in place of one core's `run_kept` (`_chunk_in_c` sizes the snapshot buffers)."
+        adapt_until = self.config.burn_in if self.adapt else 0
+        ns, self.rounds = ladder_run(self.cores, self.rung, self.betas, self.log_gap, self.n_swap, self.n_swap_acc,
+                                     self.p_swap, self.rounds, todo, self.config.swap_every, adapt_until, SWAP_TARGET,
+                                     self.cold_prop, self.cold_acc, *args)
+        self.core = self.cores[self.rung[0]]; self.st = self.core.factor
+        return ns
+
+    def _chunk_python(self):
+        "One round: swap_every iterations of every replica (the cold one with its snapshots), then the swaps."
+        self.core = cold = self.cores[self.rung[0]]; self.st = cold.factor
+        p0, a0 = cold.counts
+        n, status = super()._chunk_in_c(self.config.swap_every, run=cold.run_kept)
+        p1, a1 = cold.counts; self.cold_prop += p1 - p0; self.cold_acc += a1 - a0
+        c = self.meta["c"]
+        scratch = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)), np.zeros(n, np.int8),
+                   np.zeros(n, np.int8))
+        for i in self.rung[1:]: self.cores[i].run(n, *scratch, 0)
         adapting = self.adapt and self.done < self.config.burn_in
         for r in range(self.rounds % 2, len(self.cores) - 1, 2):
             a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]
@@ -499,9 +521,10 @@ class _PTRun(_RJRun):
                 self.rung[r], self.rung[r + 1] = self.rung[r + 1], self.rung[r]
                 a.beta, b.beta = float(self.betas[r + 1]), float(self.betas[r])
             if adapting:    # Robbins-Monro on log(T_{r+1} - T_r) towards the target swap acceptance
-                self.log_gap[r] = min(self.log_gap[r] + (p - SWAP_TARGET) / (1 + self.n_swap[r]) ** 0.6, math.log(1e4))
+                self.log_gap[r] = min(self.log_gap[r] + (p - SWAP_TARGET) / (1.0 + int(self.n_swap[r])) ** 0.6, math.log(1e4))
         self.rounds += 1
         if adapting: self._set_betas()
+        return n, status
 
     def _result(self) -> Trace:
         tr = super()._result()
