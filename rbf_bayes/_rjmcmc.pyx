@@ -537,10 +537,10 @@ cdef class RJCore:
 
     # ---------------------------------------------------------------- moves
     cdef double _try_candidates(self, Py_ssize_t first, double base, int op, Py_ssize_t col) noexcept nogil:
-        """Draw candidates first..K-1 uniformly on Omega and write their log weights lw_i = beta (l(theta' + c_i) - base)
-        (-inf if the kernel refuses the column), each a kernel proposal rejected at once: an APPEND to the current
-        state (theta' = theta), or the REPLACE of column col (theta' = theta without that column); returns
-        log((1/K) sum_i exp(lw_i)) over all K (lw[0..first-1] already set)."""
+        """Draw candidates first..K-1 uniformly on Omega and write their log weights
+        lw_i = beta (l(theta' + c_i) - base) (-inf if the kernel refuses the column), each a kernel proposal rejected
+        at once: an APPEND to the current state (theta' = theta), or the REPLACE of column col (theta' = theta
+        without that column); returns log((1/K) sum_i exp(lw_i)) over all K (lw[0..first-1] already set)."""
         cdef Py_ssize_t i
         cdef double new, mx = -INFINITY, acc = 0.0
         for i in range(first, self.ntry):
@@ -706,7 +706,8 @@ cdef class RJCore:
                 self._undo_replace(j)
                 return 0
             dll = new - self.lml
-        if self._settle(self._accept(self.beta * dll + self._split_terms(k, n_nn), dll + log(self.Lambda) - self.logvol), new):
+        if self._settle(self._accept(self.beta * dll + self._split_terms(k, n_nn),
+                                     dll + log(self.Lambda) - self.logvol), new):
             memcpy(self.C, self.W, (k + 1) * d * sizeof(double))
             self.k += 1
             return 1
@@ -748,7 +749,8 @@ cdef class RJCore:
             col = self.p0 + (nn if nn < j else nn - 1)
             propose(self.st, DELETE, col, &self.lik, &new)
             dll = new - self.lml
-        if self._settle(self._accept(self.beta * dll - self._split_terms(k - 1, n_nn), dll - log(self.Lambda) + self.logvol), new):
+        if self._settle(self._accept(self.beta * dll - self._split_terms(k - 1, n_nn),
+                                     dll - log(self.Lambda) + self.logvol), new):
             memcpy(self.C, self.W, (k - 1) * d * sizeof(double))
             self.k -= 1
             return 1
@@ -1050,8 +1052,8 @@ cdef class RJCore:
 
     cdef void _run_quiet(self, Py_ssize_t n) noexcept nogil:
         """n iterations that record nothing (a hot replica of a tempered ladder)."""
-        cdef Py_ssize_t i
-        for i in range(n):
+        cdef Py_ssize_t _i
+        for _i in range(n):
             self._iterate()
 
     def set_targets(self, Y):
@@ -1135,10 +1137,10 @@ cdef class RJCore:
 def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] log_gap, int64_t[::1] n_swap,
                int64_t[::1] n_swap_acc, double[::1] p_swap, int64_t rounds, Py_ssize_t n, Py_ssize_t swap_every,
                Py_ssize_t adapt_until, double target, int64_t[::1] cold_prop, int64_t[::1] cold_acc,
-               int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out, double[:, ::1] d2_out, double[:, ::1] s2_out,
-               signed char[::1] mv_out, signed char[::1] acc_out, Py_ssize_t offset, Py_ssize_t next_keep,
-               Py_ssize_t thin, double[:, ::1] cen_out, double[:, ::1] h_out, double[:, ::1] a_out,
-               int64_t[:, ::1] sizes_out, double[:, ::1] sc_out, signed char[::1] kind_out=None):
+               int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out, double[:, ::1] d2_out,
+               double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out, Py_ssize_t offset,
+               Py_ssize_t next_keep, Py_ssize_t thin, double[:, ::1] cen_out, double[:, ::1] h_out,
+               double[:, ::1] a_out, int64_t[:, ::1] sizes_out, double[:, ::1] sc_out, signed char[::1] kind_out=None):
     """Replica exchange for iterations offset .. offset + n - 1 (nbs/05_rjmcmc, "Tempering"): in blocks of swap_every
     iterations, the core at rung 0 (power 1) runs `run_kept`'s loop (records and snapshots), the others run quietly,
     each with the GIL released; then neighbouring rungs of this round's parity propose to swap their powers, accepted

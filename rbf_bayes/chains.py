@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import threading
 import time
@@ -20,7 +21,8 @@ from .progress import InterruptedWarning, Progress, _thread_stop, interrupt_mess
 from .rjmcmc import _offsets
 
 # %% auto #0
-__all__ = ['check_parallel', 'chain_generators', 'run_chains', 'pool_traces', 'finish_chains', 'sample_chains']
+__all__ = ['AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'check_parallel', 'chain_generators', 'run_chains', 'pool_traces',
+           'finish_chains', 'sample_chains', 'auto_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 def check_parallel(n_chains, # independent chains (>= 1)
@@ -151,3 +153,40 @@ def sample_chains(sample, # sample(rng) -> result: one chain (e.g. a partial of 
     traces = run_chains([functools.partial(sample, r) for r in rngs], n_jobs=n_jobs, executor=executor,
                         progress=progress, desc=desc)
     return finish_chains(traces, n_jobs, time.perf_counter() - t0, desc)
+
+# %% ../nbs/05b_chains.ipynb #auto0cd1
+AUTO_START, AUTO_RHAT, AUTO_ESS = 4000, 1.01, 400   # n_iter="auto": first round per chain; the stopping rule
+
+def _auto_check(pooled, b) -> tuple[bool, dict]:
+    "Whether split-R-hat <= AUTO_RHAT and bulk ESS >= AUTO_ESS for k and the log posterior after burn-in b, and the numbers."
+    diag = pooled.chain_diagnostics(b)
+    got = {name: diag.get(name, (math.nan, 0.0)) for name in ("k", "log posterior")}
+    return all(r <= AUTO_RHAT and e >= AUTO_ESS for r, e in got.values()), {n: [float(r), float(e)] for n, (r, e) in got.items()}
+
+def auto_chains(make_run, # make_run(rng, n_iter) -> an unstarted run with `run()` and `extend(n)` (e.g. `rjmcmc_run`)
+                rngs, # one Generator per chain (`chain_generators`)
+                *, n_jobs: int=1, # threads running chains at once
+                max_iter: int=128_000, # the most iterations per chain
+                progress: bool=False, desc: str="RJMCMC chains"):
+    """Run the chains in rounds, doubling, until the second half of every chain passes `_auto_check` or max_iter is
+    reached; the pooled result keeps the snapshots of the second halves (at most about 1,000 per chain) and says in
+    meta['auto'] whether it converged, after how many iterations, and each round's diagnostics."""
+    max_iter = check_int("max_iter", max_iter, 8)
+    n = min(AUTO_START, max_iter); runs = [make_run(r, n) for r in rngs]; t0 = time.perf_counter(); rounds = []
+    while True:
+        traces = run_chains([r.run for r in runs], n_jobs=n_jobs, progress=progress, desc=desc)
+        if any(t.interrupted for t in traces): return finish_chains(traces, n_jobs, time.perf_counter() - t0, desc)
+        pooled = pool_traces(traces, time.perf_counter() - t0)
+        ok, got = _auto_check(pooled, n // 2); rounds.append(dict(n_iter=n, **got))
+        if ok or n >= max_iter: break
+        more = min(n, max_iter - n)
+        for r in runs: r.extend(more)
+        n += more
+    per_chain = np.bincount(np.searchsorted(np.cumsum(pooled.meta["chain_lengths"]), pooled.kept, side="right"),
+                            minlength=len(runs))
+    thin = max(1, -(-int(per_chain.max()) // 2 // 1000))     # about 1,000 snapshots per chain at most
+    out = pooled.select(burn_in=n // 2, thin=thin)
+    out.meta["auto"] = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=max_iter, rhat=AUTO_RHAT, ess=AUTO_ESS,
+                            snapshot_thin=thin, rounds=rounds)
+    return out
+

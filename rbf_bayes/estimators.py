@@ -5,6 +5,7 @@
 # %% ../nbs/12_estimators.ipynb #ed743a57
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -14,17 +15,28 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseBayesEstimator
-from ._validation import check_bool, check_choice
+from ._validation import check_bool, check_choice, check_int
 from .basis import BASES
-from .chains import chain_generators, check_parallel, sample_chains
+from .chains import AUTO_START, auto_chains, chain_generators, check_parallel, sample_chains
 from .priors import RBFPrior
 from .probit import ProbitTrace, sample_probit
-from .rjmcmc import RJConfig, Trace, sample_rjmcmc
+from .rjmcmc import RJConfig, Trace, rjmcmc_run, sample_rjmcmc
 
 AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")   # basis="auto": the types among which the chain moves (05d)
 
 # %% auto #0
 __all__ = ['AUTO_BASES', 'RJMCMCRegressor', 'RJMCMCClassifier']
+
+# %% ../nbs/12_estimators.ipynb #estauto1
+def _check_auto(n_iter, max_iter, executor) -> bool:
+    "Whether n_iter asks for the automatic run length; the arguments checked."
+    if isinstance(n_iter, str):
+        if n_iter != "auto": raise ValueError(f"n_iter must be a positive integer or 'auto', got {n_iter!r}")
+        check_int("max_iter", max_iter, 8)
+        if executor is not None: raise ValueError("n_iter='auto' grows the chains in rounds on threads: use executor=None")
+        return True
+    return False
+
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -40,8 +52,8 @@ class RJMCMCRegressor(BaseBayesEstimator):
     def __init__(self,
                  basis: str="cubic", # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian; `05d_learned_basis`): sets basis_probabilities_
                  width: float=1.0, # multiquadric / Gaussian width
-                 n_iter: int=5000, # MCMC iterations
-                 burn_in: int=2500, # iterations discarded
+                 n_iter: int|str=5000, # MCMC iterations per chain, or "auto": run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`)
+                 burn_in: int=2500, # iterations discarded (with n_iter="auto": half of the run, whatever this says)
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
                  prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(): g-prior, joint hierarchy; see 01_priors)
                  split_scale: float=0.1, # varsigma* of split/merge
@@ -57,28 +69,36 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  select_inputs: bool=False, # input selection: each input (its linear column and scale) in or out (`05d_learned_basis`): sets input_relevance_
                  n_tries: int=1, # candidate centres per birth and death (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_temps: int=1, # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); 1: no tempering
+                 max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
                 ):
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
         self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
         self.learn_scales, self.select_inputs = learn_scales, select_inputs
-        self.n_tries, self.n_temps = n_tries, n_temps
+        self.n_tries, self.n_temps, self.max_iter = n_tries, n_temps, max_iter
 
     def fit(self, X, y):
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
-        uses the j-th child stream of random_state and trace_ pools the chains (its summary gives split-R-hat and ESS)."""
+        uses the j-th child stream of random_state and trace_ pools the chains (its summary gives split-R-hat and ESS).
+        With n_iter="auto" the chains run in rounds until they converge (`auto_chains`; burn_in is then half the run)."""
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
+        auto = _check_auto(self.n_iter, self.max_iter, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
-        cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
+        cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=0 if auto else self.burn_in, thin=self.thin, split_scale=self.split_scale,
                        rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1,
                        learn_scales=check_bool("learn_scales", self.learn_scales),
                        select_inputs=check_bool("select_inputs", self.select_inputs),
                        basis_types=AUTO_BASES if self.basis == "auto" else None, n_tries=self.n_tries, n_temps=self.n_temps)
         prior = self.prior if self.prior is not None else RBFPrior()
         one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self.width)
-        if n_chains == 1: self._set_fitted(one(self._rng()))
+        if auto:
+            make = lambda rng, n: rjmcmc_run(X, Y, prior=prior, config=dataclasses.replace(cfg, n_iter=n), rng=rng,  # noqa: E731
+                                             basis=AUTO_BASES[0] if self.basis == "auto" else self.basis, width=self.width)
+            self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
+                                         max_iter=self.max_iter, progress=self.progress))
+        elif n_chains == 1: self._set_fitted(one(self._rng()))
         else: self._set_fitted(sample_chains(one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                              executor=self.executor, progress=self.progress))
         return self

@@ -220,6 +220,15 @@ class SamplerResult:
             elif e < ESS_ALARM:
                 mixing.append(f"the effective sample size of k is {e:.0f}: the chain changes k rarely, so p(k | y) rests on "
                              "few effective draws; run longer, or run several chains (n_chains) and read their split R-hat")
+        au = self.meta.get("auto")
+        if au:      # n_iter="auto" (05b_chains): the run length the chains chose, or the cap they stopped at
+            rows.append(("run length", f"chosen by the chains: {au['n_iter']:,} iterations each (burn-in {au['burn_in']:,}), "
+                                       + ("converged" if au["converged"] else "stopped at max_iter")
+                                       + f" (split R-hat <= {au['rhat']}, bulk ESS >= {au['ess']} for k and the log posterior)"))
+            if not au["converged"]:
+                mixing.append(f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
+                              f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter, or "
+                              "use a tempered ladder (n_temps) and multiple tries (n_tries)")
         secs = self.meta.get("seconds")
         if isinstance(secs, (int, float)): rows.append(("time", f"{secs:.2f} s"))
         if self.meta.get("interrupted"):

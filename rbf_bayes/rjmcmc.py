@@ -18,14 +18,14 @@ from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import GramFactorRef, rbf_state
 from rbf_bayes.moves import (
     MOVE_CODES,
+    log_mean_weight,
     log_ratio_birth,
     log_ratio_death,
     log_ratio_merge,
     log_ratio_split,
-    log_mean_weight,
     merge_centres,
-    multiple_try_pick,
     move_probabilities,
+    multiple_try_pick,
     n_mutual,
     nearest_neighbour,
     sample_unit_ball,
@@ -54,7 +54,7 @@ from .progress import ChunkedRun
 from .results import SamplerResult
 
 # %% auto #0
-__all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'Trace', 'rj_memory', 'design_mode', 'sample_rjmcmc',
+__all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'Trace', 'rj_memory', 'design_mode', 'sample_rjmcmc', 'rjmcmc_run',
            'sample_rjmcmc_reference']
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
@@ -340,6 +340,13 @@ def sample_rjmcmc(x, # inputs (N, d)
                   callback=None, # called as callback(iterations_done, current_k) between chunks
                  ) -> Trace:
     "Reversible-jump MCMC for an RBF network with an unknown number of bases (C loop)."
+    return rjmcmc_run(x, y, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init,
+                      callback=callback).run(config.progress)
+
+def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(), rng: np.random.Generator,
+               basis: str="cubic", width: float=1.0, init: dict|None=None, callback=None):
+    """The run `sample_rjmcmc` makes, before it runs: `.run()` runs it (and continues it after an interrupt), `.extend(n)`
+    makes room for n more iterations (the automatic run length of the estimators grows runs in rounds this way)."""
     prior, config = _resolve_calibrated(prior, config, x, y)
     x, Y, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]
@@ -355,8 +362,8 @@ def sample_rjmcmc(x, # inputs (N, d)
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)},
                 omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
-    if config.n_temps == 1: return _RJRun(cores[0], cores[0].factor, config, c, meta, callback).run(config.progress)
-    return _PTRun(cores, config, c, meta, callback, rng).run(config.progress)
+    if config.n_temps == 1: return _RJRun(cores[0], cores[0].factor, config, c, meta, callback)
+    return _PTRun(cores, config, c, meta, callback, rng)
 
 class _RJRun(ChunkedRun):
     """One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots;
@@ -374,6 +381,15 @@ class _RJRun(ChunkedRun):
         self._kmax, self._mmax = int(meta["k_max"]), int(st.m_max)
         # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between iterations
         self._in_c = type(self)._advance is _RJRun._advance
+
+    def extend(self, n_more: int):
+        "Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new end."
+        n_more = check_int("n_more", n_more, 1)
+        self.buf = tuple(np.concatenate([b, np.zeros((n_more,) + b.shape[1:], b.dtype)]) for b in self.buf)
+        self.total += n_more
+        self.config = dataclasses.replace(self.config, n_iter=self.total)
+        self.meta = dict(self.meta, config=dict(self.meta["config"], n_iter=self.total))
+        return self
 
     def _next_keep(self, i):
         "First snapshot iteration >= i."

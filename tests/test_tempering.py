@@ -126,3 +126,31 @@ def test_reference_multiple_try_matches_enumeration():
     tr = sample_rjmcmc_reference(X1, Y1, prior=PRIOR1, config=cfg, rng=np.random.default_rng(8), basis=BASIS1,
                                  width=WIDTH1)
     np.testing.assert_allclose(_pk(tr.k[500:]), exact, atol=0.03)    # 20,000 iterations: about 4 standard errors
+
+
+def test_auto_run_length_converges_and_says_so():
+    """n_iter='auto' on an easy problem (sinc, Gaussian bases): the chains stop once split-R-hat <= 1.01 and bulk ESS >=
+    400 for k and the log posterior on their second halves, and the result's own diagnostics agree."""
+    from rbf_bayes import RJMCMCRegressor
+    from rbf_bayes.datasets import sinc_data
+    d = sinc_data(np.random.default_rng(0))
+    m = RJMCMCRegressor(basis="gaussian", width=2.0, n_iter="auto", n_chains=4, n_jobs=2, random_state=0).fit(d.x, d.y)
+    au = m.trace_.meta["auto"]
+    assert au["converged"] and au["n_iter"] <= 64_000, au
+    diag = m.trace_.chain_diagnostics()
+    assert diag["k"][0] <= 1.01 and diag["k"][1] >= 400 and diag["log posterior"][0] <= 1.01, diag
+    s = str(m.summary())
+    assert "chosen by the chains" in s and "converged" in s and "did not move" not in s
+
+
+def test_auto_run_length_checks():
+    from rbf_bayes import RJMCMCRegressor
+    x = np.random.default_rng(0).uniform(size=(30, 1)); y = np.sin(5 * x[:, 0])
+    with pytest.raises(ValueError, match="n_iter"):
+        RJMCMCRegressor(n_iter="long").fit(x, y)
+    with pytest.raises(ValueError, match="executor"):
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(1) as ex:
+            RJMCMCRegressor(n_iter="auto", n_chains=2, executor=ex).fit(x, y)
+    m = RJMCMCRegressor(n_iter="auto", max_iter=16, n_chains=2, random_state=0).fit(x, y)     # the cap is reported
+    assert not m.trace_.meta["auto"]["converged"] and "stopped at max_iter" in str(m.summary())
