@@ -112,6 +112,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
         - input_relevance_ (select_inputs): each input's posterior inclusion probability;
         - basis_probabilities_ (basis="auto"): the posterior probability of each basis type."""
         super()._set_fitted(trace)
+        self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))   # iterations run per chain (scikit-learn's name)
         for a in ("input_scales_", "input_relevance_", "basis_probabilities_"):
             if hasattr(self, a): delattr(self, a)
         sc, cfg = getattr(trace, "scales", None), trace.meta.get("config", {})
