@@ -625,6 +625,49 @@ cdef class RJCore:
         self.k -= 1
         return 1
 
+    cdef int _update_mt(self) noexcept nogil:
+        """Multiple-try independence update of one centre j (uniform): K candidates c_i ~ U(Omega), c_J picked with
+        probability w_J / sum w (w_i = exp(beta (l(theta with mu_j -> c_i) - l(theta)))), accepted with probability
+        min(1, sum_i w_i / (1 + sum_{i<K} w(r_i))), r_1..r_{K-1} fresh references weighed in the same way (the current
+        centre's weight is 1): Liu, Liang & Wong (2000) for an independence proposal, whose weights pi / q are the
+        likelihood ratios here because q and the centre prior are both uniform on Omega (nbs/03_moves)."""
+        cdef Py_ssize_t k = self.k, d = self.d, j, J = 0, i
+        cdef double lf, lb, u, cum = 0.0, new = 0.0
+        cdef double* mu = self.tmp
+        if k == 0:
+            return 0
+        j = <Py_ssize_t> random_interval(self.rng, k - 1)
+        self.np_[4] += 1
+        lf = self._try_candidates(0, self.lml, REPLACE, self.p0 + j)
+        if lf == -INFINITY:
+            return 0
+        u = random_standard_uniform(self.rng)
+        for i in range(self.ntry):
+            cum += exp(self.lw[i] - lf) / self.ntry
+            J = i
+            if u < cum:
+                break
+        while self.lw[J] == -INFINITY:
+            J -= 1
+        memcpy(mu, self.cand + J * d, d * sizeof(double))
+        self.lw[0] = 0.0
+        lb = self._try_candidates(1, self.lml, REPLACE, self.p0 + j)
+        if not self._accept(lf - lb, lf - lb):
+            return 0
+        if self.prior_only:
+            memcpy(self.C + j * d, mu, d * sizeof(double))
+            self.na_[4] += 1
+            return 1
+        self._scratch(mu)
+        if propose(self.st, REPLACE, self.p0 + j, &self.lik, &new):
+            return 0
+        if not settle(self.st, True, new, &self.lml):
+            return 0
+        self._move_to_end(j)
+        memcpy(self.C + (k - 1) * d, mu, d * sizeof(double))
+        self.na_[4] += 1
+        return 1
+
     cdef int _birth(self) noexcept nogil:
         cdef Py_ssize_t k = self.k
         cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, dll = 0.0
@@ -898,6 +941,8 @@ cdef class RJCore:
         if self.last_move < UPDATE:
             self.np_[self.last_move] += 1
             self.na_[self.last_move] += self.last_acc
+        if self.ntry > 1:
+            self._update_mt()
         if self.learn:
             self._scale_step()
         if self.select:

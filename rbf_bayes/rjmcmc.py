@@ -646,6 +646,14 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                 S1 = S.copy(); S1[j] = prop; new = lml(S1)
                 if math.log(rng.random()) < new - cur: S, cur, acc = S1, new, 1; n_acc[4] += 1
         if move < 4: n_prop[move] += 1; n_acc[move] += acc
+        if K > 1 and len(S):    # multiple-try independence update of one centre (03_moves)
+            j = rng.integers(len(S)); n_prop[4] += 1
+            def swapped(c_, S=S, j=j): S1 = S.copy(); S1[j] = c_; return S1
+            cand = om.sample(rng, K); lw = np.array([lml(swapped(c_)) - cur for c_ in cand]); lf = log_mean_weight(lw)
+            if lf > -math.inf:
+                pick = cand[multiple_try_pick(lw, rng)]
+                lb = log_mean_weight(np.concatenate([[0.0], [lml(swapped(c_)) - cur for c_ in om.sample(rng, K - 1)]]))
+                if math.log(rng.random()) < lf - lb: S = swapped(pick); cur = lml(S); n_acc[4] += 1
         if learn:    # random-walk MH on one log scale (an input that is in), everything else held (05d)
             j = rng.choice(np.flatnonzero(g)) if sel else rng.integers(d); t1 = th[j] + config.scale_step * rng.standard_normal()
             s1 = sc.copy(); s1[j] = math.exp(t1); sd = prior.log_scale_sd

@@ -122,10 +122,10 @@ def test_reference_multiple_try_matches_enumeration():
     """The NumPy reference sampler makes the same multiple-try moves (03_moves' functions): same exact p(k | y)."""
     from rbf_bayes.rjmcmc import sample_rjmcmc_reference
     exact = _exact_pk(1.0, 5.0, 400, 60)
-    cfg = RJConfig(n_iter=20_000, burn_in=500, fix_Lambda=LAM1, fix_delta2=5.0, sample_nuisance=False, n_tries=3)
+    cfg = RJConfig(n_iter=12_000, burn_in=500, fix_Lambda=LAM1, fix_delta2=5.0, sample_nuisance=False, n_tries=3)
     tr = sample_rjmcmc_reference(X1, Y1, prior=PRIOR1, config=cfg, rng=np.random.default_rng(8), basis=BASIS1,
                                  width=WIDTH1)
-    np.testing.assert_allclose(_pk(tr.k[500:]), exact, atol=0.03)    # 20,000 iterations: about 4 standard errors
+    np.testing.assert_allclose(_pk(tr.k[500:]), exact, atol=0.03)    # 12,000 iterations: seeds 8 and 9 were 0.014 and 0.005 off
 
 
 def test_auto_run_length_converges_and_says_so():
