@@ -33,8 +33,8 @@ def _pred_series(model, X5):
     return np.stack([p[:m] for p in parts])
 
 
-def measure(name, X, y, Xt, ft, **kw):
-    m = RJMCMCRegressor(n_chains=4, n_jobs=2, random_state=0, **kw)
+def measure(name, X, y, Xt, ft, random_state=0, **kw):
+    m = RJMCMCRegressor(n_chains=4, n_jobs=2, random_state=random_state, **kw)
     t0 = time.perf_counter(); m.fit(X, y); sec = time.perf_counter() - t0
     tr = m.trace_; b = m.burn_in
     ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(tr.log_posterior, b))

@@ -86,7 +86,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
         progress = check_bool("progress", self.progress)
         auto = _check_auto(self.n_iter, self.max_iter, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
-        cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=0 if auto else self.burn_in, thin=self.thin, split_scale=self.split_scale,
+        cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=AUTO_START // 2 if auto else self.burn_in, thin=self.thin, split_scale=self.split_scale,
                        rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1,
                        learn_scales=check_bool("learn_scales", self.learn_scales),
                        select_inputs=check_bool("select_inputs", self.select_inputs),
@@ -94,7 +94,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
         prior = self.prior if self.prior is not None else RBFPrior()
         one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self.width)
         if auto:
-            make = lambda rng, n: rjmcmc_run(X, Y, prior=prior, config=dataclasses.replace(cfg, n_iter=n), rng=rng,  # noqa: E731
+            make = lambda rng, n: rjmcmc_run(X, Y, prior=prior, config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)), rng=rng,  # noqa: E731
                                              basis=AUTO_BASES[0] if self.basis == "auto" else self.basis, width=self.width)
             self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                          max_iter=self.max_iter, progress=self.progress))
