@@ -57,10 +57,12 @@ def main():
     d = robot_arm(np.random.default_rng(12345))
     n = lambda it: max(it // 50, 200) if a.quick else it  # noqa: E731   (the smoke run: 1/50 of the lengths)
     configs = [("default (5k iterations)", dict()),
-               ("default, 50k iterations", dict(n_iter=n(50_000), burn_in=n(10_000))),
-               ("n_tries=8, 50k", dict(n_iter=n(50_000), burn_in=n(10_000), n_tries=8)),
-               ("n_temps=8, 20k", dict(n_iter=n(20_000), burn_in=n(4_000), n_temps=8)),
-               ("n_temps=8, n_tries=4, 20k", dict(n_iter=n(20_000), burn_in=n(4_000), n_temps=8, n_tries=4))]
+               ("default, 60k iterations", dict(n_iter=n(60_000), burn_in=n(20_000))),
+               ("n_tries=4, 60k", dict(n_iter=n(60_000), burn_in=n(20_000), n_tries=4)),
+               ("n_temps=8, 60k", dict(n_iter=n(60_000), burn_in=n(20_000), n_temps=8)),
+               ("n_temps=4, n_tries=4, 60k", dict(n_iter=n(60_000), burn_in=n(20_000), n_temps=4, n_tries=4)),
+               ("n_temps=8, n_tries=4, 60k", dict(n_iter=n(60_000), burn_in=n(20_000), n_temps=8, n_tries=4)),
+               ("n_temps=8, n_tries=4, auto", dict(n_iter="auto", max_iter=n(128_000), n_temps=8, n_tries=4))]
     print("robot arm (default_rng(12345), 200/200), cubic, 4 chains on 2 threads; function error = mean squared error "
           "against the noise-free outputs summed over both")
     print(f"{'configuration':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'f/s':>7} "
@@ -68,14 +70,22 @@ def main():
     for name, kw in configs:
         measure(name, d.x, d.y, d.x_test, d.f_test, basis="cubic", **kw)
     if a.boston:
-        from rbf_bayes.datasets import load_boston
+        from rbf_bayes.datasets import friedman, load_boston
         bx, by, _ = load_boston()
         idx = np.random.default_rng(0).permutation(len(by)); tr_, te = idx[:300], idx[300:]
         mu, sd = bx[tr_].mean(0), bx[tr_].std(0)
         X, Xt = (bx[tr_] - mu) / sd, (bx[te] - mu) / sd
         print("\nBoston split 0 (300/206), learn_scales=True; 'f error' = test MSE against the noisy targets")
-        for name, kw in [("learn_scales, 5k", dict()), ("learn_scales, n_temps=6, 20k", dict(n_iter=20_000, burn_in=4_000, n_temps=6))]:
+        for name, kw in [("learn_scales, 5k", dict()), ("learn_scales, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
+                         ("learn_scales, n_temps=4, n_tries=4, 20k",
+                          dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
             measure(name, X, by[tr_], Xt, by[te], learn_scales=True, **kw)
+        fd = friedman(np.random.default_rng(0), 1, n=240, p=10, noise_sd=1.0, n_test=1000)
+        print("\nFriedman #1 (240 points, 10 inputs, noise 1), select_inputs=True; 'f error' = MSE against the noise-free f")
+        for name, kw in [("select_inputs, 5k", dict()), ("select_inputs, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
+                         ("select_inputs, n_temps=4, n_tries=4, 20k",
+                          dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
+            measure(name, fd.x, fd.y, fd.x_test, fd.f_test, select_inputs=True, **kw)
 
 
 if __name__ == "__main__":
