@@ -167,10 +167,18 @@ def cmd_fit(args):
     kw = dict(random_state=args.seed, progress=not args.no_progress)
     cls = MODELS[args.model]
     defaults = cls().get_params()
+    if args.n_iter == "auto" and "max_iter" not in defaults:
+        raise CLIError(f"--n-iter auto: the {args.model} model does not choose its run length (rjmcmc does)")
     if args.n_iter is not None and "n_iter" in defaults: kw.update(n_iter=args.n_iter)
     if "burn_in" in defaults:
         if args.burn_in is not None: kw.update(burn_in=args.burn_in)
-        elif args.n_iter is not None and defaults["burn_in"] >= args.n_iter: kw.update(burn_in=args.n_iter // 2)
+        elif args.n_iter not in (None, "auto") and defaults["burn_in"] >= args.n_iter: kw.update(burn_in=args.n_iter // 2)
+    for opt, par in (("temps", "n_temps"), ("tries", "n_tries")):
+        v = getattr(args, opt)
+        if v is None: continue
+        if par not in defaults: raise CLIError(f"--{opt}: the {args.model} model has no {par} (rjmcmc has)")
+        if v < 1: raise CLIError(f"--{opt} must be >= 1, got {v}")
+        kw[par] = v
     if args.chains is not None:
         if args.chains < 1: raise CLIError(f"--chains must be >= 1, got {args.chains}")
         par = "n_chains" if "n_chains" in defaults else "n_restarts" if "n_restarts" in defaults else None
@@ -242,8 +250,14 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise CLIError(message)
 
+def _iterations(s: str):
+    "--n-iter: a whole number of iterations, or 'auto' (the chains choose, rjmcmc)."
+    if s == "auto": return s
+    try: return int(s)
+    except ValueError: raise argparse.ArgumentTypeError(f"must be a whole number or 'auto', got {s!r}") from None
+
 _OPTS = {   # option -> argparse keywords; every default is filled in after parsing (see `_DEFAULTS`)
-    "--n-iter": dict(type=int, help="iterations (robot-arm: 50000; fit: the model's default)"),
+    "--n-iter": dict(type=_iterations, help="iterations (robot-arm: 50000; fit: the model's default; rjmcmc: 'auto' runs until the chains converge)"),
     "--burn-in": dict(type=int, help="burn-in iterations (robot-arm: 30000; fit: the model's default, or half of --n-iter if that is smaller)"),
     "--k-max": dict(type=int, help="robot-arm: maximum number of bases (default 20; 0 means N - d - 1)"),
     "--beta-delta2": dict(type=float, help="robot-arm: scale of the delta^2 prior (default 10)"),
@@ -257,13 +271,15 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
     "--no-progress": dict(action="store_true", help="fit, robot-arm: no progress bar on stderr"),
     "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled) or restarts (rjsa), run in parallel"),
     "--jobs": dict(type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"),
+    "--temps": dict(type=int, help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 1: none)"),
+    "--tries": dict(type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"),
 }
 _COMMANDS = {   # command -> (positional arguments, options, help)
     "robot-arm": ((), ("--n-iter", "--burn-in", "--k-max", "--beta-delta2", "--seed", "--no-progress"),
                   "experiment 2 of Andrieu, de Freitas & Doucet (the default)"),
     "demo": ((), ("--seed", "--basis"), "the model core on the robot-arm data (log posterior of a few network sizes)"),
     "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed", "--no-progress",
-                        "--chains", "--jobs"),
+                        "--chains", "--jobs", "--temps", "--tries"),
             "fit a model to a CSV file and save it"),
     "predict": (("model_file", "data"), ("--output",), "posterior mean and sd at the rows of a CSV file"),
     "summary": (("model_file",), (), "p(k | y), acceptance rates, ESS and timings of a saved model"),
@@ -271,7 +287,7 @@ _COMMANDS = {   # command -> (positional arguments, options, help)
 }
 _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
                  target=None, features=None, model="rjmcmc", out="model.npz", output=None,
-                 no_progress=False, chains=None, jobs=None)
+                 no_progress=False, chains=None, jobs=None, temps=None, tries=None)
 
 def _parser() -> argparse.ArgumentParser:
     "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."
@@ -306,6 +322,7 @@ def _main(argv):
             raise CLIError("--k values must be in [0, 197] (k_max = N - (d + 1) for 200 points in 2-d)")
         demo(args.seed, args.basis, tuple(args.k))
     elif cmd == "robot-arm":
+        if args.n_iter == "auto": raise CLIError("robot-arm: --n-iter must be a whole number (the paper's run is 50000)")
         n_iter = args.n_iter if args.n_iter is not None else 50_000
         burn = args.burn_in if args.burn_in is not None else 30_000
         if n_iter < 1 or not 0 <= burn < n_iter: raise CLIError("need --n-iter >= 1 and 0 <= --burn-in < --n-iter")

@@ -128,3 +128,22 @@ def test_fit_with_chains(model, word, tmp_path):
     if model == "rjsa":                                  # three restarts, the best kept
         from rbf_bayes.cli import load_model
         assert len(load_model(tmp_path / "m.npz").restart_criteria_) == 3
+
+
+def test_fit_with_automatic_length_tempering_and_tries(tmp_path):
+    """--n-iter auto --temps --tries reach RJMCMCRegressor; the saved model's summary says the length the chains chose;
+    options that do not apply to a model are one-line errors."""
+    _csv(tmp_path / "train.csv")
+    r = _run("fit", tmp_path / "train.csv", "--target", "y", "--features", "a,b", "--chains", "2", "--n-iter", "auto",
+             "--temps", "3", "--tries", "2", "--no-progress", "--out", tmp_path / "m.npz")
+    assert r.returncode == 0, r.stderr
+    from rbf_bayes.cli import load_model
+    m = load_model(tmp_path / "m.npz")
+    assert m.n_temps == 3 and m.n_tries == 2 and m.trace_.meta["tempering"]["betas"][0] == 1.0
+    s = _run("summary", tmp_path / "m.npz")
+    assert s.returncode == 0 and "chosen by the chains" in s.stdout, s.stdout
+    for args, msg in ((("--model", "bmars", "--n-iter", "auto"), "does not choose its run length"),
+                      (("--model", "smc", "--temps", "2"), "has no n_temps"), (("--tries", "0",), "--tries must be >= 1"),
+                      (("--n-iter", "long"), "whole number or 'auto'")):
+        r = _run("fit", tmp_path / "train.csv", "--target", "y", "--no-progress", "--out", tmp_path / "x.npz", *args)
+        assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
