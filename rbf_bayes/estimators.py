@@ -161,11 +161,12 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
                  n_chains: int=1, # independent chains, pooled (`05b_chains`)
                  n_jobs: int=1, # chains run at once on threads (-1: one per core)
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
+                 n_tries: int=1, # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
                 ):
         self.link, self.basis, self.width, self.n_iter, self.burn_in, self.thin = link, basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
-        self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
+        self.n_chains, self.n_jobs, self.executor, self.n_tries = n_chains, n_jobs, executor, n_tries
 
     _result_class = (ProbitTrace, Trace)
 
@@ -192,7 +193,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
-                       rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1)
+                       rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1, n_tries=self.n_tries)
         prior = self.prior if self.prior is not None else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
