@@ -2,7 +2,8 @@
 
     python bench/bench_mixing.py            # robot arm (issue's draw, 200/200), 4 chains, each configuration once
     python bench/bench_mixing.py --quick    # short runs (CI smoke run)
-    python bench/bench_mixing.py --boston   # also Boston split 0 (300 training rows, learned scales)
+    python bench/bench_mixing.py --boston   # also Boston split 0 (learned scales) and Friedman #1 (input selection)
+    python bench/bench_mixing.py --seeds 3  # each robot-arm configuration with random_state 0, 1, 2
 
 For each configuration of `RJMCMCRegressor` (n_chains=4 on 2 threads, every other argument as listed): rank-normalised
 split-R-hat (Vehtari et al. 2021, `rbf_bayes.convergence`) of k and of the log posterior over the 4 chains; bulk ESS of
@@ -53,6 +54,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--boston", action="store_true")
+    ap.add_argument("--seeds", type=int, default=1, help="run each robot-arm configuration with random_state 0 .. seeds - 1")
     a = ap.parse_args()
     d = robot_arm(np.random.default_rng(12345))
     n = lambda it: max(it // 50, 200) if a.quick else it  # noqa: E731   (the smoke run: 1/50 of the lengths)
@@ -68,7 +70,9 @@ def main():
     print(f"{'configuration':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'f/s':>7} "
           f"{'f error':>9}  acceptance")
     for name, kw in configs:
-        measure(name, d.x, d.y, d.x_test, d.f_test, basis="cubic", **kw)
+        for s in range(a.seeds):
+            measure(name if a.seeds == 1 else f"{name} (seed {s})", d.x, d.y, d.x_test, d.f_test, basis="cubic",
+                    random_state=s, **kw)
     if a.boston:
         from rbf_bayes.datasets import friedman, load_boston
         bx, by, _ = load_boston()
