@@ -86,6 +86,7 @@ cdef class GramFactor:
     cdef void _reject(self) noexcept nogil
     cdef bint _pending_accurate(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil
+    cdef int _set_targets_c(self, const double* Yt) noexcept nogil
     cdef Py_ssize_t _chol(self, const double* G, double* Wb, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1) noexcept nogil
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,

@@ -1489,8 +1489,15 @@ cdef class GramFactor:
         if not np.all(np.isfinite(Ya)):
             raise ValueError("Y contains NaN or inf")
         cdef const double[:, ::1] yt = np.ascontiguousarray(Ya.T)
+        if self._set_targets_c(&yt[0, 0]):
+            raise np.linalg.LinAlgError("Gram matrix is not positive definite")
+
+    cdef int _set_targets_c(self, const double* Yt) noexcept nogil:
+        """`set_targets` without the GIL (a stored design, nothing pending): Yt (c, N), one row per output; D'Y, y'y,
+        then every factor anew (its z and e follow the targets). 1 if a factor is not PD (cannot happen for a factor
+        that was PD: G and the ridges are unchanged)."""
         cdef Py_ssize_t o, i
-        memcpy(self.Yt, &yt[0, 0], self.c * self.N * sizeof(double))
+        memcpy(self.Yt, Yt, self.c * self.N * sizeof(double))
         for o in range(self.c):
             self.yy[o] = _dot(self.Yt + o * self.N, self.Yt + o * self.N, self.N)
         for i in range(self.m):
@@ -1499,7 +1506,8 @@ cdef class GramFactor:
                 self.B[i * self.c + o] = self.work[o]
         for o in range(self.q):
             if self._refactor(o):
-                raise np.linalg.LinAlgError("Gram matrix is not positive definite")
+                return 1
+        return 0
 
     def propose_append(self, col):
         """Propose appending `col`; False (state unchanged) if it makes the factor singular."""

@@ -18,6 +18,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
                                            random_standard_gamma, random_interval)
+from scipy.special.cython_special cimport log_ndtr, ndtri_exp
 from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_scaled_c
 from rbf_bayes._kernel import BASIS_CODES
 from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI
@@ -80,6 +81,12 @@ cdef class RJCore:
     cdef double* cand          # (K, d) candidate centres
     cdef double* lw            # (K,) their log weights beta (l(theta + c_i) - l(theta))
     cdef Py_ssize_t ntry
+    # the binary probit's latent step in the loop (nbs/05c_probit): after each iteration's record, z ~ N(D alpha, 1)
+    # truncated by the labels, then the targets of the factor are z
+    cdef object _ylab, _zbuf
+    cdef signed char* ylab
+    cdef double* zbuf
+    cdef bint probit
     # learned per-input scales (nbs/05d_learned_basis): phi(||diag(s)(x - mu)||), theta = log s ~ N(0, s_sd^2) i.i.d.
     cdef object _th, _sc
     cdef double* th            # (d,) log scales
@@ -222,6 +229,44 @@ cdef class RJCore:
                 raise ValueError("learned scales, input selection and a learned basis type rebuild the design: they "
                                  "need a stored design (design='stored')")
             st.enable_rebuild()
+
+    def enable_probit(self, y):
+        """Run the binary probit's latent step (Albert & Chib; nbs/05c_probit) inside the loop, after each iteration's
+        record and before its snapshot, as `_ProbitRun` does from Python: y the 0/1 labels (N,). One output, a stored
+        design, sigma^2 fixed at 1."""
+        ya = np.ascontiguousarray(y, dtype=np.int8).reshape(-1)
+        if ya.shape[0] != self.N or self.c != 1 or not self.has_s2 or self.st.recompute or self.prior_only:
+            raise ValueError("the probit step needs N labels, one output, sigma^2 fixed at 1, a stored design and the "
+                             "likelihood on")
+        self._ylab, self._zbuf = ya, np.zeros(self.N)
+        cdef signed char[::1] yv = self._ylab
+        cdef double[::1] zv = self._zbuf
+        self.ylab, self.zbuf, self.probit = &yv[0], &zv[0], True
+
+    cdef void _latent_step(self) noexcept nogil:
+        """z_n ~ N(f_n, 1) truncated to z > 0 where y_n = 1 and to z <= 0 where y_n = 0, f = D alpha (the last draw),
+        by inversion in log space (`probit.sample_latent`'s arithmetic, one uniform per row in order); then the
+        factor's targets are z, and the likelihood and log posterior follow."""
+        cdef Py_ssize_t n, i, N = self.N
+        cdef double a, f, lu
+        cdef const double* col
+        for n in range(N):
+            self.zbuf[n] = 0.0
+        for i in range(self.st.m):
+            a = self.alpha[i]
+            col = self.st.Dt + self.st.slot[i] * N
+            for n in range(N):
+                self.zbuf[n] += col[n] * a
+        for n in range(N):
+            f = self.zbuf[n]
+            lu = log1p(-random_standard_uniform(self.rng))
+            if self.ylab[n]:
+                self.zbuf[n] = f - ndtri_exp(lu + log_ndtr(f))
+            else:
+                self.zbuf[n] = f + ndtri_exp(lu + log_ndtr(-f))
+        self.st._set_targets_c(self.zbuf)
+        self.lml = log_ml(&self.lik, self.st, False)
+        self.logpost = self.lml + self._log_prior()
 
     def set_state(self, centres, double Lambda, delta2, scales=None, inputs=None, basis=None):
         """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them][, the included inputs (a (d,)
@@ -974,6 +1019,8 @@ cdef class RJCore:
                             self.inv_t1 = 1.0 / temps[i] - 1.0
                         self._iterate()
                         self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+                        if self.probit:
+                            self._latent_step()
             finally:
                 self.st.defer_acc = False
 
@@ -1081,6 +1128,8 @@ cdef class RJCore:
         for i in range(offset, offset + n):
             self._iterate()
             self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+            if self.probit:
+                self._latent_step()
             if i >= next_keep and (i - next_keep) % thin == 0:
                 if cnt[0] >= cap:
                     return 1
@@ -1100,6 +1149,8 @@ cdef class RJCore:
         cdef Py_ssize_t _i
         for _i in range(n):
             self._iterate()
+            if self.probit:
+                self._latent_step()
 
     def set_targets(self, Y):
         """Replace the targets, e.g. by the latent z of data augmentation (probit): D'Y, y'y and the factors are

@@ -155,9 +155,11 @@ def _latent_step(F, y, U, rng):
 class _ProbitRun(_RJRun):
     "The reversible-jump run with the latent-variable step (step 4) after every iteration."
     desc = "RJMCMC probit"
-    def __init__(self, core, st, config, meta, y, U, rng):
+    def __init__(self, core, st, config, meta, y, U, rng, in_python=False):
         super().__init__(core, st, config, meta["c"], meta, None)
         self.y, self.U, self.rng = y, U, rng
+        if U is None and not config.prior_only and not in_python:   # two classes: the latent step runs in the C loop
+            core.enable_probit(y); self._in_c = True
 
     def _advance(self, done, todo):
         for i in range(done, done + todo):
