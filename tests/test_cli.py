@@ -94,7 +94,7 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
     (["summary", "{d}/nothing.npz"], "no such file"),
     (["--model", "smc", "demo"], "do not apply to demo"),
     (["fit", "{d}/train.csv", "--target", "y", "--bogus", "1"], "unrecognized arguments: --bogus"),
-    (["--n-iter", "x"], "invalid int value: 'x'"),
+    (["--n-iter", "x"], "--n-iter: must be a whole number or 'auto', got 'x'"),
     (["fit", "{d}/train.csv", "--target", "y", "--model", "smc", "--chains", "2"], "runs one particle system"),
     (["fit", "{d}/train.csv", "--target", "y", "--chains", "0"], "--chains must be >= 1"),
     (["fit", "{d}/train.csv", "--target", "y", "--chains", "2", "--jobs", "0"], "--jobs must be >= 1 or -1"),
