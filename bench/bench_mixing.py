@@ -4,6 +4,7 @@
     python bench/bench_mixing.py --quick    # short runs (CI smoke run)
     python bench/bench_mixing.py --boston   # also Boston split 0 (learned scales) and Friedman #1 (input selection)
     python bench/bench_mixing.py --seeds 3  # each robot-arm configuration with random_state 0, 1, 2
+    python bench/bench_mixing.py --tremor ../shared/data   # also the probit classifier on the tremor data (§7.3)
 
 For each configuration of `RJMCMCRegressor` (n_chains=4 on 2 threads, every other argument as listed): rank-normalised
 split-R-hat (Vehtari et al. 2021, `rbf_bayes.convergence`) of k and of the log posterior over the 4 chains; bulk ESS of
@@ -54,6 +55,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--boston", action="store_true")
+    ap.add_argument("--tremor", default=None, help="directory with tremor_train.csv / tremor_test.csv (skipped if absent)")
     ap.add_argument("--seeds", type=int, default=1, help="run each robot-arm configuration with random_state 0 .. seeds - 1")
     a = ap.parse_args()
     d = robot_arm(np.random.default_rng(12345))
@@ -90,6 +92,25 @@ def main():
                          ("select_inputs, n_temps=4, n_tries=4, 20k",
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
             measure(name, fd.x, fd.y, fd.x_test, fd.f_test, select_inputs=True, **kw)
+    if a.tremor:
+        import os
+        if not os.path.exists(os.path.join(a.tremor, "tremor_train.csv")):
+            print(f"\ntremor: no data at {a.tremor}, skipped")
+            return
+        from rbf_bayes import RJMCMCClassifier
+        from rbf_bayes.datasets import load_tremor
+        x, y, xt, yt = load_tremor(a.tremor)
+        print("\ntremor (179/178), probit, thin-plate, 4 chains on 2 threads; 'error' = test misclassification")
+        print(f"{'configuration':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'it/s':>9} {'error':>7}")
+        for name, kw in [("probit, 5k", dict()), ("probit, n_tries=4, 5k", dict(n_tries=4)),
+                         ("probit, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
+                         ("probit, n_tries=4, 20k", dict(n_iter=n(20_000), burn_in=n(5_000), n_tries=4))]:
+            m = RJMCMCClassifier(n_chains=4, n_jobs=2, random_state=0, **kw)
+            t0 = time.perf_counter(); m.fit(x, y); sec = time.perf_counter() - t0
+            tr = m.trace_; b = m.burn_in
+            ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(tr.log_posterior, b))
+            print(f"{name:<34} {sec:7.2f} {rhat(ks):6.3f} {rhat(lp):6.3f} {ess(ks):7.0f} {ess(ks) / sec:7.1f} "
+                  f"{ess(lp) / sec:7.1f} {4 * m.n_iter / sec:9,.0f} {np.mean(m.predict(xt) != yt):7.3f}", flush=True)
 
 
 if __name__ == "__main__":
