@@ -607,11 +607,24 @@ cdef class RJCore:
             acc += exp(self.lw[i] - mx)
         return mx + log(acc / self.ntry)
 
+    cdef Py_ssize_t _pick(self, double lmw) noexcept nogil:
+        """J with probability exp(lw_J - lmw) / K (lmw the log mean weight of the K candidates): one uniform."""
+        cdef Py_ssize_t i, J = 0
+        cdef double cum = 0.0, u = random_standard_uniform(self.rng)
+        for i in range(self.ntry):
+            cum += exp(self.lw[i] - lmw) / self.ntry
+            J = i
+            if u < cum:
+                break
+        while self.lw[J] == -INFINITY:      # rounding at the end of the sum: the last candidate with weight > 0
+            J -= 1
+        return J
+
     cdef int _birth_mt(self) noexcept nogil:
         """Multiple-try birth: K candidates c_i ~ U(Omega), c_J picked with probability w_J / sum w (w_i = exp(lw_i)),
         accepted with the plain birth's ratio in which the likelihood ratio is replaced by the mean weight (nbs/03)."""
-        cdef Py_ssize_t k = self.k, J = 0, i
-        cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, lmw, u, cum = 0.0
+        cdef Py_ssize_t k = self.k, J
+        cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, lmw
         cdef double* mu = self.C + k * self.d
         if k >= self.kmax:
             return 0
@@ -620,15 +633,7 @@ cdef class RJCore:
         lmw = self._try_candidates(0, self.lml, APPEND, 0)
         if lmw == -INFINITY:
             return 0
-        # J with probability exp(lw_J - lmw) / K
-        u = random_standard_uniform(self.rng)
-        for i in range(self.ntry):
-            cum += exp(self.lw[i] - lmw) / self.ntry
-            J = i
-            if u < cum:
-                break
-        while self.lw[J] == -INFINITY:      # rounding at the end of the sum: the last candidate with weight > 0
-            J -= 1
+        J = self._pick(lmw)
         memcpy(mu, self.cand + J * self.d, self.d * sizeof(double))
         if not self.prior_only:
             self._scratch(mu)
@@ -676,8 +681,8 @@ cdef class RJCore:
         min(1, sum_i w_i / (1 + sum_{i<K} w(r_i))), r_1..r_{K-1} fresh references weighed in the same way (the current
         centre's weight is 1): Liu, Liang & Wong (2000) for an independence proposal, whose weights pi / q are the
         likelihood ratios here because q and the centre prior are both uniform on Omega (nbs/03_moves)."""
-        cdef Py_ssize_t k = self.k, d = self.d, j, J = 0, i
-        cdef double lf, lb, u, cum = 0.0, new = 0.0
+        cdef Py_ssize_t k = self.k, d = self.d, j, J
+        cdef double lf, lb, new = 0.0
         cdef double* mu = self.tmp
         if k == 0:
             return 0
@@ -686,14 +691,7 @@ cdef class RJCore:
         lf = self._try_candidates(0, self.lml, REPLACE, self.p0 + j)
         if lf == -INFINITY:
             return 0
-        u = random_standard_uniform(self.rng)
-        for i in range(self.ntry):
-            cum += exp(self.lw[i] - lf) / self.ntry
-            J = i
-            if u < cum:
-                break
-        while self.lw[J] == -INFINITY:
-            J -= 1
+        J = self._pick(lf)
         memcpy(mu, self.cand + J * d, d * sizeof(double))
         self.lw[0] = 0.0
         lb = self._try_candidates(1, self.lml, REPLACE, self.p0 + j)
