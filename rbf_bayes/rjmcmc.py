@@ -546,6 +546,7 @@ class _PTRun(_RJRun):
         tr = super()._result()
         tr.n_proposed, tr.n_accepted = self.cold_prop.copy(), self.cold_acc.copy()
         tr.meta["tempering"] = dict(betas=self.betas.tolist(), swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
+                                    swap_probability=(self.p_swap / np.maximum(self.n_swap, 1)).tolist(),   # mean min(1, ratio): the rate without the coin flips
                                     swap_proposed=self.n_swap.tolist(), adapted=self.adapt)
         return tr
 
