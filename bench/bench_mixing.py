@@ -38,7 +38,7 @@ def _pred_series(model, X5):
 def measure(name, X, y, Xt, ft, random_state=0, **kw):
     m = RJMCMCRegressor(n_chains=4, n_jobs=2, random_state=random_state, **kw)
     t0 = time.perf_counter(); m.fit(X, y); sec = time.perf_counter() - t0
-    tr = m.trace_; b = m.burn_in
+    tr = m.trace_; b = tr.meta["auto"]["burn_in"] if "auto" in tr.meta else m.burn_in
     ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(tr.log_posterior, b))
     fs = _pred_series(m, Xt[:5])
     e_f = min(ess(fs[:, :, j]) for j in range(fs.shape[2]))
@@ -60,7 +60,8 @@ def main():
     a = ap.parse_args()
     d = robot_arm(np.random.default_rng(12345))
     n = lambda it: max(it // 50, 200) if a.quick else it  # noqa: E731   (the smoke run: 1/50 of the lengths)
-    configs = [("default (5k iterations)", dict()),
+    configs = [("5k iterations (the old default)", dict(n_iter=5000, burn_in=2500)),
+               ("default (n_iter='auto')", dict(max_iter=n(128_000))),
                ("default, 60k iterations", dict(n_iter=n(60_000), burn_in=n(20_000))),
                ("n_tries=4, 60k", dict(n_iter=n(60_000), burn_in=n(20_000), n_tries=4)),
                ("n_temps=8, 60k", dict(n_iter=n(60_000), burn_in=n(20_000), n_temps=8)),
@@ -82,13 +83,17 @@ def main():
         mu, sd = bx[tr_].mean(0), bx[tr_].std(0)
         X, Xt = (bx[tr_] - mu) / sd, (bx[te] - mu) / sd
         print("\nBoston split 0 (300/206), learn_scales=True; 'f error' = test MSE against the noisy targets")
-        for name, kw in [("learn_scales, 5k", dict()), ("learn_scales, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
+        for name, kw in [("learn_scales, 5k", dict(n_iter=5000, burn_in=2500)),
+                         ("learn_scales, auto (default)", dict(max_iter=n(128_000))),
+                         ("learn_scales, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
                          ("learn_scales, n_temps=4, n_tries=4, 20k",
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
             measure(name, X, by[tr_], Xt, by[te], learn_scales=True, **kw)
         fd = friedman(np.random.default_rng(0), 1, n=240, p=10, noise_sd=1.0, n_test=1000)
         print("\nFriedman #1 (240 points, 10 inputs, noise 1), select_inputs=True; 'f error' = MSE against the noise-free f")
-        for name, kw in [("select_inputs, 5k", dict()), ("select_inputs, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
+        for name, kw in [("select_inputs, 5k", dict(n_iter=5000, burn_in=2500)),
+                         ("select_inputs, auto (default)", dict(max_iter=n(128_000))),
+                         ("select_inputs, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
                          ("select_inputs, n_temps=4, n_tries=4, 20k",
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
             measure(name, fd.x, fd.y, fd.x_test, fd.f_test, select_inputs=True, **kw)
@@ -103,14 +108,15 @@ def main():
         print("\ntremor (179/178), probit, thin-plate, 4 chains on 2 threads; 'error' = test misclassification")
         print(f"{'configuration':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'it/s':>9} {'error':>7}")
         for name, kw in [("probit, 5k", dict()), ("probit, n_tries=4, 5k", dict(n_tries=4)),
+                         ("probit, auto", dict(n_iter="auto", max_iter=n(128_000))),
                          ("probit, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
                          ("probit, n_tries=4, 20k", dict(n_iter=n(20_000), burn_in=n(5_000), n_tries=4))]:
             m = RJMCMCClassifier(n_chains=4, n_jobs=2, random_state=0, **kw)
             t0 = time.perf_counter(); m.fit(x, y); sec = time.perf_counter() - t0
-            tr = m.trace_; b = m.burn_in
+            tr = m.trace_; b = tr.meta["auto"]["burn_in"] if "auto" in tr.meta else m.burn_in
             ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(tr.log_posterior, b))
             print(f"{name:<34} {sec:7.2f} {rhat(ks):6.3f} {rhat(lp):6.3f} {ess(ks):7.0f} {ess(ks) / sec:7.1f} "
-                  f"{ess(lp) / sec:7.1f} {4 * m.n_iter / sec:9,.0f} {np.mean(m.predict(xt) != yt):7.3f}", flush=True)
+                  f"{ess(lp) / sec:7.1f} {4 * m.n_iter_ / sec:9,.0f} {np.mean(m.predict(xt) != yt):7.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,12 @@ import importlib
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from ._validation import as_generator, as_inputs, as_targets, check_bool
-from .results import Summary, read_header, write_npz
+from .results import Summary, mixture_quantile, read_header, write_npz
 
 # %% auto #0
 __all__ = ['BaseBayesEstimator']
@@ -228,4 +228,55 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         "(n, c) arrays (or a (mean, sd) pair of them) to (n,) when y was a vector."
         if not self._y_1d: return out
         return tuple(o[:, 0] for o in out) if isinstance(out, tuple) else out[:, 0]
+
+    _MIXTURE_CELLS = 4_000_000     # components x rows x outputs held at once by sample_y / predict_interval
+
+    def _mixture_blocks(self, X):
+        "The predictive mixture (`results.mixture_quantile`'s inputs) on blocks of rows of X, on the scale of y."
+        X = self._scale_x(self._validate_predict(X))
+        if is_classifier(self):
+            raise TypeError(f"a {type(self).__name__}'s predictive is over classes: use predict_proba")
+        P = len(self.trace_.predictive_mixture(X[:1])[0])           # the number of components, from one row
+        step = max(1, self._MIXTURE_CELLS // (P * int(self.n_outputs_)))
+        for i in range(0, len(X), step):
+            w, m, s = self.trace_.predictive_mixture(X[i:i + step])
+            yield i, w, m * self.y_scale_ + self.y_shift_, s * self.y_scale_
+
+    def sample_y(self, X, # inputs (n, d)
+                 n_samples: int=1, # draws per row
+                 random_state=0, # int, numpy Generator or None (scikit-learn's GaussianProcessRegressor default: 0)
+                ) -> np.ndarray:
+        """Draws of a new observation at every row of X from the posterior predictive (the mixture over posterior draws,
+        `04a_results`). Each draw picks one posterior draw of the model for all rows, so a draw is a function drawn from
+        the posterior plus noise (joint over the rows, as scikit-learn's GP `sample_y`). Shape (n, n_samples) for one
+        output, (n, c, n_samples) for several."""
+        from ._validation import check_int
+        n_samples = check_int("n_samples", n_samples, 1)
+        rng = as_generator(random_state); comp = out = None
+        for i, w, m, s in self._mixture_blocks(X):
+            if comp is None:
+                comp = rng.choice(len(w), size=n_samples, p=w)
+                out = np.empty((self._validate_predict(X).shape[0], m.shape[-1], n_samples))
+            e = rng.standard_normal((n_samples,) + m.shape[1:])          # (S, rows, c)
+            out[i:i + m.shape[1]] = np.moveaxis(m[comp] + s[comp] * e, 0, -1)
+        if not np.isfinite(out).all(): raise ValueError("the predictive draws overflow at some rows of X: predict nearer the data")
+        return out[:, 0, :] if self._y_1d else out
+
+    def predict_interval(self, X, # inputs (n, d)
+                         level: float=0.95, # probability the interval holds a new observation
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper): the equal-tailed posterior predictive interval of a new observation at every row of X, the
+        (1 - level)/2 and (1 + level)/2 quantiles of the predictive mixture itself (not mean +- z sd: where the posterior
+        draws disagree the interval covers them all). Each shaped as `predict`."""
+        if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1):
+            raise ValueError(f"level must be a probability in (0, 1), got {level!r}")
+        lo = hi = None
+        for i, w, m, s in self._mixture_blocks(X):
+            if lo is None:
+                n = self._validate_predict(X).shape[0]; lo, hi = np.empty((n, m.shape[-1])), np.empty((n, m.shape[-1]))
+            lo[i:i + m.shape[1]] = mixture_quantile(w, m, s, (1 - level) / 2)
+            hi[i:i + m.shape[1]] = mixture_quantile(w, m, s, (1 + level) / 2)
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+            raise ValueError("the predictive interval overflows at some rows of X: predict nearer the data")
+        return self._shape_output((lo, hi))
 

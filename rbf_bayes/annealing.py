@@ -113,6 +113,12 @@ class AnnealResult(SamplerResult):
         lev = np.einsum("ij,jk,ik->i", D, self.gram_inv, D)
         return mean, np.sqrt(self.sigma2[None, :] * (1 + lev[:, None]))
 
+    def predictive_mixture(self, x):
+        """One component (`04a_results`): the best network's plug-in predictive N(D b, s^2 (1 + d'(D'D)^-1 d)), the
+        classical prediction interval's normal (a point estimate has no posterior to mix over)."""
+        mean, sd = self.predict(x, return_std=True)
+        return np.ones(1), mean[None], sd[None]
+
     def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
         "The best network and its criterion, the schedule, the sizes visited, acceptance, time."
         T, k, crit = self.temperatures, np.asarray(self.k), str(self.meta.get("criterion", "criterion")).upper()

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._base import BaseBayesEstimator
 from ._validation import as_inputs, as_targets, check_bool, check_int, check_memory, check_positive
-from .chains import chain_generators, check_parallel, sample_chains
+from .chains import AUTO_START, auto_chains, chain_generators, check_auto, check_parallel, sample_chains
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
@@ -26,7 +26,8 @@ from .results import SamplerResult
 
 # %% auto #0
 __all__ = ['BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction', 'log_ratio_bmars_birth',
-           'log_ratio_bmars_death', 'BMARSTrace', 'sample_bmars', 'sample_bmars_reference', 'BMARSRegressor']
+           'log_ratio_bmars_death', 'BMARSTrace', 'sample_bmars', 'bmars_run', 'sample_bmars_reference',
+           'BMARSRegressor']
 
 # %% ../nbs/10_bmars.ipynb #210c4a64
 @dataclass(frozen=True)
@@ -156,6 +157,15 @@ class BMARSTrace(SamplerResult):
         gs = np.array([self.design(x, s) @ self.coef_draw[s] for s in range(len(self.kept))])
         return mean, np.sqrt(gs.var(axis=0) + self.sigma2.mean(axis=0))
 
+    def predictive_mixture(self, x):
+        """The predictive of a new observation at x as a mixture (`04a_results`): one normal per kept model s,
+        N(B_s(x) a_s, sigma^2_s), a_s the coefficients drawn with it, equal weights."""
+        if not self.kept.size or not self.coef_draw: raise self._no_samples("a prior_only run")
+        x = as_inputs(x)
+        means = np.stack([self.design(x, s) @ self.coef_draw[s] for s in range(len(self.kept))])
+        P = len(self.kept)
+        return np.full(P, 1 / P), means, np.broadcast_to(np.sqrt(self.sigma2)[:, None, :], means.shape)
+
     def select(self, burn_in: int=0, thin: int=1) -> BMARSTrace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
         idx = np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin]
@@ -237,13 +247,21 @@ def sample_bmars(x, # predictors (n, p)
                  progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                 ) -> BMARSTrace:
     "Bayesian MARS by reversible jump (change / birth / death, lambda by MH), coefficients and noise integrated out (C loop)."
+    return bmars_run(x, y, prior=prior, n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, c_move=c_move,
+                     prior_only=prior_only, fix_lambda=fix_lambda, chunk_size=chunk_size).run(progress)
+
+def bmars_run(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=10_000, burn_in: int=5_000, thin: int=10,
+              rng: np.random.Generator, c_move: float=0.4, prior_only: bool=False, fix_lambda: float|None=None,
+              chunk_size: int=5000):
+    """The run `sample_bmars` makes, before it runs: `.run()` runs it, `.extend(n)` makes room for n more iterations
+    (the estimator's automatic run length grows its chains in rounds this way, `05b_chains`)."""
     from rbf_bayes._bmars import BMARSCore
     x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move)
     n, p = x.shape; c = Y.shape[1]; sorted_x = [np.sort(x[:, v]) for v in range(p)]
     core = BMARSCore(st, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator)
     meta = dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
                 n_types=len(types), engine="c")
-    return _BMARSRun(core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta).run(progress)
+    return _BMARSRun(core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta)
 
 class _BMARSRun(ChunkedRun):
     """One BMARS run between chunks: the C core (and its bit generator), per-iteration buffers, the kept models; `st` is
@@ -256,6 +274,13 @@ class _BMARSRun(ChunkedRun):
         self.buf = (np.zeros(n_iter, np.int64), np.zeros(n_iter), np.zeros(n_iter), np.zeros(n_iter, np.int8),
                     np.zeros(n_iter, np.int8))     # k, log marginal likelihood, lambda, move, accepted
         self.kept, self.snaps, self.hs, self.ds, self.s2s = [], [], [], [], []
+
+    def extend(self, n_more: int):
+        "Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new end."
+        n_more = check_int("n_more", n_more, 1)
+        self.buf = tuple(np.concatenate([a, np.zeros(n_more, a.dtype)]) for a in self.buf)
+        self.total += n_more
+        return self
 
     def _chunk(self):
         done, b = self.done, self.burn_in
@@ -362,15 +387,19 @@ def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
 
 class BMARSRegressor(BaseBayesEstimator):
     "Bayesian MARS regression (Denison, Mallick & Smith 1998) in the scikit-learn protocol."
-    def __init__(self, max_interaction: int=2, k_max: int=50, n_iter: int=10_000, burn_in: int=5_000, thin: int=10,
+    def __init__(self, max_interaction: int=2, k_max: int=50,
+                 n_iter: int|str=10_000, # iterations per chain, or "auto": run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`)
+                 burn_in: int=5_000, # iterations discarded (with n_iter="auto": half of the run)
+                 thin: int=10,
                  prior: BMARSPrior|None=None, standardize: bool=True, random_state=None, progress: bool=False,
                  n_chains: int=1, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
                  n_jobs: int=1, # chains run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
+                 max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
                 ):
         self.max_interaction, self.k_max, self.n_iter, self.burn_in, self.thin = max_interaction, k_max, n_iter, burn_in, thin
         self.prior, self.standardize, self.random_state, self.progress = prior, standardize, random_state, progress
-        self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
+        self.n_chains, self.n_jobs, self.executor, self.max_iter = n_chains, n_jobs, executor, max_iter
 
     def fit(self, X, y):
         """Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_. With n_chains > 1, chain j uses the
@@ -379,10 +408,18 @@ class BMARSRegressor(BaseBayesEstimator):
         progress = check_bool("progress", self.progress)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))   # the vague priors are stated for standardised data (§4)
         pr = self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
+        if check_auto(self.n_iter, self.max_iter, self.executor):
+            make = lambda rng, n: bmars_run(X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
+                                            thin=self.thin, rng=rng)
+            self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
+                                         max_iter=self.max_iter, progress=progress, desc="BMARS chains"))
+            self.n_iter_ = int(max(self.trace_.meta.get("chain_lengths") or [len(self.trace_.k)]))
+            return self
         one = functools.partial(_one_bmars_chain, X, Y, pr, self.n_iter, self.burn_in, self.thin, progress and n_chains == 1)
         if n_chains == 1: self._set_fitted(one(self._rng()))
         else: self._set_fitted(sample_chains(one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                              executor=self.executor, progress=progress, desc="BMARS chains"))
+        self.n_iter_ = int(max(self.trace_.meta.get("chain_lengths") or [len(self.trace_.k)]))   # iterations run per chain
         return self
 
     _result_class = BMARSTrace

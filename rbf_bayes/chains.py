@@ -22,7 +22,7 @@ from .rjmcmc import _offsets
 
 # %% auto #0
 __all__ = ['AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'check_parallel', 'chain_generators', 'run_chains', 'pool_traces',
-           'finish_chains', 'sample_chains', 'auto_chains']
+           'finish_chains', 'sample_chains', 'check_auto', 'auto_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 def check_parallel(n_chains, # independent chains (>= 1)
@@ -72,14 +72,20 @@ def run_chains(tasks, # zero-argument callables, one per chain
                                     "they were cancelled (run the chains on threads, executor=None, to stop and continue)") from None
     flag = threading.Event()
     pool = ThreadPoolExecutor(max_workers=max(1, min(n_jobs, len(tasks))), thread_name_prefix="rbf_bayes-chain")
+    # runs (the `run` of a ChunkedRun: `rjmcmc_run`, `probit_run`) show the iterations of all chains; other tasks, chains
+    runs = [getattr(t, "__self__", None) for t in tasks]
+    runs = runs if all(hasattr(r, "done") and hasattr(r, "total") for r in runs) else None
+    count = (lambda: sum(r.done for r in runs)) if runs else None   # noqa: E731
+    total, unit, start = (sum(r.total for r in runs), "it", count()) if runs else (len(tasks), "chain", 0)
     try:
         futs = [pool.submit(_flagged, flag, t) for t in tasks]
         pending = set(futs)
-        with Progress(len(tasks), desc, enabled=progress, unit="chain") as bar:
+        with Progress(total, desc, enabled=progress, unit=unit, initial=start) as bar:
             while pending:
                 try:
                     done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                    bar.update(len(done))
+                    if runs: bar.update(count() - bar.n, chains=f"{len(futs) - len(pending)}/{len(futs)} done")
+                    else: bar.update(len(done))
                 except KeyboardInterrupt:
                     if flag.is_set(): raise           # the second Ctrl-C: abort now
                     flag.set()                        # the first: every chain stops at its next chunk
@@ -157,6 +163,15 @@ def sample_chains(sample, # sample(rng) -> result: one chain (e.g. a partial of 
 # %% ../nbs/05b_chains.ipynb #auto0cd1
 AUTO_START, AUTO_RHAT, AUTO_ESS = 4000, 1.01, 400   # n_iter="auto": first round per chain; the stopping rule
 
+def check_auto(n_iter, max_iter, executor) -> bool:
+    "Whether an estimator's n_iter asks for the automatic run length; the arguments checked (names in the errors)."
+    if isinstance(n_iter, str):
+        if n_iter != "auto": raise ValueError(f"n_iter must be a positive integer or 'auto', got {n_iter!r}")
+        check_int("max_iter", max_iter, 8)
+        if executor is not None: raise ValueError("n_iter='auto' grows the chains in rounds on threads: use executor=None")
+        return True
+    return False
+
 def _auto_check(pooled, b) -> tuple[bool, dict]:
     "Whether split-R-hat <= AUTO_RHAT and bulk ESS >= AUTO_ESS for k and the log posterior after burn-in b, and the numbers."
     diag = pooled.chain_diagnostics(b)
@@ -172,21 +187,39 @@ def auto_chains(make_run, # make_run(rng, n_iter) -> an unstarted run with `run(
     reached; the pooled result keeps the snapshots of the second halves (at most about 1,000 per chain) and says in
     meta['auto'] whether it converged, after how many iterations, and each round's diagnostics."""
     max_iter = check_int("max_iter", max_iter, 8)
-    n = min(AUTO_START, max_iter); runs = [make_run(r, n) for r in rngs]; t0 = time.perf_counter(); rounds = []
-    while True:
-        traces = run_chains([r.run for r in runs], n_jobs=n_jobs, progress=progress, desc=desc)
-        if any(t.interrupted for t in traces): return finish_chains(traces, n_jobs, time.perf_counter() - t0, desc)
-        pooled = pool_traces(traces, time.perf_counter() - t0)
-        ok, got = _auto_check(pooled, n // 2); rounds.append(dict(n_iter=n, **got))
-        if ok or n >= max_iter: break
-        more = min(n, max_iter - n)
-        for r in runs: r.extend(more)
-        n += more
-    per_chain = np.bincount(np.searchsorted(np.cumsum(pooled.meta["chain_lengths"]), pooled.kept, side="right"),
-                            minlength=len(runs))
-    thin = max(1, -(-int(per_chain.max()) // 2 // 1000))     # about 1,000 snapshots per chain at most
-    out = pooled.select(burn_in=n // 2, thin=thin)
-    out.meta["auto"] = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=max_iter, rhat=AUTO_RHAT, ess=AUTO_ESS,
-                            snapshot_thin=thin, rounds=rounds)
-    return out
+    n = min(AUTO_START, max_iter)
+    return _AutoRun([make_run(r, n) for r in rngs], n, n_jobs, max_iter, desc).run(progress)
+
+class _AutoRun:
+    """The rounds of `auto_chains` as a run that Ctrl-C can stop and `resume` can finish: the live chains, this round's
+    length per chain, the rounds checked so far. An interrupted automatic fit carries it (`_run`), so continue_fit()
+    finishes the round in progress and goes on with the rounds, as the uninterrupted fit does (the same chains bit for
+    bit: the chains and the round boundaries do not depend on when the user pressed Ctrl-C)."""
+    def __init__(self, runs, n, n_jobs, max_iter, desc):
+        self.runs, self.n, self.n_jobs, self.max_iter, self.desc = runs, n, n_jobs, max_iter, desc
+        self.rounds, self.seconds = [], 0.0
+
+    def run(self, progress: bool=False):
+        t0 = time.perf_counter()
+        while True:
+            traces = run_chains([r.run for r in self.runs], n_jobs=self.n_jobs, progress=progress,
+                                desc=f"{self.desc}, round {len(self.rounds) + 1}")
+            if any(t.interrupted for t in traces):
+                self.seconds += time.perf_counter() - t0
+                pooled = finish_chains(traces, self.n_jobs, self.seconds, self.desc)
+                if pooled.resumable: pooled._run = self
+                return pooled
+            pooled = pool_traces(traces, self.seconds + time.perf_counter() - t0)
+            n = self.n; ok, got = _auto_check(pooled, n // 2); self.rounds.append(dict(n_iter=n, **got))
+            if ok or n >= self.max_iter: break
+            more = min(n, self.max_iter - n)
+            for r in self.runs: r.extend(more)
+            self.n += more
+        per_chain = np.bincount(np.searchsorted(np.cumsum(pooled.meta["chain_lengths"]), pooled.kept, side="right"),
+                                minlength=len(self.runs))
+        thin = max(1, -(-int(per_chain.max()) // 2 // 1000))     # about 1,000 snapshots per chain at most
+        out = pooled.select(burn_in=n // 2, thin=thin)
+        out.meta["auto"] = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
+                                ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds)
+        return out
 

@@ -168,7 +168,7 @@ def cmd_fit(args):
     cls = MODELS[args.model]
     defaults = cls().get_params()
     if args.n_iter == "auto" and "max_iter" not in defaults:
-        raise CLIError(f"--n-iter auto: the {args.model} model does not choose its run length (rjmcmc does)")
+        raise CLIError(f"--n-iter auto: the {args.model} model does not choose its run length (rjmcmc and bmars do)")
     if args.n_iter is not None and "n_iter" in defaults: kw.update(n_iter=args.n_iter)
     if "burn_in" in defaults:
         if args.burn_in is not None: kw.update(burn_in=args.burn_in)
@@ -213,14 +213,18 @@ def cmd_predict(args):
     meta = model.metadata_
     names, data = read_csv(args.data)
     X = data[:, columns(names, meta["features"], args.data)]
+    level = args.interval
+    if level is not None and not 0 < level < 1: raise CLIError(f"--interval must be a probability in (0, 1), e.g. 0.95, got {level}")
     mean, sd = model.predict(X, return_std=True)
-    mean, sd = np.reshape(mean, (len(X), -1)), np.reshape(sd, (len(X), -1))
+    cols = [np.reshape(mean, (len(X), -1)), np.reshape(sd, (len(X), -1))]
+    kinds = ("mean", "sd") if level is None else ("mean", "sd", "lower", "upper")
+    if level is not None: cols += [np.reshape(a, (len(X), -1)) for a in model.predict_interval(X, level)]
     out = open(args.output, "w", newline="") if args.output else sys.stdout
     try:
         w = csv.writer(out)
-        w.writerow([f"{t}_{s}" for t in meta["targets"] for s in ("mean", "sd")])
+        w.writerow([f"{t}_{s}" for t in meta["targets"] for s in kinds])
         for i in range(len(X)):
-            w.writerow([f"{v:.10g}" for o in range(mean.shape[1]) for v in (mean[i, o], sd[i, o])])
+            w.writerow([f"{a[i, o]:.10g}" for o in range(cols[0].shape[1]) for a in cols])
     finally:
         if args.output: out.close()
 
@@ -251,13 +255,13 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(message)
 
 def _iterations(s: str):
-    "--n-iter: a whole number of iterations, or 'auto' (the chains choose, rjmcmc)."
+    "--n-iter: a whole number of iterations, or 'auto' (the chains choose: rjmcmc, bmars)."
     if s == "auto": return s
     try: return int(s)
     except ValueError: raise argparse.ArgumentTypeError(f"must be a whole number or 'auto', got {s!r}") from None
 
 _OPTS = {   # option -> argparse keywords; every default is filled in after parsing (see `_DEFAULTS`)
-    "--n-iter": dict(type=_iterations, help="iterations (robot-arm: 50000; fit: the model's default; rjmcmc: 'auto' runs until the chains converge)"),
+    "--n-iter": dict(type=_iterations, help="iterations (robot-arm: 50000; fit: the model's default, for rjmcmc 'auto': it runs until the chains converge)"),
     "--burn-in": dict(type=int, help="burn-in iterations (robot-arm: 30000; fit: the model's default, or half of --n-iter if that is smaller)"),
     "--k-max": dict(type=int, help="robot-arm: maximum number of bases (default 20; 0 means N - d - 1)"),
     "--beta-delta2": dict(type=float, help="robot-arm: scale of the delta^2 prior (default 10)"),
@@ -268,8 +272,10 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
     "--model": dict(choices=list(MODELS), help="fit: rjmcmc (default), rjsa, smc or bmars"),
     "--out": dict(help="fit: the model file to write (default model.npz)"),
     "--output": dict(help="predict: CSV to write (default: standard output); plot: PNG (default model.png)"),
+    "--interval": dict(type=float, help="predict: also the equal-tailed predictive interval at this level, e.g. 0.95 "
+                                        "(columns <target>_lower, <target>_upper; from the posterior draws, not a normal)"),
     "--no-progress": dict(action="store_true", help="fit, robot-arm: no progress bar on stderr"),
-    "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled) or restarts (rjsa), run in parallel"),
+    "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled; rjmcmc's default 4) or restarts (rjsa), run in parallel"),
     "--jobs": dict(type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"),
     "--temps": dict(type=int, help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 1: none)"),
     "--tries": dict(type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"),
@@ -281,13 +287,13 @@ _COMMANDS = {   # command -> (positional arguments, options, help)
     "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed", "--no-progress",
                         "--chains", "--jobs", "--temps", "--tries"),
             "fit a model to a CSV file and save it"),
-    "predict": (("model_file", "data"), ("--output",), "posterior mean and sd at the rows of a CSV file"),
+    "predict": (("model_file", "data"), ("--output", "--interval"), "posterior mean and sd (and a predictive interval) at the rows of a CSV file"),
     "summary": (("model_file",), (), "p(k | y), acceptance rates, ESS and timings of a saved model"),
     "plot": (("model_file",), ("--output",), "trace of k, p(k | y), acceptance and log posterior of a saved model, as a PNG"),
 }
 _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
                  target=None, features=None, model="rjmcmc", out="model.npz", output=None,
-                 no_progress=False, chains=None, jobs=None, temps=None, tries=None)
+                 no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None)
 
 def _parser() -> argparse.ArgumentParser:
     "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."

@@ -15,28 +15,17 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseBayesEstimator
-from ._validation import check_bool, check_choice, check_int
+from ._validation import check_bool, check_choice
 from .basis import BASES
-from .chains import AUTO_START, auto_chains, chain_generators, check_parallel, sample_chains
+from .chains import AUTO_START, auto_chains, chain_generators, check_auto, check_parallel, sample_chains
 from .priors import RBFPrior
-from .probit import ProbitTrace, sample_probit
+from .probit import ProbitTrace, probit_run, sample_probit
 from .rjmcmc import RJConfig, Trace, rjmcmc_run, sample_rjmcmc
 
 AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")   # basis="auto": the types among which the chain moves (05d)
 
 # %% auto #0
 __all__ = ['AUTO_BASES', 'RJMCMCRegressor', 'RJMCMCClassifier']
-
-# %% ../nbs/12_estimators.ipynb #estauto1
-def _check_auto(n_iter, max_iter, executor) -> bool:
-    "Whether n_iter asks for the automatic run length; the arguments checked."
-    if isinstance(n_iter, str):
-        if n_iter != "auto": raise ValueError(f"n_iter must be a positive integer or 'auto', got {n_iter!r}")
-        check_int("max_iter", max_iter, 8)
-        if executor is not None: raise ValueError("n_iter='auto' grows the chains in rounds on threads: use executor=None")
-        return True
-    return False
-
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -52,8 +41,8 @@ class RJMCMCRegressor(BaseBayesEstimator):
     def __init__(self,
                  basis: str="cubic", # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian; `05d_learned_basis`): sets basis_probabilities_
                  width: float=1.0, # multiquadric / Gaussian width
-                 n_iter: int|str=5000, # MCMC iterations per chain, or "auto": run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`)
-                 burn_in: int=2500, # iterations discarded (with n_iter="auto": half of the run, whatever this says)
+                 n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
+                 burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
                  prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(): g-prior, joint hierarchy; see 01_priors)
                  split_scale: float=0.1, # varsigma* of split/merge
@@ -62,8 +51,8 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                  standardize: bool=True, # fit on standardised X and y (Omega, width and the ridge prior live there)
-                 n_chains: int=1, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
-                 n_jobs: int=1, # chains run at once on threads (-1: one per core); the C loop releases the GIL
+                 n_chains: int=4, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
+                 n_jobs: int=-1, # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
                  learn_scales: bool=False, # sample one scale per input, phi(||diag(s)(x - mu)||) (`05d_learned_basis`): sets input_scales_
                  select_inputs: bool=False, # input selection: each input (its linear column and scale) in or out (`05d_learned_basis`): sets input_relevance_
@@ -84,7 +73,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
         With n_iter="auto" the chains run in rounds until they converge (`auto_chains`; burn_in is then half the run)."""
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
-        auto = _check_auto(self.n_iter, self.max_iter, self.executor)
+        auto = check_auto(self.n_iter, self.max_iter, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=AUTO_START // 2 if auto else self.burn_in, thin=self.thin, split_scale=self.split_scale,
                        rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1,
@@ -150,25 +139,30 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
                  link: str="probit", # "probit" (probabilities, any number of classes, 05c_probit) or "discriminant" (two classes, the 1999 paper's §7.3)
                  basis: str="thin_plate", # one of `BASES` (thin-plate splines as in the paper's classification experiment)
                  width: float=1.0, # multiquadric / Gaussian width
-                 n_iter: int=5000, # MCMC iterations
-                 burn_in: int=2500, # iterations discarded
+                 n_iter: int|str=5000, # MCMC iterations per chain, or "auto": run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`; see "Defaults that converge" for why it is not the default here)
+                 burn_in: int=2500, # iterations discarded (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in
                  prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(); the probit model fixes sigma^2 = 1)
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5,
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # show a progress bar
                  standardize: bool=True, # fit on standardised X (and, for the discriminant, standardised labels)
-                 n_chains: int=1, # independent chains, pooled (`05b_chains`)
-                 n_jobs: int=1, # chains run at once on threads (-1: one per core)
+                 n_chains: int=4, # independent chains, pooled (`05b_chains`)
+                 n_jobs: int=-1, # chains run at once on threads (-1, the default: one per core)
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
                  n_tries: int=1, # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
+                 max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
                 ):
         self.link, self.basis, self.width, self.n_iter, self.burn_in, self.thin = link, basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
-        self.n_chains, self.n_jobs, self.executor, self.n_tries = n_chains, n_jobs, executor, n_tries
+        self.n_chains, self.n_jobs, self.executor, self.n_tries, self.max_iter = n_chains, n_jobs, executor, n_tries, max_iter
 
     _result_class = (ProbitTrace, Trace)
+
+    def _continue(self):
+        super()._continue()
+        self.n_iter_ = int(max(self.trace_.meta.get("chain_lengths") or [len(self.trace_.k)]))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -192,21 +186,32 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         yi = np.searchsorted(self.classes_, yl)
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
-        cfg = RJConfig(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin, split_scale=self.split_scale,
-                       rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1, n_tries=self.n_tries)
+        auto = check_auto(self.n_iter, self.max_iter, self.executor)
+        cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=AUTO_START // 2 if auto else self.burn_in,
+                       thin=self.thin, split_scale=self.split_scale, rw_var=self.rw_var, varpi=self.varpi,
+                       progress=progress and n_chains == 1, n_tries=self.n_tries)
         prior = self.prior if self.prior is not None else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)    # labels are labels: no scaling of y
             one = functools.partial(_one_probit_chain, Xs, yi, prior, cfg, self.basis, self.width)
+            start = functools.partial(probit_run, Xs, yi)
         else:
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
             one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self.width)
-        tr = one(self._rng()) if n_chains == 1 else sample_chains(
-            one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs, executor=self.executor, progress=progress,
-            desc=f"{self.link} chains")
+            start = functools.partial(rjmcmc_run, Xs, Ys)
+        if auto:
+            make = lambda rng, n: start(prior=prior, config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)),  # noqa: E731
+                                        rng=rng, basis=self.basis, width=self.width)
+            tr = auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs, max_iter=self.max_iter,
+                             progress=progress, desc=f"{self.link} chains")
+        else:
+            tr = one(self._rng()) if n_chains == 1 else sample_chains(
+                one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs, executor=self.executor, progress=progress,
+                desc=f"{self.link} chains")
         self._y_1d = True
         self._set_fitted(tr)
+        self.n_iter_ = int(max(tr.meta.get("chain_lengths") or [len(tr.k)]))   # iterations run per chain
         return self
 
     def _fitted_json(self) -> dict:

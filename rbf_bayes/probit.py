@@ -18,7 +18,7 @@ from .rjmcmc import RJConfig, Trace, _check_rj_memory, _prepare, _RJRun, sample_
 
 # %% auto #0
 __all__ = ['check_binary', 'sample_latent', 'check_labels', 'sample_utilities', 'class_log_probabilities', 'class_probabilities',
-           'ProbitTrace', 'sample_probit']
+           'ProbitTrace', 'sample_probit', 'probit_run']
 
 # %% ../nbs/05c_probit.ipynb #c0c591ae
 def check_binary(y, name: str="y") -> np.ndarray:
@@ -185,18 +185,33 @@ def sample_probit(x, # inputs (N, d)
     "Probit classification with an unknown number of bases: reversible-jump MCMC with latent-variable augmentation."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
     if config.fixed_sigma2 not in (None, 1.0): raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
-    yi = check_labels(y); C = int(yi.max()) + 1; c = C - 1
+    yi = check_labels(y); C = int(yi.max()) + 1
     config = dataclasses.replace(config, fixed_sigma2=1.0)
     U = None if C == 2 else sample_utilities(_init_utilities(yi, C, rng), np.zeros((len(yi), C)), yi, rng)
     Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
-    if reference:
-        state = {"U": U}
-        def latent(F):
-            Z, state["U"] = _latent_step(F, yi, state["U"], rng)
-            return Z
-        t = sample_rjmcmc_reference(x, Z0, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init, latent=latent)
-        t.meta.update(link="probit", n_classes=C)
-        return ProbitTrace(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
+    if not reference: return probit_run(x, y, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init,
+                                        _start=(yi, U, Z0)).run(config.progress)
+    state = {"U": U}
+    def latent(F):
+        Z, state["U"] = _latent_step(F, yi, state["U"], rng)
+        return Z
+    t = sample_rjmcmc_reference(x, Z0, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init, latent=latent)
+    t.meta.update(link="probit", n_classes=C)
+    return ProbitTrace(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
+
+def probit_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(), rng: np.random.Generator,
+               basis: str="cubic", width: float=1.0, init: dict|None=None, _start=None):
+    """The run `sample_probit` makes (C loop), before it runs: `.run()` runs it, `.extend(n)` makes room for n more
+    iterations (the classifier's automatic run length grows the chains in rounds this way, as `rjmcmc_run`)."""
+    if _start is None:
+        if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
+        if config.fixed_sigma2 not in (None, 1.0): raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
+        yi = check_labels(y); C = int(yi.max()) + 1
+        config = dataclasses.replace(config, fixed_sigma2=1.0)
+        U = None if C == 2 else sample_utilities(_init_utilities(yi, C, rng), np.zeros((len(yi), C)), yi, rng)
+        Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
+    else: yi, U, Z0 = _start; C = int(yi.max()) + 1
+    c = C - 1
     x, Z, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, Z0, prior, config, basis, width, init, rng)
     N, d = x.shape
     if config.design == "recompute":
@@ -212,4 +227,4 @@ def sample_probit(x, # inputs (N, d)
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, link="probit", n_classes=C,
                 omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
-    return _ProbitRun(core, st, config, meta, yi, U, rng).run(config.progress)
+    return _ProbitRun(core, st, config, meta, yi, U, rng)

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'write_npz', 'read_header', 'Summary', 'SamplerResult']
+__all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'write_npz', 'read_header', 'Summary', 'SamplerResult',
+           'mixture_quantile']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
@@ -123,6 +124,11 @@ class SamplerResult:
         "Posterior mean (and predictive sd) at x, shape (n, c)."
         raise NotImplementedError
 
+    def predictive_mixture(self, x):
+        """The posterior predictive of a new observation at x as a normal mixture (see "The posterior predictive as a
+        mixture"): weights (P,), means (P, n, c), sds (P, n, c)."""
+        raise NotImplementedError(f"a {type(self).__name__} has no predictive mixture")
+
     def select(self, burn_in: int=0, thin: int=1):
         "The same kind of result keeping the samples from iteration burn_in on, every thin-th."
         raise NotImplementedError
@@ -192,7 +198,10 @@ class SamplerResult:
         "Hook: the (rows, notes) of `summary`; subclasses extend it."
         b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
         n = len(self.k)
-        rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))] + self._k_rows(burn_in)
+        if self._k_unit == "iterations" and self.n_chains > 1:      # pooled chains: burn-in counts in each chain
+            rows = [("samples", f"{n:,} iterations in {self.n_chains} chains" + (f" (burn-in {b:,} in each)" if b else ""))]
+        else: rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))]
+        rows += self._k_rows(burn_in)
         acc = self.acceptance_rates()
         if acc: rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
         notes, mixing = [], []                # mixing: the convergence notes, said last
@@ -207,7 +216,7 @@ class SamplerResult:
             if bad:
                 mixing.append("the chains disagree (split R-hat " + ", ".join(f"{k} {r:.2f}" for k, r in bad.items())
                              + f" > {RHAT_ALARM}): they have not converged to one distribution; p(k | y) and the "
-                             "predictions are not yet reliable: run longer (n_iter, burn_in)")
+                             "predictions are not yet reliable" + ("" if self.meta.get("auto") else ": run longer (n_iter, burn_in)"))
         elif self._k_unit == "iterations" and n - b >= 10:
             from rbf_bayes.convergence import ess
             kk = np.asarray(self.k[b:], float)
@@ -227,8 +236,10 @@ class SamplerResult:
                                        + f" (split R-hat <= {au['rhat']}, bulk ESS >= {au['ess']} for k and the log posterior)"))
             if not au["converged"]:
                 mixing.append(f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
-                              f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter, or "
-                              "use a tempered ladder (n_temps) and multiple tries (n_tries)")
+                              f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
+                              + (", or use a tempered ladder (n_temps) and multiple tries (n_tries)"
+                                 if "n_temps" in (self.meta.get("config") or {}) and self.meta.get("link") != "probit"
+                                 else ""))
         secs = self.meta.get("seconds")
         if isinstance(secs, (int, float)): rows.append(("time", f"{secs:.2f} s"))
         if self.meta.get("interrupted"):
@@ -244,12 +255,14 @@ class SamplerResult:
 
     def chain_diagnostics(self, burn_in: int|None=None) -> dict:
         """Across pooled chains, after each chain's burn-in: split-R-hat and bulk ESS (`08_convergence`) of k, of sigma^2
-        (each output) and of the log posterior, on the first min-length draws of every chain: {name: (rhat, ess)}."""
+        (each output; not when the model fixes it, as the probit does) and of the log posterior, on the first min-length
+        draws of every chain: {name: (rhat, ess)}."""
         from rbf_bayes.convergence import ess, rhat
         b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
         series = {"k": self.k}
         s2 = getattr(self, "sigma2", None)
-        if isinstance(s2, np.ndarray) and len(s2) == len(self.k) and np.isfinite(s2).all():
+        fixed = (self.meta.get("config") or {}).get("fixed_sigma2") is not None
+        if isinstance(s2, np.ndarray) and len(s2) == len(self.k) and np.isfinite(s2).all() and not fixed:
             s2 = s2.reshape(len(s2), -1)
             for j in range(s2.shape[1]): series["σ²" if s2.shape[1] == 1 else f"σ²[{j}]"] = s2[:, j]
         for f in ("log_posterior", "log_target", "log_marginal_likelihood"):
@@ -326,3 +339,28 @@ class SamplerResult:
     def _from_stored(cls, kw: dict) -> dict:
         "Hook: turn JSON lists back into the types a subclass keeps (default: as stored)."
         return kw
+
+# %% ../nbs/04a_results.ipynb #9291a978
+def mixture_quantile(weights, # (P,) component weights (summing to 1)
+                     means, # (P, ...) component means
+                     sds, # (P, ...) component standard deviations (> 0), broadcastable to means
+                     p: float, # probability in (0, 1)
+                     tol: float=1e-10, # stop when |F(q) - p| <= tol at every point
+                     max_iter: int=100) -> np.ndarray:
+    """The p-quantile of the normal mixture sum_s w_s N(means[s], sds[s]^2) at every point (shape means.shape[1:]):
+    Newton's method on the mixture CDF, safeguarded by bisection of a bracket that always holds the root."""
+    from scipy import special
+    w = np.asarray(weights, float); m = np.asarray(means, float); s = np.broadcast_to(np.asarray(sds, float), m.shape)
+    wb = w.reshape((-1,) + (1,) * (m.ndim - 1))
+    lo, hi = (m - 40 * s).min(0), (m + 40 * s).max(0)
+    q = np.einsum("s,s...->...", w, m)                       # start at the mixture's mean
+    for _ in range(max_iter):
+        z = (q - m) / s
+        F = np.sum(wb * special.ndtr(z), 0) - p
+        if np.all(np.abs(F) <= tol): break
+        lo = np.where(F < 0, q, lo); hi = np.where(F > 0, q, hi)
+        f = np.sum(wb * np.exp(-0.5 * z * z) / (s * np.sqrt(2 * np.pi)), 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = q - F / f
+        q = np.where(np.isfinite(step) & (step > lo) & (step < hi), step, 0.5 * (lo + hi))
+    return q

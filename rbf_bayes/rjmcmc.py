@@ -172,6 +172,15 @@ class Trace(SamplerResult):
         s2 = self.sigma2[self.kept].mean(0)
         return mean, np.sqrt(var_f + s2)
 
+    def predictive_mixture(self, x):
+        """The predictive of a new observation at x as a mixture (`04a_results`): one normal per kept snapshot s,
+        N(D_s(x) alpha_s, sigma^2_s), alpha_s the coefficients drawn with it, equal weights."""
+        if self.n_samples == 0 or len(self.coef_draw) == 0:
+            raise self._no_samples("a prior_only run, or burn_in >= n_iter")
+        means = np.stack([D @ self.coef_draw[self.coef_offsets[s]:self.coef_offsets[s + 1]] for s, D in self._designs(x)])
+        sds = np.sqrt(self.sigma2[self.kept])[:, None, :]
+        return np.full(self.n_samples, 1 / self.n_samples), means, np.broadcast_to(sds, means.shape)
+
     def _subset(self, idx, **meta) -> Trace:
         "A trace with the kept snapshots idx only (the per-iteration series unchanged)."
         co = [slice(self.coef_offsets[s], self.coef_offsets[s + 1]) for s in idx]

@@ -126,6 +126,20 @@ class SMCResult(SamplerResult):
         v = np.einsum("i,in->n", w, np.array(var))[:, None] + np.einsum("i,inc->nc", w, (means - mean) ** 2)
         return mean, np.sqrt(v)
 
+    def predictive_mixture(self, x):
+        """The predictive of a new observation at x as a mixture (`04a_results`): one normal per particle, its
+        posterior-mean fit and the sd of a new observation given the particle (noise plus coefficient uncertainty),
+        weighted by the particle weights."""
+        x = as_inputs(x); w = np.asarray(self.weights, float); means, sds = [], []
+        wd = np.full(len(w), self.meta["width"]) if self.widths is None else self.widths
+        for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
+            K = kernel_matrix(x, cen, self.meta["basis"], wi)
+            L = f.reshape(len(h), len(h))
+            means.append(K @ h)
+            sds.append(np.sqrt(s2 * (1 + np.sum(linalg.solve_triangular(L, K.T, lower=True) ** 2, 0))))
+        means = np.array(means)
+        return w / w.sum(), means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
+
     def select(self, burn_in: int=0, thin: int=1) -> SMCResult:
         "A particle system is not a chain: only burn_in = 0, thin = 1 (the result itself) is meaningful."
         if burn_in != 0 or thin != 1:

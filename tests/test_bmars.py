@@ -67,3 +67,19 @@ def test_errors_and_protocol():
     assert m.get_params()["n_iter"] == 600
     with pytest.raises(ValueError, match="X has 5 features, but BMARSRegressor is expecting 2 features"):
         m.predict(np.zeros((3, 5)))
+
+
+def test_automatic_run_length_grows_the_fixed_chains():
+    """BMARSRegressor(n_iter="auto"): the chains grown in rounds are the fixed-length chains of the length they
+    stopped at, draw for draw (extending a run does not perturb it); the summary says how long they ran and why."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(80, 3)); y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(80)
+    auto = BMARSRegressor(n_iter="auto", max_iter=8000, n_chains=2, n_jobs=2, random_state=0).fit(X, y)
+    a = auto.trace_.meta["auto"]
+    assert [r["n_iter"] for r in a["rounds"]][:2] == [4000, 8000][:len(a["rounds"])] and auto.n_iter_ == a["n_iter"]
+    fixed = BMARSRegressor(n_iter=a["n_iter"], burn_in=2000, n_chains=2, n_jobs=2, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(auto.trace_.k, fixed.trace_.k)
+    np.testing.assert_array_equal(auto.trace_.log_marginal_likelihood, fixed.trace_.log_marginal_likelihood)
+    assert dict(auto.summary().rows)["run length"].startswith("chosen by the chains")
+    with pytest.raises(ValueError, match="n_iter must be a positive integer or 'auto'"):
+        BMARSRegressor(n_iter="long").fit(X, y)

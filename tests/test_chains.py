@@ -32,8 +32,8 @@ def test_threads_do_not_change_the_draws():
     assert m2.trace_.n_chains == 3 and m2.trace_.meta["chain_lengths"] == [2000] * 3
     rows = dict(m2.summary().rows)
     assert "split R-hat" in rows and "3 independent chains" in rows["chains"]
-    # one chain is the old behaviour, unchanged: the estimator's own generator drives it
-    one = RJMCMCRegressor(**FAST).fit(D.x, D.y)
+    # one chain (n_chains=1; the default is 4) is the old behaviour, unchanged: the estimator's own generator drives it
+    one = RJMCMCRegressor(n_chains=1, **FAST).fit(D.x, D.y)
     assert one.trace_.n_chains == 1 and "chain_lengths" not in one.trace_.meta
 
 
@@ -94,6 +94,21 @@ def test_ctrl_c_during_parallel_chains_then_continue_fit(monkeypatch):
         m.continue_fit()
     assert not m.interrupted_
     _same(m, RJMCMCRegressor(**kw).fit(D.x, D.y))
+
+
+def test_ctrl_c_during_the_automatic_run_length_then_continue_fit(monkeypatch):
+    """The default fit (n_iter="auto", 4 chains): Ctrl-C in a round keeps the work; continue_fit() finishes that round
+    and goes on with the rounds, to the same chains, rounds and result as the uninterrupted fit, bit for bit."""
+    kw = dict(random_state=4, n_jobs=2, max_iter=16_000)
+    m = _fit_with_sigint(RJMCMCRegressor(**kw), monkeypatch)
+    assert m.interrupted_ and "auto" not in m.trace_.meta
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.continue_fit()
+    assert not m.interrupted_
+    full = RJMCMCRegressor(**kw).fit(D.x, D.y)
+    assert m.trace_.meta["auto"]["rounds"] == full.trace_.meta["auto"]["rounds"] and m.n_iter_ == full.n_iter_
+    _same(m, full)
 
 
 def test_dask_executor_matches_threads(tmp_path):

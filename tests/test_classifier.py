@@ -118,3 +118,16 @@ def test_tremor_narrow_gaussian_probit_stays_finite():
     assert np.isfinite(F).all() and np.isfinite(m.member_scores(xt)).all()
     assert np.median(np.abs(F).max(1)) < 100, np.median(np.abs(F).max(1))
     assert int(np.sum(m.predict(xt) != yt)) <= 30
+
+
+@pytest.mark.parametrize("link", ["probit", "discriminant"])
+def test_automatic_run_length_grows_the_fixed_chains(link):
+    """RJMCMCClassifier(n_iter="auto") (on request; 4 chains by default): the chains grown in rounds are the fixed-length
+    chains of the length they stopped at, draw for draw, for the probit (latent step in C) and the discriminant."""
+    x, y = _circle(120, 3)
+    auto = RJMCMCClassifier(link=link, n_iter="auto", max_iter=8000, n_chains=2, n_jobs=2, random_state=0).fit(x, y)
+    n = auto.trace_.meta["auto"]["n_iter"]
+    fixed = RJMCMCClassifier(link=link, n_iter=n, burn_in=2000, n_chains=2, n_jobs=2, random_state=0).fit(x, y)
+    np.testing.assert_array_equal(auto.trace_.k, fixed.trace_.k)
+    np.testing.assert_array_equal(auto.trace_.log_posterior, fixed.trace_.log_posterior)
+    assert auto.n_iter_ == n and RJMCMCClassifier().n_chains == 4

@@ -78,6 +78,15 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
     assert lines[0] == "y_mean,y_sd" and len(lines) == 8
     vals = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
     assert np.all(np.isfinite(vals)) and np.all(vals[:, 1] > 0)
+    r = _run("predict", tmp_path / "m.npz", tmp_path / "new.csv", "--interval", "0.9", "-o", tmp_path / "q.csv")
+    assert r.returncode == 0, r.stderr                                # the predictive interval: two more columns
+    lines = (tmp_path / "q.csv").read_text().splitlines()
+    assert lines[0] == "y_mean,y_sd,y_lower,y_upper" and len(lines) == 8
+    q = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
+    np.testing.assert_array_equal(q[:, :2], vals)
+    assert np.all((q[:, 2] < q[:, 0]) & (q[:, 0] < q[:, 3]))
+    r = _run("predict", tmp_path / "m.npz", tmp_path / "new.csv", "--interval", "95")
+    assert r.returncode == 2 and "--interval must be a probability in (0, 1)" in r.stderr, r.stderr
     r = _run("summary", tmp_path / "m.npz")
     assert r.returncode == 0 and ("best network" if model == "rjsa" else "p(k | y)") in r.stdout and "fitted to" in r.stdout, r.stderr
     r = _run("plot", tmp_path / "m.npz", "--output", tmp_path / "f.png")
@@ -142,7 +151,7 @@ def test_fit_with_automatic_length_tempering_and_tries(tmp_path):
     assert m.n_temps == 3 and m.n_tries == 2 and m.trace_.meta["tempering"]["betas"][0] == 1.0
     s = _run("summary", tmp_path / "m.npz")
     assert s.returncode == 0 and "chosen by the chains" in s.stdout, s.stdout
-    for args, msg in ((("--model", "bmars", "--n-iter", "auto"), "does not choose its run length"),
+    for args, msg in ((("--model", "smc", "--n-iter", "auto"), "does not choose its run length"),
                       (("--model", "smc", "--temps", "2"), "has no n_temps"), (("--tries", "0",), "--tries must be >= 1"),
                       (("--n-iter", "long"), "whole number or 'auto'")):
         r = _run("fit", tmp_path / "train.csv", "--target", "y", "--no-progress", "--out", tmp_path / "x.npz", *args)

@@ -86,7 +86,7 @@ def _same_result(a, b):
 
 CASES = {   # estimator factory, progress update at which Ctrl-C arrives (after burn-in)
     # RJMCMC takes its snapshots inside C: one update per chunk of 2,000 iterations, so the third ends after burn-in
-    "rjmcmc": (lambda: RJMCMCRegressor(n_iter=12_000, burn_in=4_000, thin=4, random_state=1), 3),
+    "rjmcmc": (lambda: RJMCMCRegressor(n_iter=12_000, burn_in=4_000, thin=4, random_state=1, n_chains=1), 3),
     "rjsa": (lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=1, random_state=1), 20),   # one run; restarts: test_chains
     "bmars": (lambda: BMARSRegressor(n_iter=1500, burn_in=500, thin=5, random_state=1), 80),
 }
@@ -140,7 +140,7 @@ def test_annealing_restarts_ctrl_c_then_continue_fit(sigint_at):
 
 
 BURN_IN_CASES = {   # burn-in longer than one chunk (RJMCMC 2,000, BMARS 5,000 iterations), so the first chunk ends inside it
-    "rjmcmc": lambda: RJMCMCRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2),
+    "rjmcmc": lambda: RJMCMCRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2, n_chains=1),
     "bmars": lambda: BMARSRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2),
 }
 
@@ -204,7 +204,7 @@ def test_a_model_without_its_run_says_so(name, sigint_at, tmp_path):
 def test_ctrl_c_from_another_thread_while_fitting():
     "The asynchronous case: SIGINT from a timer thread at an arbitrary moment of a running fit; continue_fit = full fit."
     X, y = _data(120)
-    make = lambda: RJMCMCRegressor(n_iter=300_000, burn_in=1000, thin=50, random_state=5)   # noqa: E731
+    make = lambda: RJMCMCRegressor(n_iter=300_000, burn_in=1000, thin=50, random_state=5, n_chains=1)   # noqa: E731
 
     def send_when_running():
         deadline = time.monotonic() + 30
@@ -267,7 +267,7 @@ def _run_and_interrupt(args, tmp_path):
         if not ch:
             break
         err += ch
-        if "it/s" in err or "s/it" in err:        # the bar shows a rate: the sampler is running
+        if "it/s" in err or "s/it" in err or "chains:" in err:   # a bar is drawn (of iterations, or of the chains): running
             p.send_signal(signal.SIGINT)
             break
     out, rest = p.communicate(timeout=120)
