@@ -26,6 +26,7 @@ lic = licenses.get(cfg["license"].lower(), (cfg["license"], None))
 requirements = shlex.split(cfg.get("requirements", ""))
 dev_requirements = shlex.split(cfg.get("dev_requirements", ""))
 docs_requirements = shlex.split(cfg.get("docs_requirements", ""))
+arviz_requirements = shlex.split(cfg.get("arviz_requirements", ""))   # to_arviz (optional: the core does not need it)
 console_scripts = [o.strip() for o in cfg.get("console_scripts", "").split("\n") if o.strip()]
 
 
@@ -67,7 +68,7 @@ setuptools.setup(
     package_data={"rbf_bayes": ["data/*.csv", "data/*.md", "*.pyx", "*.pxd"]},
     include_package_data=True,
     install_requires=requirements,
-    extras_require={"dev": dev_requirements, "docs": docs_requirements},
+    extras_require={"dev": dev_requirements, "docs": docs_requirements, "arviz": arviz_requirements},
     dependency_links=cfg.get("dep_links", "").split(),
     python_requires=">=" + cfg["min_python"],
     long_description=open("README.md", encoding="utf-8").read() if os.path.exists("README.md") else "",

@@ -280,3 +280,59 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
             raise ValueError("the predictive interval overflows at some rows of X: predict nearer the data")
         return self._shape_output((lo, hi))
 
+    def to_arviz(self, X=None, # the training inputs: with y, adds observed_data and log_likelihood (for az.loo / az.compare)
+                 y=None, # the training targets
+                 *, posterior_predictive: bool=False, # also draws of y at X (needs X), one per posterior draw
+                 centres: bool=False, # also the centres, padded with NaN to the largest k, and the `centre_used` mask
+                 random_state=0, # int, numpy Generator or None: the posterior predictive draws' noise
+                ):
+        """The fit as ArviZ data (`InferenceData`; ArviZ is optional: `pip install "rbf_bayes[arviz]"`), one draw per kept
+        snapshot, `(chain, draw)` by chain: `posterior` (k, sigma2 per output and the sampler's hyperparameters, learned
+        scales and inclusion; with centres=True the ragged centres padded with NaN to the largest k and a `centre_used`
+        mask: off by default, since a padded slot is no parameter (the labels of the centres switch between draws), so its
+        R-hat and ESS mean nothing and would enter the ESS that `az.loo` averages over the posterior),
+        `sample_stats` (lp, the move of the iteration and whether it was accepted), and with X and y `observed_data` and
+        `log_likelihood` (each row's log p(y_i | draw), summed over outputs, for `az.loo`). On the scale of X and y."""
+        try:
+            import arviz as az
+        except ImportError:
+            raise ImportError("to_arviz needs ArviZ: pip install 'rbf_bayes[arviz]' (or pip install arviz)") from None
+        self._check_fitted()
+        if is_classifier(self) or not hasattr(self.trace_, "_arviz_draws"):
+            raise TypeError(f"to_arviz: a {type(self).__name__} ({type(self.trace_).__name__}) has no posterior draws to "
+                            "export (the reversible-jump and BMARS regressors have)")
+        if (X is None) != (y is None): raise ValueError("to_arviz: give both X and y (the training data), or neither")
+        if posterior_predictive and X is None: raise ValueError("to_arviz: posterior_predictive=True needs X (and y)")
+        tr = self.trace_
+        post, stats, dims = tr._arviz_draws(self, centres)
+        n = tr.meta.get("chain_lengths") or [len(tr.k)]
+        chain = np.searchsorted(np.cumsum(n), tr.kept, side="right")
+        idx = [np.flatnonzero(chain == j) for j in range(len(n))]
+        m = min(len(i) for i in idx)
+        if m == 0: raise ValueError("to_arviz: a chain has no kept draw (burn-in not finished)")
+        take = np.stack([i[:m] for i in idx])                    # (chains, draws) positions in the kept snapshots
+        shape = lambda a: np.asarray(a)[take]                    # noqa: E731
+        groups = dict(posterior={k: shape(v) for k, v in post.items()}, sample_stats={k: shape(v) for k, v in stats.items()})
+        coords = {"output": [f"y{j}" for j in range(int(self.n_outputs_))], "input": [str(f) for f in getattr(
+            self, "feature_names_in_", [f"x{j}" for j in range(int(self.n_features_in_))])]}
+        if X is not None:
+            Xv = self._validate_predict(X); Y = as_targets(y, len(Xv), "y")
+            if Y.shape[1] != int(self.n_outputs_): raise ValueError(f"to_arviz: y has {Y.shape[1]} outputs, the model {self.n_outputs_}")
+            _, mu, sd = tr.predictive_mixture(self._scale_x(Xv))
+            mu, sd = mu * self.y_scale_ + self.y_shift_, sd * self.y_scale_
+            ll = np.sum(-0.5 * ((Y[None] - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi), axis=2)   # (P, n)
+            one = self._y_1d
+            groups["observed_data"] = {"y": Y[:, 0] if one else Y}
+            groups["log_likelihood"] = {"y": ll[take]}
+            dims["y"] = ["obs_id"] if one else ["obs_id", "output"]
+            if posterior_predictive:
+                rng = as_generator(random_state)
+                rep = (mu + sd * rng.standard_normal(mu.shape))[take]
+                groups["posterior_predictive"] = {"y": rep[..., 0] if one else rep}
+            coords["obs_id"] = np.arange(len(Y))
+        seen = {g: groups.pop(g) for g in ("observed_data", "posterior_predictive") if g in groups}
+        idata = az.from_dict(**groups, coords=coords, dims={**dims, "y": ["obs_id"]})   # y here: the log-likelihood
+        if seen:   # the data and its replicates have the outputs as a dimension: their own dims for the name y
+            idata.extend(az.from_dict(**seen, coords=coords, dims={"y": dims["y"]}))
+        return idata
+

@@ -166,6 +166,14 @@ class BMARSTrace(SamplerResult):
         P = len(self.kept)
         return np.full(P, 1 / P), means, np.broadcast_to(np.sqrt(self.sigma2)[:, None, :], means.shape)
 
+    def _arviz_draws(self, est, centres: bool=False) -> tuple[dict, dict, dict]:
+        "(posterior, sample_stats, dims) at the kept models for `to_arviz`: k, sigma2 (on the scale of y), lambda."
+        kept = self.kept
+        post = dict(k=self.k[kept], sigma2=np.asarray(self.sigma2) * est.y_scale_ ** 2, lam=self.lam[kept])
+        stats = dict(log_marginal_likelihood=self.log_marginal_likelihood[kept], move=self.move[kept].astype(np.int64),
+                     accepted=self.accepted[kept].astype(bool))
+        return post, stats, dict(sigma2=["output"])
+
     def select(self, burn_in: int=0, thin: int=1) -> BMARSTrace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
         idx = np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin]

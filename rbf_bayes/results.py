@@ -340,7 +340,7 @@ class SamplerResult:
         "Hook: turn JSON lists back into the types a subclass keeps (default: as stored)."
         return kw
 
-# %% ../nbs/04a_results.ipynb #9291a978
+# %% ../nbs/04a_results.ipynb #b90f5f3f
 def mixture_quantile(weights, # (P,) component weights (summing to 1)
                      means, # (P, ...) component means
                      sds, # (P, ...) component standard deviations (> 0), broadcastable to means

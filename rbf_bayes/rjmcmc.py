@@ -181,6 +181,28 @@ class Trace(SamplerResult):
         sds = np.sqrt(self.sigma2[self.kept])[:, None, :]
         return np.full(self.n_samples, 1 / self.n_samples), means, np.broadcast_to(sds, means.shape)
 
+    def _arviz_draws(self, est, centres: bool=False) -> tuple[dict, dict, dict]:
+        """(posterior, sample_stats, dims) at the kept snapshots for `to_arviz`, on the estimator's scale of X and y:
+        k, sigma2, delta2, Lambda, learned scales/inclusion; centres=True: the centres padded with NaN to the largest k
+        and the mask."""
+        kept = self.kept; P = len(kept); d = self.meta["d"]
+        post = dict(k=self.k[kept], sigma2=self.sigma2[kept] * est.y_scale_ ** 2, delta2=self.delta2[kept],
+                    Lambda=self.Lambda[kept])
+        dims = dict(sigma2=["output"], delta2=["output"])
+        if centres:
+            ks = np.diff(self.centre_offsets); K = max(int(ks.max()) if P else 0, 1)
+            cen = np.full((P, K, d), np.nan); used = np.zeros((P, K), bool)
+            for s in range(P):
+                cen[s, :ks[s]] = self.sample_centres(s) * est.x_scale_ + est.x_shift_; used[s, :ks[s]] = True
+            post.update(centres=cen, centre_used=used); dims.update(centres=["basis", "input"], centre_used=["basis"])
+        cfg = self.meta.get("config", {})
+        if self.scales is not None and len(self.scales):
+            if cfg.get("learn_scales"): post["input_scale"] = self.scales; dims["input_scale"] = ["input"]
+            if cfg.get("select_inputs"): post["input_in"] = self.scales > 0; dims["input_in"] = ["input"]
+        if self.kinds is not None and len(self.kinds): post["basis_type"] = self.kinds.astype(np.int64)
+        stats = dict(lp=self.log_posterior[kept], move=self.move[kept].astype(np.int64), accepted=self.accepted[kept].astype(bool))
+        return post, stats, dims
+
     def _subset(self, idx, **meta) -> Trace:
         "A trace with the kept snapshots idx only (the per-iteration series unchanged)."
         co = [slice(self.coef_offsets[s], self.coef_offsets[s + 1]) for s in idx]

@@ -1,0 +1,83 @@
+"""to_arviz (issue: the Bayesian workflow): every chain sampler's fit as ArviZ data that az.summary, az.plot_trace,
+az.loo and az.compare accept; its numbers are the package's own (R-hat of k, the pointwise log-likelihood)."""
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+az = pytest.importorskip("arviz")
+
+from rbf_bayes import BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor  # noqa: E402
+from rbf_bayes.convergence import rhat  # noqa: E402
+from rbf_bayes.datasets import sinc_data  # noqa: E402
+
+D = sinc_data(np.random.default_rng(3))
+
+
+@pytest.fixture(scope="module")
+def rj():
+    return RJMCMCRegressor(basis="gaussian", width=0.28, random_state=0, max_iter=16_000).fit(D.x, D.y)
+
+
+def test_groups_dims_and_the_packages_own_numbers(rj):
+    idata = rj.to_arviz(D.x, D.y, posterior_predictive=True)
+    for g in ("posterior", "sample_stats", "log_likelihood", "observed_data", "posterior_predictive"):
+        assert hasattr(idata, g), g
+    post = idata.posterior
+    assert post.sizes["chain"] == 4 and post.sizes["draw"] >= 100
+    assert set(post.data_vars) >= {"k", "sigma2", "delta2", "Lambda"} and "centres" not in post
+    np.testing.assert_array_equal(idata.observed_data["y"].values, D.y)
+    # R-hat of k: ArviZ's on the exported draws equals the package's on the same draws, chain by chain
+    tr = rj.trace_
+    chain = np.searchsorted(np.cumsum(tr.meta["chain_lengths"]), tr.kept, side="right")
+    m = post.sizes["draw"]
+    ks = np.stack([tr.k[tr.kept[chain == j][:m]] for j in range(4)]).astype(float)
+    np.testing.assert_array_equal(post["k"].values, ks)
+    np.testing.assert_allclose(float(az.rhat(idata, var_names=["k"])["k"]), rhat(ks), rtol=1e-6)
+    # the pointwise log-likelihood of one draw, computed by hand from its centres, coefficients and noise
+    s = int(np.flatnonzero(chain == 1)[5])
+    D_s = dict(tr._designs(rj._scale_x(D.x)))[s] if False else next(Dm for i, Dm in tr._designs(rj._scale_x(D.x)) if i == s)
+    f = (D_s @ tr.coef_draw[tr.coef_offsets[s]:tr.coef_offsets[s + 1]])[:, 0] * rj.y_scale_[0] + rj.y_shift_[0]
+    sd = np.sqrt(tr.sigma2[tr.kept[s], 0]) * rj.y_scale_[0]
+    np.testing.assert_allclose(idata.log_likelihood["y"].values[1, 5], stats.norm.logpdf(D.y, f, sd), rtol=1e-10)
+    assert idata.posterior_predictive["y"].shape == (4, m, len(D.y))
+
+
+def test_summary_trace_plot_loo_compare(rj):
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    a = rj.to_arviz(D.x, D.y)
+    b = BMARSRegressor(n_chains=4, n_jobs=2, random_state=0).fit(D.x, D.y).to_arviz(D.x, D.y)
+    s = az.summary(a, var_names=["k", "sigma2", "Lambda"])
+    assert {"r_hat", "ess_bulk"} <= set(s.columns) and len(s) == 3
+    axes = az.plot_trace(a, var_names=["k", "sigma2"]); assert axes.shape == (2, 2); plt.close("all")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # Pareto-k warnings are ArviZ's own diagnostics, not errors
+        loo = az.loo(a); cmp = az.compare({"rjmcmc": a, "bmars": b})
+    assert np.isfinite(loo.elpd_loo) and list(cmp.index) != [] and set(cmp.index) == {"rjmcmc", "bmars"}
+
+
+def test_centres_padded_with_a_mask_learned_scales_and_several_outputs():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, (60, 2)); Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2]) + 0.1 * rng.standard_normal((60, 2))
+    m = RJMCMCRegressor(n_iter=1500, burn_in=500, n_chains=2, n_jobs=2, learn_scales=True, random_state=0).fit(X, Y)
+    idata = m.to_arviz(X, Y, centres=True)
+    post = idata.posterior
+    used = post["centre_used"].values
+    np.testing.assert_array_equal(used.sum(-1), post["k"].values)                   # the mask holds k centres
+    assert np.isnan(post["centres"].values[~used]).all() and np.isfinite(post["centres"].values[used]).all()
+    assert post["input_scale"].dims[-1] == "input" and list(post["input"].values) == ["x0", "x1"]
+    assert idata.observed_data["y"].dims == ("obs_id", "output")
+    assert idata.log_likelihood["y"].shape == (2, post.sizes["draw"], 60)           # summed over the two outputs
+
+
+def test_errors_name_what_is_wrong(rj):
+    with pytest.raises(ValueError, match="give both X and y"):
+        rj.to_arviz(D.x)
+    with pytest.raises(ValueError, match="posterior_predictive=True needs X"):
+        rj.to_arviz(posterior_predictive=True)
+    c = RJMCMCClassifier(n_iter=300, burn_in=100, n_chains=1, random_state=0).fit(D.x, D.y > 0)
+    with pytest.raises(TypeError, match="has no posterior draws to export"):
+        c.to_arviz()
