@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
+import math
 import os
 import sys
 import time
@@ -235,7 +237,21 @@ def cmd_summary(args):
     s.rows.insert(0, ("fitted to", f"{meta.get('data', '?')}: inputs {', '.join(meta.get('features', [])) or '?'}; "
                                    f"target(s) {', '.join(meta.get('targets', [])) or '?'}"))
     if isinstance(meta.get("seconds"), (int, float)): s.rows.append(("fit time", f"{meta['seconds']:.2f} s (with setup)"))
-    print(s)
+    if not args.json: print(s); return
+    tr = model.trace_
+    def num(v):     # JSON has no NaN or infinity: None says "undefined" (e.g. the R-hat of a quantity that never moved)
+        if isinstance(v, dict): return {k: num(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)): return [num(x) for x in v]
+        if isinstance(v, (float, np.floating)): return float(v) if math.isfinite(v) else None
+        return v.item() if isinstance(v, np.generic) else v
+    out = dict(model=type(model).__name__, title=s.title, rows=dict(s.rows), notes=list(s.notes),
+               fitted_to=dict(data=meta.get("data"), features=meta.get("features"), targets=meta.get("targets")),
+               p_k=[num(p) for p in tr.p_k()], acceptance={m: num(r) for m, r in tr.acceptance_rates().items()},
+               interrupted=bool(getattr(model, "interrupted_", False)))
+    if tr.n_chains > 1 and hasattr(tr, "chain_diagnostics"):
+        out["diagnostics"] = {q: dict(rhat=num(r), ess=num(e)) for q, (r, e) in tr.chain_diagnostics().items()}
+    if "auto" in tr.meta: out["run_length"] = num(tr.meta["auto"])
+    print(json.dumps(out, indent=1, allow_nan=False, ensure_ascii=False))
 
 def cmd_plot(args):
     "plot: `rbf_bayes.plot.overview` of the model (trace of k, p(k | y), acceptance, log posterior), to a PNG."
@@ -275,6 +291,8 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
     "--interval": dict(type=float, help="predict: also the equal-tailed predictive interval at this level, e.g. 0.95 "
                                         "(columns <target>_lower, <target>_upper; from the posterior draws, not a normal)"),
     "--no-progress": dict(action="store_true", help="fit, robot-arm: no progress bar on stderr"),
+    "--json": dict(action="store_true", help="summary: one JSON object for scripts (the rows and notes, p(k | y), "
+                                             "acceptance, split R-hat and ESS per quantity, the run length)"),
     "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled; rjmcmc's default 4) or restarts (rjsa), run in parallel"),
     "--jobs": dict(type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"),
     "--temps": dict(type=int, help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 1: none)"),
@@ -288,12 +306,12 @@ _COMMANDS = {   # command -> (positional arguments, options, help)
                         "--chains", "--jobs", "--temps", "--tries"),
             "fit a model to a CSV file and save it"),
     "predict": (("model_file", "data"), ("--output", "--interval"), "posterior mean and sd (and a predictive interval) at the rows of a CSV file"),
-    "summary": (("model_file",), (), "p(k | y), acceptance rates, ESS and timings of a saved model"),
+    "summary": (("model_file",), ("--json",), "p(k | y), acceptance rates, ESS and timings of a saved model"),
     "plot": (("model_file",), ("--output",), "trace of k, p(k | y), acceptance and log posterior of a saved model, as a PNG"),
 }
 _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
                  target=None, features=None, model="rjmcmc", out="model.npz", output=None,
-                 no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None)
+                 no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None, json=False)
 
 def _parser() -> argparse.ArgumentParser:
     "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."

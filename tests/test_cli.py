@@ -1,11 +1,12 @@
 """The console script runs end to end and refuses bad arguments."""
+import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from rbf_bayes.cli import main
+from rbf_bayes.cli import load_model, main
 
 
 def test_demo_runs_and_reports(capsys):
@@ -89,6 +90,13 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
     assert r.returncode == 2 and "--interval must be a probability in (0, 1)" in r.stderr, r.stderr
     r = _run("summary", tmp_path / "m.npz")
     assert r.returncode == 0 and ("best network" if model == "rjsa" else "p(k | y)") in r.stdout and "fitted to" in r.stdout, r.stderr
+    r = _run("summary", tmp_path / "m.npz", "--json")                # for scripts: one JSON object, no NaN
+    assert r.returncode == 0, r.stderr
+    js = json.loads(r.stdout)
+    assert js["model"] == type(load_model(tmp_path / "m.npz")).__name__ and js["fitted_to"]["targets"] == ["y"]
+    assert abs(sum(js["p_k"]) - 1) < 1e-9 and js["rows"]["fitted to"].startswith(str(tmp_path / "train.csv"))
+    if model == "rjmcmc":     # 4 chains by default: split R-hat and ESS per quantity
+        assert set(js["diagnostics"]["k"]) == {"rhat", "ess"} and js["diagnostics"]["k"]["ess"] > 0
     r = _run("plot", tmp_path / "m.npz", "--output", tmp_path / "f.png")
     assert r.returncode == 0 and (tmp_path / "f.png").stat().st_size > 1000, r.stderr
 
