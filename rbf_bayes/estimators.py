@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
 from ._base import BaseBayesEstimator
-from ._validation import check_bool, check_choice
+from ._validation import check_bool, check_choice, check_int
 from .basis import BASES
 from .chains import AUTO_START, auto_chains, chain_generators, check_auto, check_parallel, sample_chains
 from .priors import RBFPrior
@@ -234,6 +234,26 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
             sd = self._discriminant_sd(Xs) if return_std else None
         P = np.column_stack([1 - p1, p1])
         return (P, sd) if return_std else P
+
+    def sample_proba(self, X, # inputs (n, d)
+                     n_samples: int=1, # draws per row
+                     random_state=0, # int, numpy Generator or None
+                    ) -> np.ndarray:
+        """Draws of the class probabilities at every row of X from their posterior, (n, C, n_samples) in the order of
+        classes_: each draw is one kept posterior draw of the model, the same for all rows (probit: P(y = j | x, draw);
+        discriminant: that draw's Phi((f(x) - 1/2) / sigma)). For the probit their mean over the kept draws is
+        predict_proba; the discriminant's predict_proba is the predictive Phi((mean - 1/2) / sd), which it approximates."""
+        from rbf_bayes._validation import as_generator
+        n_samples = check_int("n_samples", n_samples, 1)
+        Xs = self._scale_x(self._validate_predict(X)); t = self.trace_
+        sub = t._subset(as_generator(random_state).integers(t.n_samples, size=n_samples))
+        if isinstance(t, ProbitTrace): return sub._draw_proba(Xs)
+        s2 = sub.sigma2[sub.kept, 0]; out = []
+        for s, D in sub._designs(Xs):
+            f = (D @ sub.coef_draw[sub.coef_offsets[s]:sub.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
+            out.append(special.ndtr((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0])))
+        p1 = np.stack(out, -1)
+        return np.stack([1 - p1, p1], 1)
 
     def predict_log_proba(self, X) -> np.ndarray:
         "log of predict_proba, (n, C); for the probit link computed in log space (finite however small the probability)."
