@@ -260,7 +260,15 @@ def cmd_plot(args):
     from matplotlib import pyplot as plt
 
     from rbf_bayes.plot import overview
-    fig = overview(load_model(args.model_file))
+    model = load_model(args.model_file)
+    X = y = None
+    if args.data is not None:
+        meta = model.metadata_; names, data = read_csv(args.data)
+        X = data[:, columns(names, meta["features"], args.data)]
+        if all(t in names for t in meta["targets"]):
+            y = data[:, columns(names, meta["targets"], args.data)]
+            y = y[:, 0] if y.shape[1] == 1 else y
+    fig = overview(model, X, y)
     fig.savefig(args.output, dpi=100); plt.close(fig)
     print(f"wrote {args.output}")
 
@@ -291,6 +299,8 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
     "--interval": dict(type=float, help="predict: also the equal-tailed predictive interval at this level, e.g. 0.95 "
                                         "(columns <target>_lower, <target>_upper; from the posterior draws, not a normal)"),
     "--no-progress": dict(action="store_true", help="fit, robot-arm: no progress bar on stderr"),
+    "--data": dict(help="plot: a CSV with the model's input columns (and its targets): the fourth panel is then the "
+                        "predictive (the band over one input, or predicted against observed)"),
     "--json": dict(action="store_true", help="summary: one JSON object for scripts (the rows and notes, p(k | y), "
                                              "acceptance, split R-hat and ESS per quantity, the run length)"),
     "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled; rjmcmc's default 4) or restarts (rjsa), run in parallel"),
@@ -307,11 +317,11 @@ _COMMANDS = {   # command -> (positional arguments, options, help)
             "fit a model to a CSV file and save it"),
     "predict": (("model_file", "data"), ("--output", "--interval"), "posterior mean and sd (and a predictive interval) at the rows of a CSV file"),
     "summary": (("model_file",), ("--json",), "p(k | y), acceptance rates, ESS and timings of a saved model"),
-    "plot": (("model_file",), ("--output",), "trace of k, p(k | y), acceptance and log posterior of a saved model, as a PNG"),
+    "plot": (("model_file",), ("--output", "--data"), "trace of k, p(k | y), acceptance and log posterior (or, with --data, the predictive) of a saved model, as a PNG"),
 }
 _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
                  target=None, features=None, model="rjmcmc", out="model.npz", output=None,
-                 no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None, json=False)
+                 no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None, json=False, data=None)
 
 def _parser() -> argparse.ArgumentParser:
     "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."

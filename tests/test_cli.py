@@ -99,6 +99,10 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
         assert set(js["diagnostics"]["k"]) == {"rhat", "ess"} and js["diagnostics"]["k"]["ess"] > 0
     r = _run("plot", tmp_path / "m.npz", "--output", tmp_path / "f.png")
     assert r.returncode == 0 and (tmp_path / "f.png").stat().st_size > 1000, r.stderr
+    r = _run("plot", tmp_path / "m.npz", "--data", tmp_path / "new.csv", "--output", tmp_path / "g.png")
+    assert r.returncode == 0 and (tmp_path / "g.png").stat().st_size > 1000, r.stderr     # with the predictive panel
+    r = _run("plot", tmp_path / "m.npz", "--data", tmp_path / "missing.csv")
+    assert r.returncode == 2 and "missing.csv: no such file" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("args, msg", [
