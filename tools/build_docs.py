@@ -53,7 +53,7 @@ NAV = [
     ("Convergence", ["08_convergence"]),
     ("Sequential Monte Carlo", ["09_smc"]),
     ("Bayesian MARS", ["10_bmars"]),
-    ("Estimators and tools", ["12_estimators", "14_plot", "13_datasets", "15_cli"]),
+    ("Estimators and tools", ["12_estimators", "16_workflow", "14_plot", "13_datasets", "15_cli"]),
     ("Experiments", ["experiments/exp1_signal_detection", "experiments/exp2_robot_arm", "experiments/exp3_bmars",
                      "experiments/exp4_smc", "experiments/exp5_classification",
                      "experiments/exp6_learned_basis", "experiments/exp7_annealing_study"]),
