@@ -287,7 +287,8 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
                  random_state=0, # int, numpy Generator or None: the posterior predictive draws' noise
                 ):
         """The fit as ArviZ data (`InferenceData`; ArviZ is optional: `pip install "rbf_bayes[arviz]"`), one draw per kept
-        snapshot, `(chain, draw)` by chain: `posterior` (k, sigma2 per output and the sampler's hyperparameters, learned
+        snapshot, `(chain, draw)` by chain (TD-SMC: one chain of particles resampled by their weights; the annealer's
+        point estimate is refused): `posterior` (k, sigma2 per output and the sampler's hyperparameters, learned
         scales and inclusion; with centres=True the ragged centres padded with NaN to the largest k and a `centre_used`
         mask: off by default, since a padded slot is no parameter (the labels of the centres switch between draws), so its
         R-hat and ESS mean nothing and would enter the ESS that `az.loo` averages over the posterior),
@@ -298,41 +299,56 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         except ImportError:
             raise ImportError("to_arviz needs ArviZ: pip install 'rbf_bayes[arviz]' (or pip install arviz)") from None
         self._check_fitted()
-        if is_classifier(self) or not hasattr(self.trace_, "_arviz_draws"):
+        if not hasattr(self.trace_, "_arviz_draws"):
             raise TypeError(f"to_arviz: a {type(self).__name__} ({type(self.trace_).__name__}) has no posterior draws to "
-                            "export (the reversible-jump and BMARS regressors have)")
+                            "export: it is a point estimate (the best network the annealing found), not a posterior")
         if (X is None) != (y is None): raise ValueError("to_arviz: give both X and y (the training data), or neither")
         if posterior_predictive and X is None: raise ValueError("to_arviz: posterior_predictive=True needs X (and y)")
-        tr = self.trace_
+        tr, rng = self.trace_, as_generator(random_state)
         post, stats, dims = tr._arviz_draws(self, centres)
-        n = tr.meta.get("chain_lengths") or [len(tr.k)]
-        chain = np.searchsorted(np.cumsum(n), tr.kept, side="right")
-        idx = [np.flatnonzero(chain == j) for j in range(len(n))]
-        m = min(len(i) for i in idx)
-        if m == 0: raise ValueError("to_arviz: a chain has no kept draw (burn-in not finished)")
-        take = np.stack([i[:m] for i in idx])                    # (chains, draws) positions in the kept snapshots
+        take = self._arviz_take(rng)                             # (chains, draws) positions among the draws
         shape = lambda a: np.asarray(a)[take]                    # noqa: E731
         groups = dict(posterior={k: shape(v) for k, v in post.items()}, sample_stats={k: shape(v) for k, v in stats.items()})
         coords = {"output": [f"y{j}" for j in range(int(self.n_outputs_))], "input": [str(f) for f in getattr(
             self, "feature_names_in_", [f"x{j}" for j in range(int(self.n_features_in_))])]}
         if X is not None:
-            Xv = self._validate_predict(X); Y = as_targets(y, len(Xv), "y")
-            if Y.shape[1] != int(self.n_outputs_): raise ValueError(f"to_arviz: y has {Y.shape[1]} outputs, the model {self.n_outputs_}")
-            _, mu, sd = tr.predictive_mixture(self._scale_x(Xv))
-            mu, sd = mu * self.y_scale_ + self.y_shift_, sd * self.y_scale_
-            ll = np.sum(-0.5 * ((Y[None] - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi), axis=2)   # (P, n)
-            one = self._y_1d
-            groups["observed_data"] = {"y": Y[:, 0] if one else Y}
+            Xv = self._validate_predict(X)
+            obs, obs_dims, ll, rep = self._arviz_pointwise(Xv, y, rng if posterior_predictive else None)
+            groups["observed_data"] = {"y": obs}
             groups["log_likelihood"] = {"y": ll[take]}
-            dims["y"] = ["obs_id"] if one else ["obs_id", "output"]
-            if posterior_predictive:
-                rng = as_generator(random_state)
-                rep = (mu + sd * rng.standard_normal(mu.shape))[take]
-                groups["posterior_predictive"] = {"y": rep[..., 0] if one else rep}
-            coords["obs_id"] = np.arange(len(Y))
+            dims["y"] = obs_dims
+            if rep is not None: groups["posterior_predictive"] = {"y": rep[take]}
+            coords["obs_id"] = np.arange(len(Xv))
         seen = {g: groups.pop(g) for g in ("observed_data", "posterior_predictive") if g in groups}
         idata = az.from_dict(**groups, coords=coords, dims={**dims, "y": ["obs_id"]})   # y here: the log-likelihood
         if seen:   # the data and its replicates have the outputs as a dimension: their own dims for the name y
             idata.extend(az.from_dict(**seen, coords=coords, dims={"y": dims["y"]}))
         return idata
+
+    def _arviz_take(self, rng) -> np.ndarray:
+        """(chains, draws): the positions of the exported draws among the result's kept draws, chain by chain (each chain
+        cut to the shortest); a weighted particle system (TD-SMC) is one chain of draws resampled by the weights."""
+        tr = self.trace_
+        w = getattr(tr, "weights", None)
+        if w is not None:
+            w = np.asarray(w, float); return rng.choice(len(w), size=(1, len(w)), p=w / w.sum())
+        n = tr.meta.get("chain_lengths") or [len(tr.k)]
+        chain = np.searchsorted(np.cumsum(n), tr.kept, side="right")
+        idx = [np.flatnonzero(chain == j) for j in range(len(n))]
+        m = min(len(i) for i in idx)
+        if m == 0: raise ValueError("to_arviz: a chain has no kept draw (burn-in not finished)")
+        return np.stack([i[:m] for i in idx])
+
+    def _arviz_pointwise(self, Xv, y, rng):
+        """(observed y, its dims, log p(y_i | draw) (P, n) summed over outputs, replicates of y (P, ...) or None) from the
+        predictive mixture's components at the rows of X (a regressor; the classifier has its own)."""
+        Y = as_targets(y, len(Xv), "y")
+        if Y.shape[1] != int(self.n_outputs_): raise ValueError(f"to_arviz: y has {Y.shape[1]} outputs, the model {self.n_outputs_}")
+        _, mu, sd = self.trace_.predictive_mixture(self._scale_x(Xv))
+        mu, sd = mu * self.y_scale_ + self.y_shift_, sd * self.y_scale_
+        ll = np.sum(-0.5 * ((Y[None] - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi), axis=2)
+        one = self._y_1d
+        rep = None if rng is None else mu + sd * rng.standard_normal(mu.shape)
+        if rep is not None and one: rep = rep[..., 0]
+        return (Y[:, 0] if one else Y), (["obs_id"] if one else ["obs_id", "output"]), ll, rep
 

@@ -255,6 +255,30 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         p1 = np.stack(out, -1)
         return np.stack([1 - p1, p1], 1)
 
+    def _arviz_pointwise(self, Xv, y, rng):
+        """`to_arviz` for a classifier: the observed labels as class indices (into classes_), log P(y_i | x_i, draw) for
+        every kept draw (probit: the draw's class probability; discriminant: Phi(+-(f - 1/2) / sigma)), and replicate
+        labels drawn from those probabilities."""
+        yl = np.asarray(y); yl = yl.ravel() if yl.ndim == 2 and yl.shape[1] == 1 else yl
+        if yl.shape != (len(Xv),): raise ValueError(f"to_arviz: y must be {len(Xv)} labels, got shape {yl.shape}")
+        yi = np.searchsorted(self.classes_, yl)
+        if np.any(yi >= len(self.classes_)) or np.any(self.classes_[np.minimum(yi, len(self.classes_) - 1)] != yl):
+            raise ValueError(f"to_arviz: y has labels the model was not fitted on (classes_ = {self.classes_.tolist()[:5]})")
+        Xs, t = self._scale_x(Xv), self.trace_
+        if isinstance(t, ProbitTrace): L = t._draw_proba(Xs, log=True)                         # (n, C, P)
+        else:
+            s2 = t.sigma2[t.kept, 0]; z = []
+            for s, D in t._designs(Xs):
+                f = (D @ t.coef_draw[t.coef_offsets[s]:t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
+                z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
+            z = np.stack(z, -1); L = np.stack([special.log_ndtr(-z), special.log_ndtr(z)], 1)
+        ll = L[np.arange(len(yi)), yi, :].T                                                     # (P, n)
+        rep = None
+        if rng is not None:    # a label per draw and row from that draw's class probabilities (inverse CDF)
+            cum = np.cumsum(np.exp(L), 1); u = rng.uniform(size=(len(yi), 1, L.shape[2]))
+            rep = np.minimum((cum < u).sum(1), len(self.classes_) - 1).T
+        return yi, ["obs_id"], ll, rep
+
     def predict_log_proba(self, X) -> np.ndarray:
         "log of predict_proba, (n, C); for the probit link computed in log space (finite however small the probability)."
         if isinstance(getattr(self, "trace_", None), ProbitTrace):

@@ -189,6 +189,8 @@ class Trace(SamplerResult):
         post = dict(k=self.k[kept], sigma2=self.sigma2[kept] * est.y_scale_ ** 2, delta2=self.delta2[kept],
                     Lambda=self.Lambda[kept])
         dims = dict(sigma2=["output"], delta2=["output"])
+        if (self.meta.get("config") or {}).get("fixed_sigma2") is not None:     # the probit fixes it: no parameter
+            del post["sigma2"], dims["sigma2"]
         if centres:
             ks = np.diff(self.centre_offsets); K = max(int(ks.max()) if P else 0, 1)
             cen = np.full((P, K, d), np.nan); used = np.zeros((P, K), bool)

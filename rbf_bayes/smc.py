@@ -126,6 +126,20 @@ class SMCResult(SamplerResult):
         v = np.einsum("i,in->n", w, np.array(var))[:, None] + np.einsum("i,inc->nc", w, (means - mean) ** 2)
         return mean, np.sqrt(v)
 
+    def _arviz_draws(self, est, centres: bool=False) -> tuple[dict, dict, dict]:
+        """(posterior, sample_stats, dims) per particle for `to_arviz` (which resamples them by weight): k, sigma2 on the
+        scale of y, the learned width; centres=True: the centres padded with NaN to the largest k and the mask."""
+        s2 = np.asarray(self.sigma2, float).reshape(len(self.k), -1) * est.y_scale_ ** 2
+        post, dims = dict(k=np.asarray(self.k), sigma2=s2), dict(sigma2=["output"])
+        if self.widths is not None: post["width"] = np.asarray(self.widths)
+        if centres:
+            P, d = len(self.k), est.n_features_in_; K = max(int(np.max(self.k)) if P else 0, 1)
+            cen = np.full((P, K, d), np.nan); used = np.zeros((P, K), bool)
+            for s, c in enumerate(self.centres):
+                cen[s, :len(c)] = c * est.x_scale_ + est.x_shift_; used[s, :len(c)] = True
+            post.update(centres=cen, centre_used=used); dims.update(centres=["basis", "input"], centre_used=["basis"])
+        return post, dict(weight=np.asarray(self.weights, float)), dims
+
     def predictive_mixture(self, x):
         """The predictive of a new observation at x as a mixture (`04a_results`): one normal per particle, its
         posterior-mean fit and the sd of a new observation given the particle (noise plus coefficient uncertainty),

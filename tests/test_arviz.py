@@ -1,4 +1,4 @@
-"""to_arviz (issue: the Bayesian workflow): every chain sampler's fit as ArviZ data that az.summary, az.plot_trace,
+"""to_arviz (issue: the Bayesian workflow): every sampler's fit as ArviZ data (the annealer's point estimate refused) that az.summary, az.plot_trace,
 az.loo and az.compare accept; its numbers are the package's own (R-hat of k, the pointwise log-likelihood)."""
 import warnings
 
@@ -8,7 +8,7 @@ from scipy import stats
 
 az = pytest.importorskip("arviz")
 
-from rbf_bayes import BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor  # noqa: E402
+from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor, SMCRegressor  # noqa: E402
 from rbf_bayes.convergence import rhat  # noqa: E402
 from rbf_bayes.datasets import sinc_data  # noqa: E402
 
@@ -37,7 +37,7 @@ def test_groups_dims_and_the_packages_own_numbers(rj):
     np.testing.assert_allclose(float(az.rhat(idata, var_names=["k"])["k"]), rhat(ks), rtol=1e-6)
     # the pointwise log-likelihood of one draw, computed by hand from its centres, coefficients and noise
     s = int(np.flatnonzero(chain == 1)[5])
-    D_s = dict(tr._designs(rj._scale_x(D.x)))[s] if False else next(Dm for i, Dm in tr._designs(rj._scale_x(D.x)) if i == s)
+    D_s = next(Dm for i, Dm in tr._designs(rj._scale_x(D.x)) if i == s)
     f = (D_s @ tr.coef_draw[tr.coef_offsets[s]:tr.coef_offsets[s + 1]])[:, 0] * rj.y_scale_[0] + rj.y_shift_[0]
     sd = np.sqrt(tr.sigma2[tr.kept[s], 0]) * rj.y_scale_[0]
     np.testing.assert_allclose(idata.log_likelihood["y"].values[1, 5], stats.norm.logpdf(D.y, f, sd), rtol=1e-10)
@@ -73,11 +73,35 @@ def test_centres_padded_with_a_mask_learned_scales_and_several_outputs():
     assert idata.log_likelihood["y"].shape == (2, post.sizes["draw"], 60)           # summed over the two outputs
 
 
+def test_classifier_and_smc():
+    """The probit classifier: labels as class indices, no sigma^2 (the model fixes it), each draw's log P(y_i | x_i) by
+    hand; TD-SMC: one chain of draws resampled by the particle weights; LOO runs on both."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (150, 2)); y = np.where(x[:, 0] ** 2 + x[:, 1] ** 2 + 0.3 * rng.standard_normal(150) < 0.5, "in", "out")
+    c = RJMCMCClassifier(n_iter=3000, burn_in=1000, n_jobs=2, random_state=0).fit(x, y)
+    ic = c.to_arviz(x, y, posterior_predictive=True)
+    assert "sigma2" not in ic.posterior and ic.posterior.sizes["chain"] == 4
+    np.testing.assert_array_equal(ic.observed_data["y"].values, (y == "out").astype(int))
+    t = c.trace_
+    chain = np.searchsorted(np.cumsum(t.meta["chain_lengths"]), t.kept, side="right"); s = int(np.flatnonzero(chain == 2)[3])
+    f = t.latent_draws(c._scale_x(x))[:, s]
+    np.testing.assert_allclose(ic.log_likelihood["y"].values[2, 3], stats.norm.logcdf(np.where(y == "out", f, -f)), rtol=1e-10)
+    assert set(np.unique(ic.posterior_predictive["y"].values)) <= {0, 1}
+    smc = SMCRegressor(random_state=0).fit(D.x, D.y).to_arviz(D.x, D.y)
+    assert smc.posterior.sizes["chain"] == 1 and set(smc.posterior.data_vars) >= {"k", "sigma2"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isfinite(az.loo(ic).elpd_loo) and np.isfinite(az.loo(smc).elpd_loo)
+
+
 def test_errors_name_what_is_wrong(rj):
     with pytest.raises(ValueError, match="give both X and y"):
         rj.to_arviz(D.x)
     with pytest.raises(ValueError, match="posterior_predictive=True needs X"):
         rj.to_arviz(posterior_predictive=True)
+    sa = AnnealedRBFRegressor(n_iter=300, n_restarts=1, random_state=0).fit(D.x, D.y)
+    with pytest.raises(TypeError, match="point estimate"):
+        sa.to_arviz()
     c = RJMCMCClassifier(n_iter=300, burn_in=100, n_chains=1, random_state=0).fit(D.x, D.y > 0)
-    with pytest.raises(TypeError, match="has no posterior draws to export"):
-        c.to_arviz()
+    with pytest.raises(ValueError, match="labels the model was not fitted on"):
+        c.to_arviz(D.x, np.where(D.y > 0, 2, 0))
