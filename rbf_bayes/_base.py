@@ -15,7 +15,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from ._validation import as_generator, as_inputs, as_targets, check_bool
-from .results import Summary, mixture_quantile, read_header, write_npz
+from .results import DamagedFileError, NewerFormatError, Summary, mixture_quantile, open_npz, write_npz
 
 # %% auto #0
 __all__ = ['BaseBayesEstimator']
@@ -192,8 +192,9 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
 
     def save(self, path, # the .npz file to write
              metadata: dict|None=None, # JSON-able notes kept with the model (e.g. column names); `metadata_` on load
-            ) -> None:
-        "Write the fitted model to one .npz file: parameters and fitted state as JSON, arrays as arrays; no pickle."
+            ) -> Path:
+        """Write the fitted model to one .npz file: parameters and fitted state as JSON, arrays as arrays; no pickle.
+        Returns the path written (numpy adds '.npz' to a name without it; `load` finds the file by either name)."""
         self._check_fitted()
         arrays, trace = self.trace_._to_stored("trace/")
         for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_"): arrays[n] = getattr(self, n)
@@ -201,21 +202,34 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
                       **self._fitted_json())
         if hasattr(self, "feature_names_in_"): fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
         params = {k: _param_to_json(k, v) for k, v in self.get_params(deep=False).items()}
-        write_npz(path, "rbf_bayes estimator", dict(cls=type(self).__name__, params=params, fitted=fitted, trace=trace,
-                                                    metadata=dict(metadata or getattr(self, "metadata_", {}))), arrays)
+        return write_npz(path, "rbf_bayes estimator", dict(cls=type(self).__name__, params=params, fitted=fitted,
+                                                           trace=trace, metadata=dict(metadata or getattr(self, "metadata_", {}))),
+                         arrays)
 
     @classmethod
     def load(cls, path):
         "Read a model written by `save` (this class; a newer format version is refused): predicts as the saved one."
-        with np.load(Path(path), allow_pickle=False) as z:
-            h = read_header(z, path, "rbf_bayes estimator")
+        with open_npz(path, "rbf_bayes estimator") as (z, h):
             if h.get("cls") != cls.__name__:
                 raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
-            m = cls(**{k: _param_from_json(v) for k, v in h["params"].items()})
-            arrays = {k: z[k] for k in z.files if k != "__header__"}
-        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_"): setattr(m, n, arrays[n])
+            try:
+                return cls._from_stored_model(h, {k: z[k] for k in z.files if k != "__header__"})
+            except (DamagedFileError, NewerFormatError): raise
+            except Exception as e:      # a header or array that is not what save wrote: the path, and what broke
+                raise DamagedFileError(f"{path}: a damaged or foreign rbf_bayes estimator file ({type(e).__name__}: {e})") from None
+
+    @classmethod
+    def _from_stored_model(cls, h: dict, arrays: dict):
+        "The estimator from a checked header and its arrays (`load`); shapes that do not fit the model are errors."
+        m = cls(**{k: _param_from_json(v) for k, v in h["params"].items()})
         f = h["fitted"]
-        m.n_features_in_, m.n_outputs_, m._y_1d = f["n_features_in_"], f["n_outputs_"], f["y_1d"]
+        m.n_features_in_, m.n_outputs_, m._y_1d = int(f["n_features_in_"]), int(f["n_outputs_"]), bool(f["y_1d"])
+        for n, size in (("x_shift_", m.n_features_in_), ("x_scale_", m.n_features_in_), ("y_shift_", m.n_outputs_),
+                        ("y_scale_", m.n_outputs_)):
+            a = np.asarray(arrays[n], float)
+            if a.shape != (size,) or not np.isfinite(a).all() or (n.endswith("scale_") and np.any(a <= 0)):
+                raise ValueError(f"{n} has shape {a.shape} (or non-finite / non-positive entries); the model has {size}")
+            setattr(m, n, a)
         if "feature_names_in_" in f: m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
         m._load_fitted_json(f)
         rcs = cls._result_class if isinstance(cls._result_class, tuple) else (cls._result_class,)

@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 import numpy as np
 
 from ._validation import check_int
-from .progress import InterruptedWarning, Progress, _thread_stop, interrupt_message
+from .progress import DeferredInterrupt, InterruptedWarning, Progress, _thread_stop, interrupt_message
 from .rjmcmc import _offsets
 
 # %% auto #0
@@ -78,17 +78,16 @@ def run_chains(tasks, # zero-argument callables, one per chain
     count = (lambda: sum(r.done for r in runs)) if runs else None   # noqa: E731
     total, unit, start = (sum(r.total for r in runs), "it", count()) if runs else (len(tasks), "chain", 0)
     try:
-        futs = [pool.submit(_flagged, flag, t) for t in tasks]
-        pending = set(futs)
-        with Progress(total, desc, enabled=progress, unit=unit, initial=start) as bar:
-            while pending:
-                try:
+        # Ctrl-C from here on (even while the bar is being drawn) sets every chain's stop flag; a second one raises
+        with DeferredInterrupt(True) as stop:
+            futs = [pool.submit(_flagged, flag, t) for t in tasks]
+            pending = set(futs)
+            with Progress(total, desc, enabled=progress, unit=unit, initial=start) as bar:
+                while pending:
                     done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                    if stop.requested: flag.set()     # the first Ctrl-C: every chain stops at its next chunk
                     if runs: bar.update(count() - bar.n, chains=f"{len(futs) - len(pending)}/{len(futs)} done")
                     else: bar.update(len(done))
-                except KeyboardInterrupt:
-                    if flag.is_set(): raise           # the second Ctrl-C: abort now
-                    flag.set()                        # the first: every chain stops at its next chunk
         return [f.result() for f in futs]
     finally:
         flag.set()                                    # an error or a second Ctrl-C: stop the other chains too

@@ -24,7 +24,7 @@ from .kernel import basis_column, rbf_state, state_log_ml
 from .posterior import coef_posterior, log_marginal_likelihood, log_posterior
 from .priors import RBFPrior
 from .progress import InterruptedWarning
-from .results import read_header
+from .results import npz_path, open_npz
 from .rjmcmc import RJConfig, sample_rjmcmc
 
 # %% auto #0
@@ -133,6 +133,9 @@ def read_csv(path, # a CSV file with a header row of column names
         rows = list(csv.reader(f))
     if len(rows) < 2: raise CLIError(f"{path}: needs a header row and at least one data row")
     names = [n.strip() for n in rows[0]]
+    if len(set(names)) != len(names):
+        raise CLIError(f"{path}: the header names column(s) {sorted({n for n in names if names.count(n) > 1})} more than "
+                       "once; rename them")
     data = np.empty((len(rows) - 1, len(names)))
     for i, row in enumerate(rows[1:], start=2):
         if len(row) != len(names): raise CLIError(f"{path}, line {i}: {len(row)} fields, the header has {len(names)}")
@@ -149,19 +152,20 @@ def columns(names: list[str], wanted: list[str], path) -> list[int]:
 
 def load_model(path):
     "The estimator saved in `path` (`save`), whichever of the four it is."
-    p = Path(path)
-    if not p.is_file(): raise CLIError(f"{path}: no such file")
-    try:
-        with np.load(p, allow_pickle=False) as z: cls = read_header(z, path, "rbf_bayes estimator")["cls"]
-    except (ValueError, OSError): raise CLIError(f"{path} is not an rbf_bayes estimator file (a .npz written by "
-                                                 "`rbf-bayes fit` or `save`)") from None
-    est = {c.__name__: c for c in MODELS.values()}.get(cls)
-    if est is None: raise CLIError(f"{path}: unknown model class {cls!r}")
-    return est.load(p)
+    try:     # the library's errors name the path and what is wrong (missing, empty, damaged, another kind, newer format)
+        with open_npz(path, "rbf_bayes estimator") as (_, h): cls = h.get("cls")
+        est = {c.__name__: c for c in MODELS.values()}.get(cls)
+        if est is None: raise CLIError(f"{path}: a {cls} model; the command line reads the regressors "
+                                       f"({', '.join(c.__name__ for c in MODELS.values())})")
+        return est.load(path)
+    except (FileNotFoundError, ValueError) as e: raise CLIError(str(e)) from None
 
 # %% ../nbs/15_cli.ipynb #09bfa025
 def cmd_fit(args):
     "fit: read the CSV, fit the chosen model, save it with the column names."
+    out = npz_path(args.out)        # checked before the fit, so that no fit is lost to a path that cannot be written
+    if Path(args.out).is_dir() or out.is_dir(): raise CLIError(f"--out {args.out}: is a folder; give a file name, e.g. {Path(args.out) / 'model.npz'}")
+    if not out.parent.is_dir(): raise CLIError(f"--out {args.out}: the folder {out.parent} does not exist")
     names, data = read_csv(args.data)
     targets = args.target
     feats = args.features or [n for n in names if n not in targets]
@@ -171,7 +175,9 @@ def cmd_fit(args):
     defaults = cls().get_params()
     if args.n_iter == "auto" and "max_iter" not in defaults:
         raise CLIError(f"--n-iter auto: the {args.model} model does not choose its run length (rjmcmc and bmars do)")
-    if args.n_iter is not None and "n_iter" in defaults: kw.update(n_iter=args.n_iter)
+    if args.n_iter is not None and "n_iter" not in defaults:
+        raise CLIError(f"--n-iter: the {args.model} model has no iterations to set (it makes one pass over the data)")
+    if args.n_iter is not None: kw.update(n_iter=args.n_iter)
     if "burn_in" in defaults:
         if args.burn_in is not None: kw.update(burn_in=args.burn_in)
         elif args.n_iter not in (None, "auto") and defaults["burn_in"] >= args.n_iter: kw.update(burn_in=args.n_iter // 2)
@@ -200,21 +206,37 @@ def cmd_fit(args):
         warnings.simplefilter("ignore", InterruptedWarning)
         model.fit(X, Y[:, 0] if len(targets) == 1 else Y)
     secs = time.perf_counter() - t0
-    model.save(args.out, metadata=dict(features=feats, targets=targets, data=str(args.data), seconds=secs,
-                                       interrupted=bool(model.interrupted_)))
+    out = model.save(out, metadata=dict(features=feats, targets=targets, data=str(args.data), seconds=secs,
+                                        interrupted=bool(model.interrupted_)))
     if model.interrupted_:
-        print(f"rbf-bayes: interrupted after {secs:.2f} s; the incomplete model is saved to {args.out} (its summary says "
+        print(f"rbf-bayes: interrupted after {secs:.2f} s; the incomplete model is saved to {out} (its summary says "
               "how far it got; run fit again to finish)", file=sys.stderr)
         return 130
-    print(f"saved {args.out} ({secs:.2f} s); most probable number of bases: {int(np.argmax(model.k_posterior_))}")
+    print(f"saved {out} ({secs:.2f} s); most probable number of bases: {int(np.argmax(model.k_posterior_))}")
     return 0
+
+def _model_columns(model, names, model_file, data_file) -> tuple[list, list]:
+    """(input columns, target names) of a saved model: those `rbf-bayes fit` stored; for a model saved from Python, its
+    feature names if it was fitted on a DataFrame, else every column of the CSV in the order of fit (then the CSV must
+    have exactly the model's number of inputs), and targets y (or y0, y1, ...)."""
+    meta = model.metadata_
+    feats = meta.get("features") or ([str(f) for f in model.feature_names_in_] if hasattr(model, "feature_names_in_") else None)
+    if feats is None:
+        if len(names) != model.n_features_in_:
+            raise CLIError(f"{model_file} was saved from Python without column names: {data_file} must then have exactly "
+                           f"its {model.n_features_in_} input column(s), in the order of fit (it has {len(names)})")
+        feats = names
+    targets = meta.get("targets") or (["y"] if model.n_outputs_ == 1 else [f"y{j}" for j in range(model.n_outputs_)])
+    return feats, targets
 
 def cmd_predict(args):
     "predict: the posterior mean and sd of every target at the rows of a CSV, as CSV."
     model = load_model(args.model_file)
     meta = model.metadata_
     names, data = read_csv(args.data)
-    X = data[:, columns(names, meta["features"], args.data)]
+    feats, targets = _model_columns(model, names, args.model_file, args.data)
+    meta = dict(meta, targets=targets)
+    X = data[:, columns(names, feats, args.data)]
     level = args.interval
     if level is not None and not 0 < level < 1: raise CLIError(f"--interval must be a probability in (0, 1), e.g. 0.95, got {level}")
     mean, sd = model.predict(X, return_std=True)
@@ -263,10 +285,12 @@ def cmd_plot(args):
     model = load_model(args.model_file)
     X = y = None
     if args.data is not None:
-        meta = model.metadata_; names, data = read_csv(args.data)
-        X = data[:, columns(names, meta["features"], args.data)]
-        if all(t in names for t in meta["targets"]):
-            y = data[:, columns(names, meta["targets"], args.data)]
+        names, data = read_csv(args.data)
+        feats, targets = _model_columns(model, [n for n in names if n not in model.metadata_.get("targets", ())]
+                                        if not model.metadata_.get("features") else names, args.model_file, args.data)
+        X = data[:, columns(names, feats, args.data)]
+        if all(t in names for t in targets):
+            y = data[:, columns(names, targets, args.data)]
             y = y[:, 0] if y.shape[1] == 1 else y
     fig = overview(model, X, y)
     fig.savefig(args.output, dpi=100); plt.close(fig)

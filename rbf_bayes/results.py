@@ -5,6 +5,7 @@
 # %% ../nbs/04a_results.ipynb #f61800ad
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import html
 import json
@@ -13,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'write_npz', 'read_header', 'Summary', 'SamplerResult',
-           'mixture_quantile']
+__all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'npz_path', 'write_npz', 'DamagedFileError', 'NewerFormatError',
+           'open_npz', 'read_header', 'Summary', 'SamplerResult', 'mixture_quantile']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
@@ -28,18 +29,61 @@ def _jsonable(v):
     raise TypeError(f"cannot store {type(v).__name__} in a result's JSON part")
 
 # %% ../nbs/04a_results.ipynb #0723e77f
-def write_npz(path, kind: str, header: dict, arrays: dict) -> None:
-    "One .npz: a JSON header (format kind, version) and arrays; no pickle anywhere."
+def npz_path(path) -> Path:
+    "The file `np.savez(path)` writes: path itself if it ends in .npz, else path + '.npz' (numpy adds the suffix)."
+    p = Path(path)
+    return p if p.suffix == ".npz" else p.with_name(p.name + ".npz")
+
+def write_npz(path, kind: str, header: dict, arrays: dict) -> Path:
+    "One .npz: a JSON header (format kind, version) and arrays; no pickle anywhere. Returns the path written (`npz_path`)."
     h = dict(format=kind, version=FORMAT_VERSION, **header)
-    np.savez(path, __header__=np.array(json.dumps(h, default=_jsonable)), **arrays)
+    out = npz_path(path)
+    if out.parent != Path("") and not out.parent.is_dir():
+        raise FileNotFoundError(f"{out}: the folder {out.parent} does not exist")
+    np.savez(out, __header__=np.array(json.dumps(h, default=_jsonable)), **arrays)
+    return out
+
+class DamagedFileError(ValueError):
+    "A file that is not, or no longer, what `save` wrote (truncated, emptied, foreign, a damaged header); names the path."
+
+class NewerFormatError(ValueError):
+    "A file written by a newer rbf_bayes (a larger format version): upgrade to read it."
+
+@contextlib.contextmanager
+def open_npz(path, kind: str):
+    """Open a file written by `write_npz` and check its header; yields (npz, header). Every way the file can be wrong is
+    one clear error naming it: missing (path and path + '.npz', as `save` writes it, are tried), empty, truncated or
+    not a .npz (a CSV, a pickle, a .npy), a damaged or foreign header, a newer format version."""
+    import zipfile
+    import zlib
+    p = Path(path)
+    if not p.is_file() and npz_path(p).is_file(): p = npz_path(p)
+    if not p.is_file():
+        raise FileNotFoundError(f"{path}: no such file" + ("" if Path(path).suffix == ".npz" else f" (nor {npz_path(path)})"))
+    if p.stat().st_size == 0: raise DamagedFileError(f"{p} is empty: not an {kind} file")
+    bad = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError)
+    try: z = np.load(p, allow_pickle=False)
+    except bad as e:
+        raise DamagedFileError(f"{p} is not an {kind} file (numpy cannot read it as .npz: {type(e).__name__}); it may be "
+                               "truncated, damaged or another kind of file") from None
+    if not isinstance(z, np.lib.npyio.NpzFile): raise DamagedFileError(f"{p} holds one numpy array (.npy), not an {kind} file")
+    with z:
+        try: h = read_header(z, p, kind)
+        except (DamagedFileError, NewerFormatError): raise
+        except (*bad, TypeError, AttributeError) as e:
+            raise DamagedFileError(f"{p}: the header of this {kind} file is damaged ({type(e).__name__})") from None
+        yield z, h
 
 def read_header(z, path, kind: str) -> dict:
     "The JSON header of a file written by `write_npz`, checked for its kind and format version."
-    if "__header__" not in z.files: raise ValueError(f"{path} is not an {kind} file")
+    if "__header__" not in z.files: raise DamagedFileError(f"{path} is not an {kind} file (it has no rbf_bayes header)")
     h = json.loads(str(z["__header__"]))
-    if h.get("format") != kind: raise ValueError(f"{path} is a {h.get('format')} file, not an {kind} file")
-    if h.get("version", 0) > FORMAT_VERSION:
-        raise ValueError(f"{path} was written by a newer rbf_bayes (format {h['version']}; this version reads up to "
+    if not isinstance(h, dict): raise DamagedFileError(f"{path}: the header of this {kind} file is damaged (not a JSON object)")
+    if h.get("format") != kind: raise DamagedFileError(f"{path} is a {h.get('format')} file, not an {kind} file")
+    v = h.get("version", 0)
+    if not isinstance(v, int) or isinstance(v, bool): raise DamagedFileError(f"{path}: the header's format version is damaged ({v!r})")
+    if v > FORMAT_VERSION:
+        raise NewerFormatError(f"{path} was written by a newer rbf_bayes (format {h['version']}; this version reads up to "
                          f"{FORMAT_VERSION}): upgrade rbf_bayes to load it")
     return h
 
@@ -323,17 +367,20 @@ class SamplerResult:
                 kw[name] = [flat[off[i]:off[i + 1]] for i in range(len(off) - 1)]
         return cls(**cls._from_stored(kw))
 
-    def save(self, path) -> None:
-        "Write to one .npz file (arrays, ragged lists as flat + offsets, the rest as JSON); no pickle."
+    def save(self, path) -> Path:
+        "Write to one .npz file (arrays, ragged lists as flat + offsets, the rest as JSON); no pickle. Returns the path written."
         arrays, h = self._to_stored()
-        write_npz(path, "rbf_bayes result", h, arrays)
+        return write_npz(path, "rbf_bayes result", h, arrays)
 
     @classmethod
     def load(cls, path):
         "Read a result written by `save` (the same class; a file of a newer format version is refused)."
-        with np.load(Path(path), allow_pickle=False) as z:
-            h = read_header(z, path, "rbf_bayes result")
-            return cls._from_stored_arrays({k: z[k] for k in z.files if k != "__header__"}, h)
+        with open_npz(path, "rbf_bayes result") as (z, h):
+            if h.get("cls") != cls.__name__:
+                raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
+            try: return cls._from_stored_arrays({k: z[k] for k in z.files if k != "__header__"}, h)
+            except Exception as e:           # a header or array that is not what save wrote: the path, and what broke
+                raise DamagedFileError(f"{path}: a damaged or foreign rbf_bayes result file ({type(e).__name__}: {e})") from None
 
     @classmethod
     def _from_stored(cls, kw: dict) -> dict:
