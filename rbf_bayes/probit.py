@@ -183,12 +183,7 @@ def sample_probit(x, # inputs (N, d)
                   reference: bool=False, # run the pure NumPy reference sampler (`sample_rjmcmc_reference`) instead of the C loop
                  ) -> ProbitTrace:
     "Probit classification with an unknown number of bases: reversible-jump MCMC with latent-variable augmentation."
-    if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
-    if config.fixed_sigma2 not in (None, 1.0): raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
-    yi = check_labels(y); C = int(yi.max()) + 1
-    config = dataclasses.replace(config, fixed_sigma2=1.0)
-    U = None if C == 2 else sample_utilities(_init_utilities(yi, C, rng), np.zeros((len(yi), C)), yi, rng)
-    Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
+    config, yi, C, U, Z0 = _probit_start(y, config, rng)
     if not reference: return probit_run(x, y, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init,
                                         _start=(yi, U, Z0)).run(config.progress)
     state = {"U": U}
@@ -199,18 +194,21 @@ def sample_probit(x, # inputs (N, d)
     t.meta.update(link="probit", n_classes=C)
     return ProbitTrace(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
 
+def _probit_start(y, config, rng):
+    "The checked labels and the first latent draws of a probit run: (config with sigma^2 = 1, labels, C, utilities, Z0)."
+    if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
+    if config.fixed_sigma2 not in (None, 1.0): raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
+    yi = check_labels(y); C = int(yi.max()) + 1
+    U = None if C == 2 else sample_utilities(_init_utilities(yi, C, rng), np.zeros((len(yi), C)), yi, rng)
+    Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
+    return dataclasses.replace(config, fixed_sigma2=1.0), yi, C, U, Z0
+
 def probit_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(), rng: np.random.Generator,
                basis: str="cubic", width: float=1.0, init: dict|None=None, _start=None):
     """The run `sample_probit` makes (C loop), before it runs: `.run()` runs it, `.extend(n)` makes room for n more
     iterations (the classifier's automatic run length grows the chains in rounds this way, as `rjmcmc_run`)."""
-    if _start is None:
-        if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
-        if config.fixed_sigma2 not in (None, 1.0): raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
-        yi = check_labels(y); C = int(yi.max()) + 1
-        config = dataclasses.replace(config, fixed_sigma2=1.0)
-        U = None if C == 2 else sample_utilities(_init_utilities(yi, C, rng), np.zeros((len(yi), C)), yi, rng)
-        Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
-    else: yi, U, Z0 = _start; C = int(yi.max()) + 1
+    if _start is None: config, yi, C, U, Z0 = _probit_start(y, config, rng)
+    else: yi, U, Z0 = _start; C = int(yi.max()) + 1; config = dataclasses.replace(config, fixed_sigma2=1.0)
     c = C - 1
     x, Z, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, Z0, prior, config, basis, width, init, rng)
     N, d = x.shape
