@@ -327,7 +327,7 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
             self, "feature_names_in_", [f"x{j}" for j in range(int(self.n_features_in_))])]}
         if X is not None:
             Xv = self._validate_predict(X)
-            obs, obs_dims, ll, rep = self._arviz_pointwise(Xv, y, rng if posterior_predictive else None)
+            obs, obs_dims, ll, rep = self._arviz_pointwise(Xv, y, rng if posterior_predictive else None, rng)
             groups["observed_data"] = {"y": obs}
             groups["log_likelihood"] = {"y": ll[take]}
             dims["y"] = obs_dims
@@ -353,12 +353,15 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         if m == 0: raise ValueError("to_arviz: a chain has no kept draw (burn-in not finished)")
         return np.stack([i[:m] for i in idx])
 
-    def _arviz_pointwise(self, Xv, y, rng):
+    def _arviz_pointwise(self, Xv, y, rng, rng_ll=None):
         """(observed y, its dims, log p(y_i | draw) (P, n) summed over outputs, replicates of y (P, ...) or None) from the
         predictive mixture's components at the rows of X (a regressor; the classifier has its own)."""
         Y = as_targets(y, len(Xv), "y")
         if Y.shape[1] != int(self.n_outputs_): raise ValueError(f"to_arviz: y has {Y.shape[1]} outputs, the model {self.n_outputs_}")
-        _, mu, sd = self.trace_.predictive_mixture(self._scale_x(Xv))
+        tr, Xs = self.trace_, self._scale_x(Xv)
+        # p(y_i | theta_s): a chain's mixture components are that already (a coefficient draw each); TD-SMC's particles
+        # carry the coefficients' posterior, so a draw is made for them (`likelihood_components`)
+        mu, sd = tr.likelihood_components(Xs, rng_ll) if hasattr(tr, "likelihood_components") else tr.predictive_mixture(Xs)[1:]
         mu, sd = mu * self.y_scale_ + self.y_shift_, sd * self.y_scale_
         ll = np.sum(-0.5 * ((Y[None] - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi), axis=2)
         one = self._y_1d

@@ -255,7 +255,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         p1 = np.stack(out, -1)
         return np.stack([1 - p1, p1], 1)
 
-    def _arviz_pointwise(self, Xv, y, rng):
+    def _arviz_pointwise(self, Xv, y, rng, rng_ll=None):
         """`to_arviz` for a classifier: the observed labels as class indices (into classes_), log P(y_i | x_i, draw) for
         every kept draw (probit: the draw's class probability; discriminant: Phi(+-(f - 1/2) / sigma)), and replicate
         labels drawn from those probabilities."""

@@ -140,6 +140,19 @@ class SMCResult(SamplerResult):
             post.update(centres=cen, centre_used=used); dims.update(centres=["basis", "input"], centre_used=["basis"])
         return post, dict(weight=np.asarray(self.weights, float)), dims
 
+    def likelihood_components(self, x, rng: np.random.Generator):
+        """p(y | theta_s) at x for a parameter draw theta_s per particle (`to_arviz`'s log-likelihood, which PSIS-LOO
+        needs to be a likelihood, not a predictive that has seen y): the coefficients drawn from the particle's
+        posterior N(h, sigma^2 (K'K + rI)^-1). (means (P, n, c), sds (P, n, c))."""
+        x = as_inputs(x); means, sds = [], []
+        wd = np.full(len(self.k), self.meta["width"]) if self.widths is None else self.widths
+        for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
+            L = f.reshape(len(h), len(h))
+            a = h + np.sqrt(s2) * linalg.solve_triangular(L, rng.standard_normal(h.shape), lower=True, trans="T")
+            means.append(kernel_matrix(x, cen, self.meta["basis"], wi) @ a); sds.append(np.full(len(x), np.sqrt(s2)))
+        means = np.array(means)
+        return means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
+
     def predictive_mixture(self, x):
         """The predictive of a new observation at x as a mixture (`04a_results`): one normal per particle, its
         posterior-mean fit and the sd of a new observation given the particle (noise plus coefficient uncertainty),
