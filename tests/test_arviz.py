@@ -105,3 +105,16 @@ def test_errors_name_what_is_wrong(rj):
     c = RJMCMCClassifier(n_iter=300, burn_in=100, n_chains=1, random_state=0).fit(D.x, D.y > 0)
     with pytest.raises(ValueError, match="labels the model was not fitted on"):
         c.to_arviz(D.x, np.where(D.y > 0, 2, 0))
+
+
+def test_arviz_diagnostics_equal_the_summarys_on_the_same_draws():
+    """With every iteration after burn-in kept (thin=1) the exported draws are the series the summary diagnoses: ArviZ's
+    R-hat and bulk ESS of k and sigma^2 equal `chain_diagnostics` (the summary's numbers) to 1e-6. (By default the
+    export holds the kept snapshots, every thin-th iteration, which the predictions use; the summary reads every
+    iteration, so its ESS is then the larger.)"""
+    m = RJMCMCRegressor(basis="gaussian", width=0.28, n_iter=3000, burn_in=1000, thin=1, n_jobs=2, random_state=0).fit(D.x, D.y)
+    s = az.summary(m.to_arviz(), var_names=["k", "sigma2"], kind="diagnostics", round_to="none")
+    diag = m.trace_.chain_diagnostics()
+    for name, row in (("k", "k"), ("σ²", "sigma2[y0]")):
+        np.testing.assert_allclose(s.loc[row, "r_hat"], diag[name][0], rtol=1e-6)
+        np.testing.assert_allclose(s.loc[row, "ess_bulk"], diag[name][1], rtol=1e-6)
