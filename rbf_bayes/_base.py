@@ -143,6 +143,8 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     def _set_fitted(self, trace):
         "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
         self.trace_ = trace; self.k_posterior_ = trace.p_k(); self.interrupted_ = trace.interrupted
+        if "max_iter" in self.get_params(deep=False):    # a run length the chains may choose: what they ran (scikit-learn's name)
+            self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))
 
     def _can_continue(self) -> bool:
         "True if an interrupted fit still holds its run in memory (so `continue_fit` can finish it)."

@@ -421,13 +421,11 @@ class BMARSRegressor(BaseBayesEstimator):
                                             thin=self.thin, rng=rng)
             self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                          max_iter=self.max_iter, progress=progress, desc="BMARS chains"))
-            self.n_iter_ = int(max(self.trace_.meta.get("chain_lengths") or [len(self.trace_.k)]))
             return self
         one = functools.partial(_one_bmars_chain, X, Y, pr, self.n_iter, self.burn_in, self.thin, progress and n_chains == 1)
         if n_chains == 1: self._set_fitted(one(self._rng()))
         else: self._set_fitted(sample_chains(one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                              executor=self.executor, progress=progress, desc="BMARS chains"))
-        self.n_iter_ = int(max(self.trace_.meta.get("chain_lengths") or [len(self.trace_.k)]))   # iterations run per chain
         return self
 
     _result_class = BMARSTrace

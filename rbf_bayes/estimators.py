@@ -101,7 +101,6 @@ class RJMCMCRegressor(BaseBayesEstimator):
         - input_relevance_ (select_inputs): each input's posterior inclusion probability;
         - basis_probabilities_ (basis="auto"): the posterior probability of each basis type."""
         super()._set_fitted(trace)
-        self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))   # iterations run per chain (scikit-learn's name)
         for a in ("input_scales_", "input_relevance_", "basis_probabilities_"):
             if hasattr(self, a): delattr(self, a)
         sc, cfg = getattr(trace, "scales", None), trace.meta.get("config", {})
@@ -160,10 +159,6 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
 
     _result_class = (ProbitTrace, Trace)
 
-    def _continue(self):
-        super()._continue()
-        self.n_iter_ = int(max(self.trace_.meta.get("chain_lengths") or [len(self.trace_.k)]))
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = False
@@ -211,7 +206,6 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
                 desc=f"{self.link} chains")
         self._y_1d = True
         self._set_fitted(tr)
-        self.n_iter_ = int(max(tr.meta.get("chain_lengths") or [len(tr.k)]))   # iterations run per chain
         return self
 
     def _fitted_json(self) -> dict:
@@ -248,12 +242,8 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         Xs = self._scale_x(self._validate_predict(X)); t = self.trace_
         sub = t._subset(as_generator(random_state).integers(t.n_samples, size=n_samples))
         if isinstance(t, ProbitTrace): return sub._draw_proba(Xs)
-        s2 = sub.sigma2[sub.kept, 0]; out = []
-        for s, D in sub._designs(Xs):
-            f = (D @ sub.coef_draw[sub.coef_offsets[s]:sub.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
-            out.append(special.ndtr((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0])))
-        p1 = np.stack(out, -1)
-        return np.stack([1 - p1, p1], 1)
+        z = self._discriminant_z(Xs, sub)
+        return np.stack([special.ndtr(-z), special.ndtr(z)], 1)
 
     def _arviz_pointwise(self, Xv, y, rng, rng_ll=None):
         """`to_arviz` for a classifier: the observed labels as class indices (into classes_), log P(y_i | x_i, draw) for
@@ -267,11 +257,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         Xs, t = self._scale_x(Xv), self.trace_
         if isinstance(t, ProbitTrace): L = t._draw_proba(Xs, log=True)                         # (n, C, P)
         else:
-            s2 = t.sigma2[t.kept, 0]; z = []
-            for s, D in t._designs(Xs):
-                f = (D @ t.coef_draw[t.coef_offsets[s]:t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
-                z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
-            z = np.stack(z, -1); L = np.stack([special.log_ndtr(-z), special.log_ndtr(z)], 1)
+            z = self._discriminant_z(Xs); L = np.stack([special.log_ndtr(-z), special.log_ndtr(z)], 1)
         ll = L[np.arange(len(yi)), yi, :].T                                                     # (P, n)
         rep = None
         if rng is not None:    # a label per draw and row from that draw's class probabilities (inverse CDF)
@@ -286,15 +272,19 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
+    def _discriminant_z(self, Xs, t=None) -> np.ndarray:
+        """(n, P): each kept draw's (f(x) - 1/2) / sigma on the scale of the labels; the discriminant draw's P(class 1 | x)
+        is its Phi (t: the trace, or a subset of its draws)."""
+        t = self.trace_ if t is None else t
+        s2 = t.sigma2[t.kept, 0]; z = []
+        for s, D in t._designs(Xs):
+            f = (D @ t.coef_draw[t.coef_offsets[s]:t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
+            z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
+        return np.stack(z, -1)
+
     def _discriminant_sd(self, Xs) -> np.ndarray:
         "Posterior sd of the discriminant's P(output > 1/2) across the kept draws (each draw's own predictive)."
-        t, out = self.trace_, []
-        s2 = t.sigma2[t.kept, 0]
-        for s, D in t._designs(Xs):
-            a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
-            f = (D @ t.coef_draw[a:b, 0]) * self.y_scale_[0] + self.y_shift_[0]
-            out.append(special.ndtr((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0])))
-        return np.std(out, axis=0)
+        return np.std(special.ndtr(self._discriminant_z(Xs)), axis=1)
 
     def member_scores(self, X) -> np.ndarray:
         """Two classes: the score of every kept draw's own classifier, (n_samples, n), positive for classes_[1] — the
