@@ -1,12 +1,13 @@
 __version__ = "0.1.0"
 """Bayesian regression with an unknown number of basis functions: reversible-jump MCMC, RJ simulated annealing,
 trans-dimensional SMC and Bayesian MARS, and probit classification (see ARCHITECTURE.md for the layers)."""
+from ._base import ExtrapolationWarning
 from .annealing import AnnealedRBFRegressor
 from .bmars import BMARSRegressor
 from .estimators import RJMCMCClassifier, RJMCMCRegressor
 from .smc import SMCRegressor
 
-__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier", "explore"]
+__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier", "ExtrapolationWarning", "explore"]
 
 
 def __getattr__(name):

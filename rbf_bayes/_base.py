@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from ._validation import as_generator, as_inputs, as_targets, check_bool
 from .results import DamagedFileError, NewerFormatError, Summary, mixture_quantile, open_npz, write_npz
 
 # %% auto #0
-__all__ = ['BaseBayesEstimator']
+__all__ = ['WARN_BEYOND', 'ExtrapolationWarning', 'BaseBayesEstimator']
 
 # %% ../nbs/00b_base.ipynb #1ee39b28
 def _param_to_json(name, v):
@@ -45,6 +46,31 @@ def _n_rows(a):
     try: return len(a)
     except TypeError: return None
 
+class ExtrapolationWarning(UserWarning):
+    "Some rows of X lay outside the training inputs' range; their predictions were made at its edge (`extrapolate`)."
+
+WARN_BEYOND = 0.1   # an ExtrapolationWarning when a row lies this fraction of the training range (Omega's margin) beyond it
+
+def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
+    """X with each column held in [x_min_, x_max_]. An ExtrapolationWarning says how many rows lie more than WARN_BEYOND
+    of the range outside it, how far and in which column (a test row just past the edge of a random training sample,
+    as 1-2 % of an in-distribution test set are, is held without a word: it moves the prediction by little)."""
+    lo, hi = est.x_min_, est.x_max_
+    below, above = X < lo, X > hi                       # NaN compares False: a NaN row is not moved
+    if not (below.any() or above.any()): return X
+    span = np.where(hi > lo, hi - lo, 1.0)
+    far = np.where(below, lo - X, np.where(above, X - hi, 0.0)) / span
+    if far.max() > WARN_BEYOND:
+        j = int(np.unravel_index(np.argmax(far), far.shape)[1])
+        names = getattr(est, "feature_names_in_", None)
+        name = str(names[j]) if names is not None else f"x{j}"
+        n = int((far > WARN_BEYOND).any(1).sum())
+        warnings.warn(f"{n} of {len(X)} rows of X lie more than {WARN_BEYOND:.0%} of the training range outside it (the "
+                      f"farthest {far.max():.3g} times the range beyond it, in {name}): they are predicted at the range's edge, "
+                      "where the data end, not by extending the basis functions (extrapolate=True: the fitted model's own extension)",
+                      ExtrapolationWarning, stacklevel=4)
+    return np.clip(X, lo, hi)
+
 class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
     validation of X and y per call, the standardisation and the output-shape convention of the package.
@@ -64,6 +90,9 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     x_shift_, x_scale_, y_shift_, y_scale_ : numpy.ndarray
         The standardisation learned by `fit` (`standardize=True`: column means and standard deviations; else 0 and 1).
         The model lives on the standardised scale; `predict` returns means and standard deviations on the scale of y.
+    x_min_, x_max_ : numpy.ndarray
+        The training inputs' range per column. Unless `extrapolate=True`, new inputs are held in it before the model
+        sees them (see "Far from the data").
     """
     def _rng(self) -> np.random.Generator:
         "The Generator of `random_state` (an int seed gives the same run every time)."
@@ -117,10 +146,14 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         else:
             xm, xs, ym, ys = np.zeros(X.shape[1]), np.ones(X.shape[1]), np.zeros(Y.shape[1]), np.ones(Y.shape[1])
         self.x_shift_, self.x_scale_, self.y_shift_, self.y_scale_ = xm, xs, ym, ys
+        self.x_min_, self.x_max_ = X.min(0), X.max(0)
         return (X - xm) / xs, (Y - ym) / ys
 
-    def _scale_x(self, X) -> np.ndarray:
-        "New inputs on the scale the model was fitted on."
+    def _scale_x(self, X, hold: bool=True) -> np.ndarray:
+        """New inputs on the scale the model was fitted on; with `hold` (prediction) and `extrapolate=False`, each column
+        first held in the training range [x_min_, x_max_] (`_hold_in_range`; an ExtrapolationWarning if a row moved)."""
+        if hold and not getattr(self, "extrapolate", True) and hasattr(self, "x_min_"):
+            X = _hold_in_range(self, X)
         return (X - self.x_shift_) / self.x_scale_
 
     def _unscale(self, out, return_std: bool):
@@ -199,7 +232,8 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         Returns the path written (numpy adds '.npz' to a name without it; `load` finds the file by either name)."""
         self._check_fitted()
         arrays, trace = self.trace_._to_stored("trace/")
-        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_"): arrays[n] = getattr(self, n)
+        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_", "x_min_", "x_max_"):
+            if hasattr(self, n): arrays[n] = getattr(self, n)
         fitted = dict(n_features_in_=int(self.n_features_in_), n_outputs_=int(self.n_outputs_), y_1d=bool(self._y_1d),
                       **self._fitted_json())
         if hasattr(self, "feature_names_in_"): fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
@@ -232,6 +266,11 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
             if a.shape != (size,) or not np.isfinite(a).all() or (n.endswith("scale_") and np.any(a <= 0)):
                 raise ValueError(f"{n} has shape {a.shape} (or non-finite / non-positive entries); the model has {size}")
             setattr(m, n, a)
+        if "x_min_" in arrays:      # the training range (files written before it was kept have none: nothing is held)
+            lo, hi = (np.asarray(arrays[n], float) for n in ("x_min_", "x_max_"))
+            if lo.shape != (m.n_features_in_,) or hi.shape != lo.shape or not (lo <= hi).all():
+                raise ValueError(f"x_min_ / x_max_ have shapes {lo.shape} / {hi.shape} (or min > max); the model has {m.n_features_in_} inputs")
+            m.x_min_, m.x_max_ = lo, hi
         if "feature_names_in_" in f: m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
         m._load_fitted_json(f)
         rcs = cls._result_class if isinstance(cls._result_class, tuple) else (cls._result_class,)

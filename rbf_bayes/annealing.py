@@ -374,7 +374,9 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                  n_jobs: int=-1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the restarts on instead (e.g. Dask's)
                  polish: bool|str="auto", # the final descent of each restart's centres; "auto": on for d <= 2 inputs
+                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                 ):
+        self.extrapolate = extrapolate
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
         self.polish = polish
         self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota

@@ -404,7 +404,9 @@ class BMARSRegressor(BaseBayesEstimator):
                  n_jobs: int=1, # chains run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
                  max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
+                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                 ):
+        self.extrapolate = extrapolate
         self.max_interaction, self.k_max, self.n_iter, self.burn_in, self.thin = max_interaction, k_max, n_iter, burn_in, thin
         self.prior, self.standardize, self.random_state, self.progress = prior, standardize, random_state, progress
         self.n_chains, self.n_jobs, self.executor, self.max_iter = n_chains, n_jobs, executor, max_iter

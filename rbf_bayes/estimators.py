@@ -59,7 +59,9 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  n_tries: int=1, # candidate centres per birth and death (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_temps: int=1, # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); 1: no tempering
                  max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
+                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                 ):
+        self.extrapolate = extrapolate
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
@@ -151,7 +153,9 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
                  n_tries: int=1, # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
                  max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
+                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                 ):
+        self.extrapolate = extrapolate
         self.link, self.basis, self.width, self.n_iter, self.burn_in, self.thin = link, basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize

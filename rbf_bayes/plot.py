@@ -6,13 +6,23 @@
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 from scipy import stats
 
+from ._base import ExtrapolationWarning
 from ._validation import as_inputs
+
+
+def _on_grid(f, *a, **kw):
+    """f(*a, **kw) on a plotting grid: the grid's 5 % margin beyond the data is meant, so no ExtrapolationWarning (the
+    model is held at the data's edge there, and the figure shows it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtrapolationWarning)
+        return f(*a, **kw)
 
 # %% auto #0
 __all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabilities', 'input_relevance', 'input_scales',
@@ -129,7 +139,7 @@ def predictive(model, # fitted estimator
         if not 0 <= j < d: raise ValueError(f"feature must be in [0, {d}), got {feature}")
         lo, hi = X[:, j].min(), X[:, j].max(); pad = 0.05 * (hi - lo)
         G = np.tile(np.median(X, 0), (grid, 1)); G[:, j] = np.linspace(lo - pad, hi + pad, grid)
-        mean, sd = (pick(a) for a in model.predict(G, return_std=True))
+        mean, sd = (pick(a) for a in _on_grid(model.predict, G, return_std=True))
         ax.fill_between(G[:, j], mean - z * sd, mean + z * sd, color="C0", alpha=0.25, lw=0, label=f"{level:.0%} predictive interval")
         ax.plot(G[:, j], mean, color="C0", lw=1.5, label="posterior mean")
         if Y is not None: ax.plot(X[:, j], Y[:, output], "k.", ms=4, label="data" + (" (all other inputs vary)" if d > 1 else ""))
@@ -368,7 +378,7 @@ def decision_boundary(model, # fitted classifier with two inputs
     G0, G1 = np.meshgrid(g0, g1); G = np.column_stack([G0.ravel(), G1.ravel()])
     ax = _ax(ax, (5, 4.5)); C = len(m.classes_)
     if C == 2:
-        P, sd = m.predict_proba(G, return_std=True); p1 = P[:, 1].reshape(G0.shape)
+        P, sd = _on_grid(m.predict_proba, G, return_std=True); p1 = P[:, 1].reshape(G0.shape)
         cs = ax.contourf(G0, G1, p1, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.35)
         plt.colorbar(cs, ax=ax, label=f"P({m.classes_[1]})")
         ax.contour(G0, G1, p1, levels=[0.5], colors="k", linewidths=1.5)
@@ -376,7 +386,7 @@ def decision_boundary(model, # fitted classifier with two inputs
             sdg = sd.reshape(G0.shape)
             for sgn in (-1, 1): ax.contour(G0, G1, p1 + sgn * band * sdg, levels=[0.5], colors="k", linewidths=0.8, linestyles="--")
     else:
-        lab = m.predict_proba(G).argmax(1).reshape(G0.shape)
+        lab = _on_grid(m.predict_proba, G).argmax(1).reshape(G0.shape)
         ax.contourf(G0, G1, lab, levels=np.arange(C + 1) - 0.5, colors=[f"C{j}" for j in range(C)], alpha=0.25)
         ax.contour(G0, G1, lab, levels=np.arange(C) + 0.5, colors="k", linewidths=1.2)
     if X is not None and y is not None:

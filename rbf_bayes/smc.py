@@ -596,7 +596,10 @@ class SMCRegressor(BaseBayesEstimator):
                  a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True, capacity: int|None=None,
                  move_steps: int=0, birth_at_new: float=0.0, random_state=None, standardize: bool=True,
-                 progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0), log_width_sd: float=1.0):
+                 progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0), log_width_sd: float=1.0,
+                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                ):
+        self.extrapolate = extrapolate
         self.n_particles, self.basis, self.width, self.lam, self.k_max = n_particles, basis, width, lam, k_max
         self.width_grid, self.log_width_sd = width_grid, log_width_sd
         self.a_y, self.b_y, self.a_b, self.b_b, self.c_move = a_y, b_y, a_b, b_b, c_move
@@ -711,7 +714,9 @@ class SMCRegressor(BaseBayesEstimator):
                                  "system cannot take new settings; call fit (or partial_fit on a clone) to start again")
             X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
             if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
-            X, Y = self._scale_x(X), (Y - self.y_shift_) / self.y_scale_
+            if hasattr(self, "x_min_"):     # the range the stream has seen (a model saved before it was kept has none)
+                self.x_min_, self.x_max_ = np.fmin(self.x_min_, X.min(0)), np.fmax(self.x_max_, X.max(0))
+            X, Y = self._scale_x(X, hold=False), (Y - self.y_shift_) / self.y_scale_
         self._feed(X, Y, np.arange(len(X)))
         return self
 
