@@ -80,12 +80,16 @@ def check_positive(name: str, # argument name
 def check_int(name: str, # argument name
               value, # the value to check
               lo: int=1, # smallest admissible value
+              hi: int|None=None, # largest admissible value (None: no bound)
+              why: str="", # with hi: the reason for it, added to the message
              ) -> int:
-    "An integer (not a bool) >= lo: a TypeError for another type, a ValueError below lo, naming `name`."
+    "An integer (not a bool) in [lo, hi]: a TypeError for another type, a ValueError outside, naming `name`."
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer >= {lo}, got {type(value).__name__} {value!r}")
     if value < lo:
         raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+    if hi is not None and value > hi:
+        raise ValueError(f"{name} must be an integer <= {hi:,}, got {value!r}" + (f": {why}" if why else ""))
     return int(value)
 
 def check_choice(name: str, # argument name

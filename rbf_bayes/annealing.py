@@ -20,7 +20,7 @@ from ._rjmcmc import RJCore
 from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix, rbf_columns
 from .calibration import CalibratedPrior, criterion_value, least_squares_fit, penalty_slope
-from .chains import check_parallel, run_chains
+from .chains import MAX_CHAINS, check_parallel, run_chains
 from .kernel import rbf_state
 from .progress import ChunkedRun, DeferredInterrupt, InterruptedWarning, interrupt_message
 from .results import SamplerResult
@@ -404,7 +404,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     def fit(self, X, y):
         """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_), centres_,
         coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
-        R = check_int("n_restarts", self.n_restarts)
+        R = check_int("n_restarts", self.n_restarts, 1, MAX_CHAINS, "each restart is a whole annealing; a handful finds the optimum (exp7_annealing_study)")
         check_positive("restart_tol", self.restart_tol)
         _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))

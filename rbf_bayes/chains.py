@@ -21,16 +21,19 @@ from .progress import DeferredInterrupt, InterruptedWarning, Progress, _thread_s
 from .rjmcmc import _offsets
 
 # %% auto #0
-__all__ = ['AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'check_parallel', 'chain_generators', 'run_chains', 'pool_traces',
+__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'check_parallel', 'chain_generators', 'run_chains', 'pool_traces',
            'finish_chains', 'sample_chains', 'check_auto', 'auto_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
+MAX_CHAINS = 4096   # n_chains (and the annealer's n_restarts) above this are refused: a typo, not a plan
+
 def check_parallel(n_chains, # independent chains (>= 1)
                    n_jobs, # chains run at once on threads: >= 1, or -1 for one per core
                    executor=None, # None or a concurrent.futures.Executor (anything with submit)
                   ) -> tuple[int, int]:
     "Validate (n_chains, n_jobs, executor); returns n_chains and the number of threads (-1 -> cores)."
-    n_chains = check_int("n_chains", n_chains, 1)
+    n_chains = check_int("n_chains", n_chains, 1, MAX_CHAINS, "each chain is a task with its own stream, factor and trace; "
+                         "a few (4 to 16) are what split-R-hat needs, and a longer run (n_iter) is what more draws need")
     if isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs == -1:
         n_jobs = os.cpu_count() or 1
     n_jobs = check_int("n_jobs", n_jobs, 1)

@@ -27,6 +27,7 @@ def check_conditions(x, # inputs (N, d)
                      k_max=None, # maximum number of bases (None: the default min(N - (d + 2), 100))
                      iota: float=0.1, # centre-space extension
                      strict: bool=False, # raise instead of warn on the soft conditions
+                     sigma2_known: bool=False, # sigma^2 fixed (the probit's latent regression): y'Py = 0 is then no failure
                     ) -> dict:
     "Check the conditions of Theorems 1-2 on the data; errors for hard failures, ConvergenceWarning for soft ones."
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape
@@ -41,7 +42,7 @@ def check_conditions(x, # inputs (N, d)
         report["ok"] = False; report["messages"].append(msg)
         if strict: raise ValueError(msg)
         warnings.warn(msg, ConvergenceWarning, stacklevel=3)
-    if np.any(rel < 1e-12):
+    if np.any(rel < 1e-12) and not sigma2_known:   # with sigma^2 known the posterior is proper whatever y'Py
         bad = np.flatnonzero(rel < 1e-12).tolist()
         msg = (f"output(s) {bad} of y are (numerically) an exact linear function of x: y'P*y = 0, so the lower bound of "
                "Corollary 2 fails and, with Jeffreys' prior on sigma^2, the posterior is improper; add noise or drop them")

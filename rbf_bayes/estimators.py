@@ -174,6 +174,10 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         check_choice("link", self.link, ("probit", "discriminant"))
         X, yl = self._validate_fit(X, y, min_samples=2, labels=True)
         yl = column_or_1d(yl, warn=True)              # a column vector is accepted, with scikit-learn's warning
+        kinds = sorted({type(v).__name__ for v in yl.tolist()}) if yl.dtype == object else []
+        if "str" in kinds and len(kinds) > 1:   # np.unique (in the check below) would fail comparing them: "'<' not supported"
+            raise ValueError(f"y mixes label types ({', '.join(kinds)}): class labels must be all strings or all numbers; "
+                             "convert them, e.g. y.astype(str)")
         check_classification_targets(yl)
         self.classes_ = np.unique(yl)
         C = len(self.classes_)

@@ -278,7 +278,7 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
     space = CentreSpace.from_data(x, prior.iota)
     if not config.prior_only:   # the conditions of Theorem 1 (08_convergence): errors, or a ConvergenceWarning
         from rbf_bayes.convergence import check_conditions
-        check_conditions(x, Y, k_max, prior.iota)
+        check_conditions(x, Y, k_max, prior.iota, sigma2_known=config.fixed_sigma2 is not None)
     init = dict(init or {})
     unknown = set(init) - {"centres", "Lambda", "delta2", "scales", "inputs"}
     if unknown: raise ValueError(f"init accepts centres, Lambda, delta2, scales, inputs; got unknown keys {sorted(unknown)}")

@@ -571,8 +571,8 @@ class TDSMC(_TDSMCBase):
         if self.learn_width: return super()._check_memory(cap)
         held = self.core.store_columns[0] if getattr(self, "core", None) is not None else 1
         nb = 8.0 * (cap * (held + self.n_particles) + 4 * self.n_particles * (self.k_max + 2) ** 2)
-        check_memory(nb, f"TD-SMC with n_particles = {self.n_particles} over {cap} rows",
-                     "lower n_particles, or stream fewer rows")
+        check_memory(nb, f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
+                     "lower k_max (each particle's factor holds (k_max + 2)^2 numbers) or n_particles, or stream fewer rows")
 
     def _grow(self, cap): self.core.grow(cap); self.capacity = cap
     def _move_and_weight(self, xt, yt): return self.core.step(xt, yt)

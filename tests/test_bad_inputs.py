@@ -109,6 +109,16 @@ def _rj_overflow():
     m.predict(X * 1e150)
 
 
+def _clf_mixed_labels():
+    from rbf_bayes import RJMCMCClassifier
+    RJMCMCClassifier(n_iter=200, burn_in=100, n_chains=1).fit(X[:8], np.array(["a", 1] * 4, dtype=object))
+
+
+SPECIFIC += [("rj-n-chains-huge", _fit(RJMCMCRegressor, n_chains=10**9), ValueError, "n_chains must be an integer <= 4,096"),
+             ("sa-n-restarts-huge", _fit(AnnealedRBFRegressor, n_restarts=10**9), ValueError, "n_restarts must be an integer <= 4,096"),
+             ("smc-k-max-huge", _fit(SMCRegressor, k_max=10**9), ResourceError, "lower k_max"),
+             ("clf-mixed-label-types", _clf_mixed_labels, ValueError, "y mixes label types (int, str)")]
+
 SPECIFIC += [("smc-set-params-mid-stream", _smc_set_params, ValueError, "set_params changed n_particles"),
              ("smc-columns-mid-stream", _smc_columns, ValueError, "X has 1 features"),
              ("rj-predict-overflow", _rj_overflow, ValueError, "prediction overflows")]

@@ -149,3 +149,12 @@ def test_sample_proba_draws_the_class_probabilities(link):
     np.testing.assert_allclose(D.mean(-1), m.predict_proba(x[:9]), atol=0.02 if link == "probit" else 0.05)
     with pytest.raises(ValueError, match="n_samples"):
         m.sample_proba(x[:3], n_samples=0)
+
+
+def test_three_rows_are_enough_for_the_probit():
+    """Issue 36: three labelled rows were refused by the regression check that y is an exact linear function of x
+    (an improper posterior under Jeffreys' prior on sigma^2); the probit's latent regression has sigma^2 = 1 known, so
+    its posterior is proper and the fit goes on."""
+    X3 = np.array([[0.0, 0.0], [1.0, 0.5], [0.2, 1.0]])
+    m = RJMCMCClassifier(n_iter=300, burn_in=100, n_chains=1, random_state=0).fit(X3, [0, 1, 0])
+    assert m.predict_proba(X3).shape == (3, 2)
