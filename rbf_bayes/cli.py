@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor, __version__
+from ._base import ExtrapolationWarning
 from .basis import BASES, CentreSpace, design_matrix
 from .datasets import robot_arm
 from .kernel import basis_column, rbf_state, state_log_ml
@@ -239,10 +241,18 @@ def cmd_predict(args):
     X = data[:, columns(names, feats, args.data)]
     level = args.interval
     if level is not None and not 0 < level < 1: raise CLIError(f"--interval must be a probability in (0, 1), e.g. 0.95, got {level}")
-    mean, sd = model.predict(X, return_std=True)
-    cols = [np.reshape(mean, (len(X), -1)), np.reshape(sd, (len(X), -1))]
+    if args.extrapolate: model.set_params(extrapolate=True)
+    with warnings.catch_warnings(record=True) as caught:     # rows held in the training range: said once, with the CSV's column
+        warnings.simplefilter("always", ExtrapolationWarning)
+        mean, sd = model.predict(X, return_std=True)
+        cols = [np.reshape(mean, (len(X), -1)), np.reshape(sd, (len(X), -1))]
+        if level is not None: cols += [np.reshape(a, (len(X), -1)) for a in model.predict_interval(X, level)]
     kinds = ("mean", "sd") if level is None else ("mean", "sd", "lower", "upper")
-    if level is not None: cols += [np.reshape(a, (len(X), -1)) for a in model.predict_interval(X, level)]
+    for msg in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, ExtrapolationWarning)):
+        msg = re.sub(r"in x(\d+)\)", lambda m_: f"in {feats[int(m_.group(1))]})", msg)
+        print(f"rbf-bayes: warning (ExtrapolationWarning): {msg.replace('extrapolate=True', '--extrapolate')}", file=sys.stderr)
+    for w in caught:
+        if not issubclass(w.category, ExtrapolationWarning): warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     out = open(args.output, "w", newline="") if args.output else sys.stdout
     try:
         w = csv.writer(out)
@@ -323,6 +333,8 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
     "--interval": dict(type=float, help="predict: also the equal-tailed predictive interval at this level, e.g. 0.95 "
                                         "(columns <target>_lower, <target>_upper; from the posterior draws, not a normal)"),
     "--no-progress": dict(action="store_true", help="fit, robot-arm: no progress bar on stderr"),
+    "--extrapolate": dict(action="store_true", help="predict: evaluate the fitted model at rows outside the training range "
+                                                    "(default: they are held at the range's edge, with a warning on stderr)"),
     "--data": dict(help="plot: a CSV with the model's input columns (and its targets): the fourth panel is then the "
                         "predictive (the band over one input, or predicted against observed)"),
     "--json": dict(action="store_true", help="summary: one JSON object for scripts (the rows and notes, p(k | y), "
@@ -339,13 +351,14 @@ _COMMANDS = {   # command -> (positional arguments, options, help)
     "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed", "--no-progress",
                         "--chains", "--jobs", "--temps", "--tries"),
             "fit a model to a CSV file and save it"),
-    "predict": (("model_file", "data"), ("--output", "--interval"), "posterior mean and sd (and a predictive interval) at the rows of a CSV file"),
+    "predict": (("model_file", "data"), ("--output", "--interval", "--extrapolate"), "posterior mean and sd (and a predictive interval) at the rows of a CSV file"),
     "summary": (("model_file",), ("--json",), "p(k | y), acceptance rates, ESS and timings of a saved model"),
     "plot": (("model_file",), ("--output", "--data"), "trace of k, p(k | y), acceptance and log posterior (or, with --data, the predictive) of a saved model, as a PNG"),
 }
 _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
                  target=None, features=None, model="rjmcmc", out="model.npz", output=None,
-                 no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None, json=False, data=None)
+                 no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None, json=False, data=None,
+                 extrapolate=False)
 
 def _parser() -> argparse.ArgumentParser:
     "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."

@@ -168,3 +168,24 @@ def test_fit_with_automatic_length_tempering_and_tries(tmp_path):
                       (("--n-iter", "long"), "whole number or 'auto'")):
         r = _run("fit", tmp_path / "train.csv", "--target", "y", "--no-progress", "--out", tmp_path / "x.npz", *args)
         assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_predict_far_out_holds_and_warns_unless_extrapolate(tmp_path):
+    """A row 20 training sd out in input a: by default predicted as at the training range's edge, with the
+    ExtrapolationWarning on stderr (stdout keeps only the CSV); --extrapolate evaluates the fitted network there."""
+    x, _ = _csv(tmp_path / "train.csv")
+    r = _run("fit", tmp_path / "train.csv", "--target", "y", "--features", "a,b", "--n-iter", 600, "--burn-in", 300,
+             "--chains", 1, "--no-progress", "--out", tmp_path / "m.npz")
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "far.csv", "w") as f:
+        f.write("a,b\n")
+        f.write(f"{x[:, 0].max()},0.0\n{x[:, 0].max() + 20 * x[:, 0].std()},0.0\n")
+    r = _run("predict", tmp_path / "m.npz", tmp_path / "far.csv")
+    assert r.returncode == 0 and "ExtrapolationWarning" in r.stderr and "in a" in r.stderr, r.stderr
+    held = np.array([[float(v) for v in ln.split(",")] for ln in r.stdout.splitlines()[1:]])
+    np.testing.assert_allclose(held[1], held[0], rtol=1e-10)
+    r = _run("predict", tmp_path / "m.npz", tmp_path / "far.csv", "--extrapolate")
+    assert r.returncode == 0 and "ExtrapolationWarning" not in r.stderr, r.stderr
+    free = np.array([[float(v) for v in ln.split(",")] for ln in r.stdout.splitlines()[1:]])
+    np.testing.assert_allclose(free[0], held[0], rtol=1e-10)
+    assert abs(free[1, 0] - held[1, 0]) > 0.1
