@@ -47,7 +47,9 @@ def _n_rows(a):
     except TypeError: return None
 
 class ExtrapolationWarning(UserWarning):
-    "Some rows of X lay outside the training inputs' range; their predictions were made at its edge (`extrapolate`)."
+    """Some rows of X lay outside the training inputs' range; their predictions were made at its edge (`extrapolate`).
+    Besides its message it carries `n_rows` (rows more than WARN_BEYOND of the range out), `column` (the index of the
+    farthest one's column) and `distance` (how far, in ranges), for a caller that words it its own way (the CLI)."""
 
 WARN_BEYOND = 0.1   # an ExtrapolationWarning when a row lies this fraction of the training range (Omega's margin) beyond it
 
@@ -65,10 +67,11 @@ def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
         names = getattr(est, "feature_names_in_", None)
         name = str(names[j]) if names is not None else f"x{j}"
         n = int((far > WARN_BEYOND).any(1).sum())
-        warnings.warn(f"{n} of {len(X)} rows of X lie more than {WARN_BEYOND:.0%} of the training range outside it (the "
-                      f"farthest {far.max():.3g} times the range beyond it, in {name}): they are predicted at the range's edge, "
-                      "where the data end, not by extending the basis functions (extrapolate=True: the fitted model's own extension)",
-                      ExtrapolationWarning, stacklevel=4)
+        w = ExtrapolationWarning(f"{n} of {len(X)} rows of X lie more than {WARN_BEYOND:.0%} of the training range outside it (the "
+                                 f"farthest {far.max():.3g} times the range beyond it, in {name}): they are predicted at the range's edge, "
+                                 "where the data end, not by extending the basis functions (extrapolate=True: the fitted model's own extension)")
+        w.n_rows, w.column, w.distance = n, j, float(far.max())
+        warnings.warn(w, stacklevel=4)
     return np.clip(X, lo, hi)
 
 class BaseBayesEstimator(RegressorMixin, BaseEstimator):

@@ -10,7 +10,6 @@ import csv
 import json
 import math
 import os
-import re
 import sys
 import time
 import warnings
@@ -19,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from . import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor, __version__
-from ._base import ExtrapolationWarning
+from ._base import WARN_BEYOND, ExtrapolationWarning
 from .basis import BASES, CentreSpace, design_matrix
 from .datasets import robot_arm
 from .kernel import basis_column, rbf_state, state_log_ml
@@ -248,9 +247,13 @@ def cmd_predict(args):
         cols = [np.reshape(mean, (len(X), -1)), np.reshape(sd, (len(X), -1))]
         if level is not None: cols += [np.reshape(a, (len(X), -1)) for a in model.predict_interval(X, level)]
     kinds = ("mean", "sd") if level is None else ("mean", "sd", "lower", "upper")
-    for msg in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, ExtrapolationWarning)):
-        msg = re.sub(r"in x(\d+)\)", lambda m_: f"in {feats[int(m_.group(1))]})", msg)
-        print(f"rbf-bayes: warning (ExtrapolationWarning): {msg.replace('extrapolate=True', '--extrapolate')}", file=sys.stderr)
+    held = [w.message for w in caught if issubclass(w.category, ExtrapolationWarning)]
+    if held:        # predict and predict_interval both held the same rows: said once, with the CSV's column name
+        e = held[0]
+        print(f"rbf-bayes: warning (ExtrapolationWarning): {e.n_rows} of {len(X)} rows of {args.data} lie more than "
+              f"{WARN_BEYOND:.0%} of the training range outside it (the farthest {e.distance:.3g} times the range beyond it, "
+              f"in {feats[e.column]}): they are predicted at the range's edge; --extrapolate evaluates the fitted model there",
+              file=sys.stderr)
     for w in caught:
         if not issubclass(w.category, ExtrapolationWarning): warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     out = open(args.output, "w", newline="") if args.output else sys.stdout
