@@ -179,6 +179,9 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     def _set_fitted(self, trace):
         "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
         self.trace_ = trace; self.k_posterior_ = trace.p_k(); self.interrupted_ = trace.interrupted
+        if getattr(self, "y_scale_", None) is not None and isinstance(getattr(trace, "meta", None), dict):
+            # the scale of y, so the result's diagnostics of sigma^2 read the very numbers `to_arviz` exports (y's units)
+            trace.meta["y_scale"] = [float(v) for v in np.ravel(self.y_scale_)]
         if "max_iter" in self.get_params(deep=False):    # a run length the chains may choose: what they ran (scikit-learn's name)
             self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))
 
@@ -390,9 +393,7 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         w = getattr(tr, "weights", None)
         if w is not None:
             w = np.asarray(w, float); return rng.choice(len(w), size=(1, len(w)), p=w / w.sum())
-        n = tr.meta.get("chain_lengths") or [len(tr.k)]
-        chain = np.searchsorted(np.cumsum(n), tr.kept, side="right")
-        idx = [np.flatnonzero(chain == j) for j in range(len(n))]
+        idx = tr.kept_by_chain()                                 # the draws the summary's diagnostics read
         m = min(len(i) for i in idx)
         if m == 0: raise ValueError("to_arviz: a chain has no kept draw (burn-in not finished)")
         return np.stack([i[:m] for i in idx])

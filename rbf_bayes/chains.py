@@ -174,9 +174,18 @@ def check_auto(n_iter, max_iter, executor) -> bool:
         return True
     return False
 
-def _auto_check(pooled, b) -> tuple[bool, dict]:
-    "Whether split-R-hat <= AUTO_RHAT and bulk ESS >= AUTO_ESS for k and the log posterior after burn-in b, and the numbers."
-    diag = pooled.chain_diagnostics(b)
+def _second_halves(pooled, n: int, n_chains: int):
+    """What an automatic run of n iterations per chain returns: the kept snapshots of every chain's second half, thinned
+    to at most about 1,000 per chain; and that thinning."""
+    per_chain = np.bincount(np.searchsorted(np.cumsum(pooled.meta["chain_lengths"]), pooled.kept, side="right"),
+                            minlength=n_chains)
+    thin = max(1, -(-int(per_chain.max()) // 2 // 1000))
+    return pooled.select(burn_in=n // 2, thin=thin), thin
+
+def _auto_check(out) -> tuple[bool, dict]:
+    """Whether split-R-hat <= AUTO_RHAT and bulk ESS >= AUTO_ESS for k and the log posterior on the kept draws of out
+    (the draws the fit returns: its summary and `to_arviz` report these numbers), and the numbers."""
+    diag = out.chain_diagnostics()
     got = {name: diag.get(name, (math.nan, 0.0)) for name in ("k", "log posterior")}
     return all(r <= AUTO_RHAT and e >= AUTO_ESS for r, e in got.values()), {n: [float(r), float(e)] for n, (r, e) in got.items()}
 
@@ -212,15 +221,12 @@ class _AutoRun:
                 if pooled.resumable: pooled._run = self
                 return pooled
             pooled = pool_traces(traces, self.seconds + time.perf_counter() - t0)
-            n = self.n; ok, got = _auto_check(pooled, n // 2); self.rounds.append(dict(n_iter=n, **got))
+            n = self.n; out, thin = _second_halves(pooled, n, len(self.runs))
+            ok, got = _auto_check(out); self.rounds.append(dict(n_iter=n, **got))
             if ok or n >= self.max_iter: break
             more = min(n, self.max_iter - n)
             for r in self.runs: r.extend(more)
             self.n += more
-        per_chain = np.bincount(np.searchsorted(np.cumsum(pooled.meta["chain_lengths"]), pooled.kept, side="right"),
-                                minlength=len(self.runs))
-        thin = max(1, -(-int(per_chain.max()) // 2 // 1000))     # about 1,000 snapshots per chain at most
-        out = pooled.select(burn_in=n // 2, thin=thin)
         out.meta["auto"] = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                                 ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds)
         return out

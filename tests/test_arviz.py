@@ -107,14 +107,40 @@ def test_errors_name_what_is_wrong(rj):
         c.to_arviz(D.x, np.where(D.y > 0, 2, 0))
 
 
-def test_arviz_diagnostics_equal_the_summarys_on_the_same_draws():
-    """With every iteration after burn-in kept (thin=1) the exported draws are the series the summary diagnoses: ArviZ's
-    R-hat and bulk ESS of k and sigma^2 equal `chain_diagnostics` (the summary's numbers) to 1e-6. (By default the
-    export holds the kept snapshots, every thin-th iteration, which the predictions use; the summary reads every
-    iteration, so its ESS is then the larger.)"""
-    m = RJMCMCRegressor(basis="gaussian", width=0.28, n_iter=3000, burn_in=1000, thin=1, n_jobs=2, random_state=0).fit(D.x, D.y)
-    s = az.summary(m.to_arviz(), var_names=["k", "sigma2"], kind="diagnostics", round_to="none")
-    diag = m.trace_.chain_diagnostics()
-    for name, row in (("k", "k"), ("σ²", "sigma2[y0]")):
+def _same_numbers(model, names):
+    "az.summary of the export against the model's summary (its chain_diagnostics, and the printed rows), to 1e-6."
+    s = az.summary(model.to_arviz(), var_names=list({row.split("[")[0] for _, row in names}), kind="diagnostics", round_to="none")
+    diag = model.trace_.chain_diagnostics()
+    text = model.summary()
+    for name, row in names:
         np.testing.assert_allclose(s.loc[row, "r_hat"], diag[name][0], rtol=1e-6)
         np.testing.assert_allclose(s.loc[row, "ess_bulk"], diag[name][1], rtol=1e-6)
+        assert f"{name} {diag[name][0]:.3f}" in text["split R-hat"] and f"{name} {diag[name][1]:.0f}" in text["ESS"]
+    return diag
+
+
+def test_arviz_diagnostics_equal_the_summarys_by_default(rj):
+    """One set of draws ("One set of draws", 04a_results): the summary diagnoses the kept snapshots that to_arviz exports,
+    so ArviZ's R-hat and bulk ESS of k and sigma^2 equal the summary's to 1e-6, for the default regressor (thinned,
+    automatic run length), the probit classifier (k; sigma^2 is fixed) and Bayesian MARS (sigma^2 kept per snapshot).
+    TD-SMC has no chains to compare: its summary gives the particle weights' ESS, not an R-hat."""
+    _same_numbers(rj, [("k", "k"), ("σ²", "sigma2[y0]")])
+    assert rj.trace_.meta["auto"]["snapshot_thin"] >= 1 and rj.thin == 5
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (120, 2)); y = x[:, 0] ** 2 + x[:, 1] ** 2 + 0.3 * rng.standard_normal(120) < 0.5
+    c = RJMCMCClassifier(n_iter=3000, burn_in=1000, n_jobs=2, random_state=0).fit(x, y)
+    _same_numbers(c, [("k", "k")])
+    b = BMARSRegressor(n_chains=4, n_jobs=2, random_state=0).fit(D.x, D.y)
+    _same_numbers(b, [("k", "k"), ("σ²", "sigma2[y0]")])
+
+
+def test_every_iteration_on_request():
+    """chain_diagnostics(every_iteration=True) reads every iteration after burn-in; with thin=1 that is the kept draws,
+    so both readings agree; with thin=5 the kept draws are a fifth of them."""
+    m = RJMCMCRegressor(basis="gaussian", width=0.28, n_iter=3000, burn_in=1000, thin=1, n_chains=2, n_jobs=2, random_state=0).fit(D.x, D.y)
+    a, b = m.trace_.chain_diagnostics(), m.trace_.chain_diagnostics(every_iteration=True)
+    for name in ("k", "σ²", "log posterior"):
+        np.testing.assert_allclose(a[name], b[name], rtol=1e-12)
+    t = m.trace_.select(burn_in=1000, thin=5)
+    assert [len(i) for i in t.kept_by_chain()] == [400, 400]
+    assert t.chain_diagnostics()["k"] != t.chain_diagnostics(every_iteration=True)["k"]
