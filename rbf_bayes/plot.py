@@ -364,7 +364,7 @@ def _classifier(model):
 def decision_boundary(model, # fitted classifier with two inputs
                       X=None, y=None, # data to draw as points (and the grid's range)
                       *, band: float=2.0, # half-width of the band in posterior sds of the probability (0: no band)
-                      grid: int=150, # grid points per axis
+                      grid: int=80, # grid points per axis (80 x 80: the boundary of a smooth posterior mean is resolved; each point averages every kept draw)
                       lims=None, # ((x0_lo, x0_hi), (x1_lo, x1_hi)); default: the data's range, 5% margin
                       ax=None):
     "The posterior-mean probability, the decision boundary (P = 1/2) and the band where P +- band * sd crosses 1/2."
