@@ -47,7 +47,7 @@ def check_conditions(x, # inputs (N, d)
         msg = (f"output(s) {bad} of y are (numerically) an exact linear function of x: y'P*y = 0, so the lower bound of "
                "Corollary 2 fails and, with Jeffreys' prior on sigma^2, the posterior is improper; add noise or drop them")
         raise ValueError(msg)   # a hard failure: the posterior itself is improper
-    if 1 + d + k_max >= N:
+    if 1 + d + k_max >= N and not sigma2_known:   # the bound is on y'Py, which a known sigma^2 never divides by
         soft(f"k_max = {k_max} = N - (d + 1) lets D become square (m = N): y then lies in its column space, "
              f"Corollary 2's bound y'Py >= eps > 0 fails and the geometric rate of Theorem 1 is not guaranteed; "
              f"use k_max <= {k_max - 1}")

@@ -9,6 +9,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rbf_bayes import RJMCMCClassifier
+from rbf_bayes.convergence import ConvergenceWarning
 from rbf_bayes.datasets import load_tremor
 
 
@@ -156,5 +157,8 @@ def test_three_rows_are_enough_for_the_probit():
     (an improper posterior under Jeffreys' prior on sigma^2); the probit's latent regression has sigma^2 = 1 known, so
     its posterior is proper and the fit goes on."""
     X3 = np.array([[0.0, 0.0], [1.0, 0.5], [0.2, 1.0]])
-    m = RJMCMCClassifier(n_iter=300, burn_in=100, n_chains=1, random_state=0).fit(X3, [0, 1, 0])
+    with warnings.catch_warnings():
+        # nor a warning about Corollary 2's bound on y'Py (it read "use k_max <= -1"): sigma^2 known, nothing divides by it
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = RJMCMCClassifier(n_iter=300, burn_in=100, n_chains=1, random_state=0).fit(X3, [0, 1, 0])
     assert m.predict_proba(X3).shape == (3, 2)
