@@ -3,8 +3,8 @@
 # `_smc.pyx`): the move codes, the birth/death probabilities of eq. 22, the Metropolis-Hastings test (with
 # the annealing factor of eq. 38), the Gamma-proposal MH step for a truncated-Poisson rate, and the
 # propose -> ratio -> commit/reject tail on a GramFactor through the likelihood seam.  Each has a NumPy
-# twin that is its specification: `moves.move_probabilities`, `posterior.sample_rate`,
-# `posterior.log_ml_from_summaries`.
+# twin that is its specification: `moves.move_probabilities`, `posterior.sample_rate`, and
+# `kernel.state_log_ml` (through `posterior.summaries_from_kernel` and `posterior.log_ml_terms`).
 from libc.math cimport log
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_standard_uniform, random_standard_gamma

@@ -6,7 +6,8 @@
 #
 # Derived in nbs/02_posterior.ipynb (collapsed: sigma^2 integrated against IG(v0/2, gamma0/2), eq. 14
 # for the g-prior, eq. 49 for the ridge prior) and nbs/09_smc.ipynb (sigma^2 known); the NumPy
-# reference is `rbf_bayes.posterior.log_ml_from_summaries`.
+# reference is `rbf_bayes.kernel.state_log_ml` (`posterior.summaries_from_kernel`, then `posterior.log_ml_terms` or
+# `posterior.log_ml_terms_known`).
 from libc.math cimport log, log1p, INFINITY
 from rbf_bayes._kernel cimport GramFactor
 
