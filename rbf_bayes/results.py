@@ -319,7 +319,7 @@ class SamplerResult:
         sigma^2 (each output; not when the model fixes it, as the probit does) and of the log posterior:
         {name: (rhat, ess)}. By default on the kept draws, the snapshots that the predictions, `to_arviz` and LOO use,
         each chain cut to the shortest, exactly the draws `to_arviz` exports, so ArviZ's numbers on it are these
-        ("One set of draws" below); every_iteration=True reads every iteration after each chain's burn-in instead."""
+        ("One set of draws", `04a_results`); every_iteration=True reads every iteration after each chain's burn-in instead."""
         from rbf_bayes.convergence import ess, rhat
         b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
         n_it, kept = len(self.k), np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
