@@ -174,12 +174,11 @@ def check_auto(n_iter, max_iter, executor) -> bool:
         return True
     return False
 
-def _second_halves(pooled, n: int, n_chains: int):
+def _second_halves(pooled, n: int):
     """What an automatic run of n iterations per chain returns: the kept snapshots of every chain's second half, thinned
     to at most about 1,000 per chain; and that thinning."""
-    per_chain = np.bincount(np.searchsorted(np.cumsum(pooled.meta["chain_lengths"]), pooled.kept, side="right"),
-                            minlength=n_chains)
-    thin = max(1, -(-int(per_chain.max()) // 2 // 1000))
+    per_chain = max(len(i) for i in pooled.kept_by_chain())       # kept snapshots in the longest chain
+    thin = max(1, -(-per_chain // 2 // 1000))
     return pooled.select(burn_in=n // 2, thin=thin), thin
 
 def _auto_check(out) -> tuple[bool, dict]:
@@ -221,7 +220,7 @@ class _AutoRun:
                 if pooled.resumable: pooled._run = self
                 return pooled
             pooled = pool_traces(traces, self.seconds + time.perf_counter() - t0)
-            n = self.n; out, thin = _second_halves(pooled, n, len(self.runs))
+            n = self.n; out, thin = _second_halves(pooled, n)
             ok, got = _auto_check(out); self.rounds.append(dict(n_iter=n, **got))
             if ok or n >= self.max_iter: break
             more = min(n, self.max_iter - n)

@@ -250,8 +250,8 @@ class SamplerResult:
         if acc: rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
         notes, mixing = [], []                # mixing: the convergence notes, said last
         if self._k_unit == "iterations" and self.n_chains > 1:
-            rows += self._chain_rows(b)
             diag = self.chain_diagnostics(b)
+            rows += self._chain_rows(b, diag)
             bad = {k: r for k, (r, _) in diag.items() if r > RHAT_ALARM}
             still = [k for k, (r, e) in diag.items() if e == 0]
             if still:
@@ -261,9 +261,9 @@ class SamplerResult:
                 mixing.append("the chains disagree (split R-hat " + ", ".join(f"{k} {r:.2f}" for k, r in bad.items())
                              + f" > {RHAT_ALARM}): they have not converged to one distribution; p(k | y) and the "
                              "predictions are not yet reliable" + ("" if self.meta.get("auto") else ": run longer (n_iter, burn_in)"))
-        elif self._k_unit == "iterations" and len(self._k_diagnosed(b)[0]) >= 10:
+        elif self._k_unit == "iterations" and len((kd := self._k_diagnosed(b))[0]) >= 10:
             from rbf_bayes.convergence import ess
-            kk, unit = self._k_diagnosed(b)
+            kk, unit = kd
             e = ess(kk[None, :]) if kk.std() > 0 else None
             rows.append(("ESS of k", f"{e:.0f} of {len(kk)} {unit}" if e is not None
                          else f"0: k did not move (constant at {int(kk[0])}) after burn-in"))
@@ -352,12 +352,11 @@ class SamplerResult:
             out[name] = (rhat(a), ess(a))
         return out
 
-    def _chain_rows(self, b: int) -> list:
+    def _chain_rows(self, b: int, d: dict) -> list:
         "Summary rows of pooled chains: their number and lengths, split-R-hat and ESS across them."
         n = self.meta.get("chain_lengths")
         rows = [("chains", f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled")]
-        d = self.chain_diagnostics(b)
-        if d:
+        if d:   # d: `chain_diagnostics(b)`, computed once by the caller
             rows.append(("split R-hat", ", ".join(f"{k} {r:.3f}" if r == r else f"{k} undefined (did not move)"
                                                   for k, (r, _) in d.items())))
             idx = self.kept_by_chain(b); m = min(len(i) for i in idx)
