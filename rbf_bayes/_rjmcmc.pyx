@@ -12,7 +12,7 @@ reproduces a run bit for bit; the loop runs with the GIL released.
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport sqrt, log, log1p, exp, lgamma, INFINITY, pow
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, int32_t
 from libc.string cimport memcpy, memmove
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
@@ -87,6 +87,10 @@ cdef class RJCore:
     cdef signed char* ylab
     cdef double* zbuf
     cdef bint probit
+    # the multinomial probit's (C = c + 1 classes): the utilities U (N, C), row-major, and the classes 0..C-1
+    cdef object _ucls, _ubuf
+    cdef int32_t* ucls
+    cdef double* ubuf
     # learned per-input scales (nbs/05d_learned_basis): phi(||diag(s)(x - mu)||), theta = log s ~ N(0, s_sd^2) i.i.d.
     cdef object _th, _sc
     cdef double* th            # (d,) log scales
@@ -230,18 +234,80 @@ cdef class RJCore:
                                  "need a stored design (design='stored')")
             st.enable_rebuild()
 
-    def enable_probit(self, y):
-        """Run the binary probit's latent step (Albert & Chib; nbs/05c_probit) inside the loop, after each iteration's
-        record and before its snapshot, as `_ProbitRun` does from Python: y the 0/1 labels (N,). One output, a stored
-        design, sigma^2 fixed at 1."""
-        ya = np.ascontiguousarray(y, dtype=np.int8).reshape(-1)
-        if ya.shape[0] != self.N or self.c != 1 or not self.has_s2 or self.st.recompute or self.prior_only:
-            raise ValueError("the probit step needs N labels, one output, sigma^2 fixed at 1, a stored design and the "
-                             "likelihood on")
-        self._ylab, self._zbuf = ya, np.zeros(self.N)
+    def enable_probit(self, y, U=None):
+        """Run the probit's latent step (Albert & Chib; nbs/05c_probit) inside the loop, after each iteration's record
+        and before its snapshot, as `_ProbitRun` does from Python. Two classes: y the 0/1 labels (N,), one output.
+        C = c + 1 > 2 classes: y the classes 0..C-1 (N,) and U the current utilities (N, C), each row's largest at its
+        class (`probit.sample_utilities` runs in the loop; `utilities()` reads them back). A stored design, sigma^2
+        fixed at 1."""
+        if self.st.recompute or not self.has_s2 or self.prior_only:
+            raise ValueError("the probit step needs sigma^2 fixed at 1, a stored design and the likelihood on")
+        if U is None:
+            ya = np.ascontiguousarray(y, dtype=np.int8).reshape(-1)
+            if ya.shape[0] != self.N or self.c != 1:
+                raise ValueError("the binary probit step needs N labels 0/1 and one output")
+            self._ylab, self._zbuf = ya, np.zeros(self.N)
+            self._set_probit_buffers(None, None)
+            return
+        yc = np.ascontiguousarray(y, dtype=np.int32).reshape(-1)
+        ua = np.array(U, dtype=float, order="C")
+        if yc.shape[0] != self.N or ua.shape != (self.N, self.c + 1) or self.c < 2 or yc.min() < 0 or yc.max() > self.c:
+            raise ValueError(f"the multinomial probit step needs N classes in 0..c and utilities of shape (N, c + 1) = "
+                             f"({self.N}, {self.c + 1}) with c >= 2 outputs")
+        self._ylab, self._zbuf = np.zeros(1, np.int8), np.zeros(self.c * self.N)
+        self._set_probit_buffers(yc, ua)
+
+    def _set_probit_buffers(self, yc, ua):
         cdef signed char[::1] yv = self._ylab
         cdef double[::1] zv = self._zbuf
+        cdef int32_t[::1] cv
+        cdef double[:, ::1] uv
         self.ylab, self.zbuf, self.probit = &yv[0], &zv[0], True
+        self._ucls, self._ubuf, self.ucls, self.ubuf = yc, ua, NULL, NULL
+        if yc is not None:
+            cv, uv = yc, ua
+            self.ucls, self.ubuf = &cv[0], &uv[0, 0]
+
+    def utilities(self):
+        "The multinomial probit's current utilities (N, C) (a copy); None for the binary probit or none enabled."
+        return None if self._ubuf is None else np.array(self._ubuf)
+
+    cdef void _utility_step(self) noexcept nogil:
+        """One Gibbs sweep over the classes j = 0..C-1 (`probit.sample_utilities`' arithmetic, N uniforms per class in
+        row order): z_nj ~ N(F_nj, 1), F_n0 = 0 and F_nj = (D alpha_{j-1})_n, truncated so that the observed class's
+        utility stays the largest; then the targets of the factor are the utilities of classes 1..C-1."""
+        cdef Py_ssize_t n, i, o, j, l, N = self.N, c = self.c, C = self.c + 1, M1 = self.st.M1
+        cdef double a, f, lu, b
+        cdef const double* col
+        cdef double* F = self.zbuf
+        for o in range(c):
+            for n in range(N):
+                F[o * N + n] = 0.0
+        for i in range(self.st.m):
+            col = self.st.Dt + self.st.slot[i] * N
+            for o in range(c):
+                a = self.alpha[o * M1 + i]
+                for n in range(N):
+                    F[o * N + n] += col[n] * a
+        for j in range(C):
+            for n in range(N):
+                f = 0.0 if j == 0 else F[(j - 1) * N + n]
+                lu = log1p(-random_standard_uniform(self.rng))
+                if self.ucls[n] == j:
+                    b = -INFINITY
+                    for l in range(C):
+                        if l != j and self.ubuf[n * C + l] > b:
+                            b = self.ubuf[n * C + l]
+                    self.ubuf[n * C + j] = f - ndtri_exp(lu + log_ndtr(f - b))
+                else:
+                    b = self.ubuf[n * C + self.ucls[n]]
+                    self.ubuf[n * C + j] = f + ndtri_exp(lu + log_ndtr(b - f))
+        for o in range(c):
+            for n in range(N):
+                F[o * N + n] = self.ubuf[n * C + o + 1]
+        self.st._set_targets_c(F)
+        self.lml = log_ml(&self.lik, self.st, False)
+        self.logpost = self.lml + self._log_prior()
 
     cdef void _latent_step(self) noexcept nogil:
         """z_n ~ N(f_n, 1) truncated to z > 0 where y_n = 1 and to z <= 0 where y_n = 0, f = D alpha (the last draw),
@@ -250,6 +316,9 @@ cdef class RJCore:
         cdef Py_ssize_t n, i, N = self.N
         cdef double a, f, lu
         cdef const double* col
+        if self.ucls != NULL:
+            self._utility_step()
+            return
         for n in range(N):
             self.zbuf[n] = 0.0
         for i in range(self.st.m):

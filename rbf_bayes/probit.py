@@ -158,8 +158,8 @@ class _ProbitRun(_RJRun):
     def __init__(self, core, st, config, meta, y, U, rng, in_python=False):
         super().__init__(core, st, config, meta["c"], meta, None)
         self.y, self.U, self.rng = y, U, rng
-        if U is None and not config.prior_only and not in_python:   # two classes: the latent step runs in the C loop
-            core.enable_probit(y); self._in_c = True
+        if not config.prior_only and not in_python:    # the latent step (binary or multinomial) runs in the C loop
+            core.enable_probit(y, U); self._in_c = True
 
     def _advance(self, done, todo):
         for i in range(done, done + todo):

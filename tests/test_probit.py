@@ -64,3 +64,42 @@ def test_binary_latent_step_in_c_follows_the_python_step():
     np.testing.assert_array_equal(a.k, b.k)
     np.testing.assert_allclose(a.log_posterior, b.log_posterior, rtol=0, atol=1e-8)
     np.testing.assert_array_equal(a.sample_k(), b.sample_k())
+
+
+def test_multinomial_utility_step_in_c_follows_the_python_step():
+    """The multinomial probit's utility sweep runs in the C loop too (RJCore.enable_probit with the utilities): the same
+    chain as `probit.sample_utilities` between one-iteration runs, up to the summation order of F = D alpha (same k
+    path over 3,000 iterations on three classes in two inputs, log posteriors within 1e-8), and the utilities read back
+    keep each row's largest at its class."""
+    import rbf_bayes.probit as P
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (120, 2))
+    y = np.digitize(x[:, 0] + 0.6 * x[:, 1] ** 2 + 0.3 * rng.normal(size=120), [-0.3, 0.4])
+    assert np.bincount(y).min() > 20
+    cfg = RJConfig(n_iter=3000, burn_in=1000, thin=5)
+    a = P.sample_probit(x, y, config=cfg, rng=np.random.default_rng(0))
+    orig = P._ProbitRun.__init__
+    P._ProbitRun.__init__ = lambda self, *ar, **k: orig(self, *ar, **k, in_python=True)
+    try:
+        b = P.sample_probit(x, y, config=cfg, rng=np.random.default_rng(0))
+    finally:
+        P._ProbitRun.__init__ = orig
+    assert a.n_classes == 3 and np.ptp(a.k) > 0
+    np.testing.assert_array_equal(a.k, b.k)
+    np.testing.assert_allclose(a.log_posterior, b.log_posterior, rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(a.sample_k(), b.sample_k())
+    run = P.probit_run(x, y, config=RJConfig(n_iter=200, burn_in=100), rng=np.random.default_rng(1))
+    run.run(False)
+    U = run.core.utilities()
+    assert U.shape == (120, 3) and (U.argmax(1) == y).all()
+
+
+def test_enable_probit_refuses_bad_shapes():
+    "The multinomial step's buffers are checked: utilities of the wrong shape and classes out of range name the shape."
+    import rbf_bayes.probit as P
+    x = np.random.default_rng(0).uniform(-1, 1, (30, 1)); y = np.arange(30) % 3
+    run = P.probit_run(x, y, config=RJConfig(n_iter=10, burn_in=5), rng=np.random.default_rng(1))
+    with pytest.raises(ValueError, match=r"\(30, 3\)"):
+        run.core.enable_probit(y, np.zeros((30, 2)))
+    with pytest.raises(ValueError, match="classes in 0..c"):
+        run.core.enable_probit(y + 1, np.zeros((30, 3)))
