@@ -140,8 +140,8 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
                  link: str="probit", # "probit" (probabilities, any number of classes, 05c_probit) or "discriminant" (two classes, the 1999 paper's §7.3)
                  basis: str="thin_plate", # one of `BASES` (thin-plate splines as in the paper's classification experiment)
                  width: float=1.0, # multiquadric / Gaussian width
-                 n_iter: int|str=5000, # MCMC iterations per chain, or "auto": run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`; see "Defaults that converge" for why it is not the default here)
-                 burn_in: int=2500, # iterations discarded (with n_iter="auto": half of the run)
+                 n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
+                 burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in
                  prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(); the probit model fixes sigma^2 = 1)
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5,

@@ -100,7 +100,7 @@ def test_tremor_reduced(link):
     both bases: 16.29% (29 of 178) every time, as scikit-learn's GP classifier; an SVC with CV gets 14.61%. Reduced
     configuration here (5,000 iterations): within 2 points of the paper (at most 30 errors)."""
     x, y, xt, yt = load_tremor(_tremor_dir())
-    m = RJMCMCClassifier(link=link, random_state=0).fit(x, y)
+    m = RJMCMCClassifier(link=link, n_iter=5000, random_state=0).fit(x, y)
     n_err = int(np.sum(m.predict(xt) != yt))
     assert n_err <= 30, n_err
 

@@ -1,0 +1,61 @@
+"""The classifier's default run length against the old fixed one: `RJMCMCClassifier()` (four chains, n_iter="auto")
+and the same with n_iter=5000, per data set and link: seconds, split-R-hat of k and of the log posterior, bulk ESS of k
+(on the kept draws, as the summary), test error and iterations per chain (128,000 = the cap).
+
+    python bench/bench_classifier_defaults.py                      # probit and discriminant
+    python bench/bench_classifier_defaults.py --links probit --tremor ../shared/data
+
+Data: tremor (if its directory is given or found at ../shared/data), Ripley, Pima, a three-class problem in two inputs
+(300 training points, the one `exp5_classification` uses) and the first stratified CV fold of iris (scikit-learn's
+copy). One run: read the seconds as ratios within it.
+"""
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rbf_bayes import RJMCMCClassifier
+from rbf_bayes.datasets import load_pima, load_ripley, load_tremor
+
+
+def data_sets(tremor):
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import StratifiedKFold
+    if tremor is not None: yield "tremor", load_tremor(tremor)
+    yield "ripley", load_ripley()
+    yield "pima", load_pima()[:4]
+    rng = np.random.default_rng(0)
+    def three(n):
+        x = rng.uniform(-1, 1, (n, 2))
+        U = np.column_stack([np.zeros(n), 3 * (x[:, 0] ** 2 - x[:, 1]), 3 * (x[:, 1] - 0.5 * x[:, 0] - 0.3)])
+        return x, (U + rng.normal(size=U.shape)).argmax(1)
+    (x, y), (xt, yt) = three(300), three(3000)
+    yield "three", (x, y, xt, yt)
+    Xi, yi = load_iris(return_X_y=True)
+    tr, te = next(StratifiedKFold(5, shuffle=True, random_state=0).split(Xi, yi))
+    yield "iris0", (Xi[tr], yi[tr], Xi[te], yi[te])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--links", nargs="*", default=["probit", "discriminant"])
+    ap.add_argument("--tremor", default=None, help="directory of tremor_{train,test}.csv (default: ../shared/data if there)")
+    a = ap.parse_args()
+    tremor = a.tremor or next((p for p in [Path("../shared/data")] if (p / "tremor_train.csv").exists()), None)
+    print(f"{'data':<7} {'link':<12} {'n_iter':>6} {'sec':>6} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>6} {'error':>6} {'it/chain':>8}")
+    for name, (x, y, xt, yt) in data_sets(tremor):
+        for link in a.links:
+            if link == "discriminant" and len(np.unique(y)) > 2: continue
+            for n_iter in ("auto", 5000):
+                t = time.perf_counter()
+                m = RJMCMCClassifier(link=link, n_iter=n_iter, random_state=0).fit(x, y)
+                sec = time.perf_counter() - t
+                cd = m.trace_.chain_diagnostics()
+                err = float(np.mean(m.predict(xt) != yt))
+                print(f"{name:<7} {link:<12} {n_iter!s:>6} {sec:6.1f} {cd['k'][0]:6.3f} {cd['log posterior'][0]:6.3f} "
+                      f"{cd['k'][1]:6.0f} {err:6.4f} {len(m.trace_.k) // m.trace_.n_chains:8d}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
