@@ -396,12 +396,12 @@ def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
 class BMARSRegressor(BaseBayesEstimator):
     "Bayesian MARS regression (Denison, Mallick & Smith 1998) in the scikit-learn protocol."
     def __init__(self, max_interaction: int=2, k_max: int=50,
-                 n_iter: int|str=10_000, # iterations per chain, or "auto": run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`)
-                 burn_in: int=5_000, # iterations discarded (with n_iter="auto": half of the run)
+                 n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or iterations per chain
+                 burn_in: int=5_000, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=10,
                  prior: BMARSPrior|None=None, standardize: bool=True, random_state=None, progress: bool=False,
-                 n_chains: int=1, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
-                 n_jobs: int=1, # chains run at once on threads (-1: one per core); the C loop releases the GIL
+                 n_chains: int=4, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
+                 n_jobs: int=-1, # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
                  max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
                  extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie

@@ -342,7 +342,7 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
                         "predictive (the band over one input, or predicted against observed)"),
     "--json": dict(action="store_true", help="summary: one JSON object for scripts (the rows and notes, p(k | y), "
                                              "acceptance, split R-hat and ESS per quantity, the run length)"),
-    "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled; rjmcmc's default 4) or restarts (rjsa), run in parallel"),
+    "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled; default 4) or restarts (rjsa), run in parallel"),
     "--jobs": dict(type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"),
     "--temps": dict(type=int, help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 1: none)"),
     "--tries": dict(type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"),
