@@ -411,7 +411,10 @@ cdef class RJCore:
 
     # ---------------------------------------------------------------- maths
     cdef double _log_prior(self) noexcept nogil:
-        """log p(k, Lambda) (either hierarchy) + log p(mu | k) + sum log p(delta^2)."""
+        """log p(k, Lambda) (either hierarchy) + log p(mu | k) + sum log p(delta^2). With Lambda held fixed
+        (config.fix_Lambda) its own prior density is left out: it is a constant of the target, and a large fixed Lambda
+        (the annealer's calibrated Lambda-bar grows as delta-bar^c: 9e24 at c = 5 outputs) makes -eps2 Lambda so large
+        (-9e20) that every other term would drown in its rounding."""
         cdef Py_ssize_t o
         cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1
         lp = ((self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k] - self.k * self.logvol
@@ -419,7 +422,8 @@ cdef class RJCore:
         for o in range(self.c):
             lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
                    - self.b_d / self.delta2_buf[o])
-        lp += a1 * log(self.eps2) - lgamma(a1) + (a1 - 1) * log(L) - self.eps2 * L
+        if not self.fix_Lambda:
+            lp += a1 * log(self.eps2) - lgamma(a1) + (a1 - 1) * log(L) - self.eps2 * L
         if self.learn:
             for o in range(self.d):
                 if self.inc[o]:
