@@ -2,7 +2,7 @@
 
     python bench/bench_defaults.py                         # every case, every candidate, the GP and BART
     python bench/bench_defaults.py --cases robot friedman1 --configs default ridge20 gp
-    python bench/bench_defaults.py --quick                 # the first two splits of each case (smoke run)
+    python bench/bench_defaults.py --quick                 # the first split of each case (smoke run)
 
 Cases (the issues' protocols): Boston 300/206 (permutation by default_rng(s), s = 0..9, inputs standardised with the
 training statistics; error = test MSE against the noisy targets); Friedman #1 (240 noisy points, 10 inputs, noise 1,
@@ -27,7 +27,7 @@ from rbf_bayes.priors import RBFPrior
 
 
 def cases(quick):
-    n = 2 if quick else None
+    n = 1 if quick else None
     bx, by, _ = load_boston()
     for s in range(n or 10):
         idx = np.random.default_rng(s).permutation(len(by)); tr, te = idx[:300], idx[300:]

@@ -588,7 +588,9 @@ class SMCRegressor(BaseBayesEstimator):
     `width="auto"` (default, for the Gaussian and multiquadric bases) runs the particle system once per width in
     `width_grid` (on standardised inputs; times the inputs' RMS scale with standardize=False) and keeps the one with the
     largest evidence log p(y | width) — type-II maximum likelihood over the width (`width_`, `width_log_evidence_`).
-    Each run uses the same random stream (common random numbers). For a stream, the first partial_fit batch chooses.
+    Each run uses the same random stream (common random numbers). A stream (partial_fit) keeps one particle system per
+    width open and feeds every batch to all of them, so the width is chosen anew by the evidence of all the rows seen so
+    far, as one fit on them would choose it (a batch costs len(width_grid) passes, as a fit does).
     `width="learn"` instead gives every particle its own width, drawn from log w ~ N(log sqrt(d), log_width_sd^2) on
     standardised inputs and moved by a Metropolis-Hastings step in the resample-move stage: one pass, the width
     integrated over rather than chosen (`width_` is then the particles' weighted median, `trace_.widths` all of them)."""
@@ -638,7 +640,9 @@ class SMCRegressor(BaseBayesEstimator):
         "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self.seconds_ = 0.0
-        self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None)
+        self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None,
+                          done=[])
+        self._stream_systems = None
         self._grid_run()
         return self
 
@@ -648,19 +652,22 @@ class SMCRegressor(BaseBayesEstimator):
         g = self._grid
         while len(g["ev"]) < len(g["widths"]):
             X, Y = g["X"], g["Y"]
-            self._new(len(X), g["widths"][len(g["ev"])])
+            if g.get("systems"):     # a later batch of a stream: continue width j's particle system
+                self.smc_, self._seen = g["systems"][len(g["ev"])], np.empty(0, np.intp)
+            else: self._new(len(X), g["widths"][len(g["ev"])])
             order = self._gen.permutation(len(X)) if g["shuffle"] else np.arange(len(X))
             self._feed(X[order], Y[order], order)
             if self.interrupted_: return
             self._grid_done()
         i = int(np.argmax(g["ev"]))
+        if g.get("stream") and len(g["widths"]) > 1: self._stream_systems = g.get("systems") or g["done"]
         self.smc_, self._grid = g["best"], None
         self.width_, self.width_grid_, self.width_log_evidence_ = float(g["widths"][i]), np.array(g["widths"]), np.array(g["ev"])
         if self.smc_.learn_width:     # the particles' weighted median width (the grid holds the prior's median)
             self.width_ = float(np.exp(weighted_quantiles(np.log(self.smc_.widths), self.smc_.weights, [0.5])[0]))
 
     def _grid_done(self):
-        g = self._grid; g["ev"].append(float(self.smc_.log_evidence))
+        g = self._grid; g["ev"].append(float(self.smc_.log_evidence)); g.setdefault("done", []).append(self.smc_)
         if g["best"] is None or g["ev"][-1] > max(g["ev"][:-1]): g["best"] = self.smc_
 
     def _feed(self, X, Y, index):
@@ -700,7 +707,7 @@ class SMCRegressor(BaseBayesEstimator):
                 raise ValueError(f"the first partial_fit batch sets the standardisation (standardize=True) and needs at "
                                  f"least 2 rows, got {n}: pass a larger first batch, or standardize=False")
             X, Y = self._fit_scaling(*self._validate_fit(X, y, min_samples=2 if self.standardize else 1))
-            self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=False, ev=[], best=None)
+            self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=False, ev=[], best=None, done=[], stream=True)
             self._grid_run()
             return self
         elif self._can_continue():
@@ -717,6 +724,12 @@ class SMCRegressor(BaseBayesEstimator):
             if hasattr(self, "x_min_"):     # the range the stream has seen (a model saved before it was kept has none)
                 self.x_min_, self.x_max_ = np.fmin(self.x_min_, X.min(0)), np.fmax(self.x_max_, X.max(0))
             X, Y = self._scale_x(X, hold=False), (Y - self.y_shift_) / self.y_scale_
+        systems = getattr(self, "_stream_systems", None)
+        if systems:      # width="auto" on a stream: every width's system takes the batch, and the evidence chooses again
+            self._grid = dict(X=X, Y=Y, widths=list(self.width_grid_), shuffle=False, ev=[], best=None, done=[],
+                              stream=True, systems=systems)
+            self._grid_run()
+            return self
         self._feed(X, Y, np.arange(len(X)))
         return self
 

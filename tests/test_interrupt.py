@@ -88,7 +88,7 @@ CASES = {   # estimator factory, progress update at which Ctrl-C arrives (after 
     # RJMCMC takes its snapshots inside C: one update per chunk of 2,000 iterations, so the third ends after burn-in
     "rjmcmc": (lambda: RJMCMCRegressor(n_iter=12_000, burn_in=4_000, thin=4, random_state=1, n_chains=1), 3),
     "rjsa": (lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=1, random_state=1), 20),   # one run; restarts: test_chains
-    "bmars": (lambda: BMARSRegressor(n_iter=1500, burn_in=500, thin=5, random_state=1), 80),
+    "bmars": (lambda: BMARSRegressor(n_iter=1500, burn_in=500, thin=5, random_state=1, n_chains=1), 80),
 }
 
 
@@ -141,7 +141,7 @@ def test_annealing_restarts_ctrl_c_then_continue_fit(sigint_at):
 
 BURN_IN_CASES = {   # burn-in longer than one chunk (RJMCMC 2,000, BMARS 5,000 iterations), so the first chunk ends inside it
     "rjmcmc": lambda: RJMCMCRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2, n_chains=1),
-    "bmars": lambda: BMARSRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2),
+    "bmars": lambda: BMARSRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2, n_chains=1),
 }
 
 
