@@ -10,7 +10,7 @@ Y = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(1).standard_normal(40)
 
 CASES = [(RJMCMCRegressor, dict(n_iter=300, burn_in=100, n_chains=1), "RJMCMC", "300/300"),
          (AnnealedRBFRegressor, dict(n_iter=300, n_restarts=1), "RJ annealing", "300/300"),
-         (BMARSRegressor, dict(n_iter=300, burn_in=100), "Bayesian MARS", "300/300"),
+         (BMARSRegressor, dict(n_iter=300, burn_in=100, n_chains=1), "Bayesian MARS", "300/300"),
          (SMCRegressor, dict(n_particles=20), "TD-SMC", "40/40")]
 
 @pytest.mark.parametrize("cls,kw,desc,end", CASES, ids=[c[0].__name__ for c in CASES])
