@@ -2,7 +2,7 @@
 
     python bench/bench_defaults.py                         # every case, every candidate, the GP and BART
     python bench/bench_defaults.py --cases robot friedman1 --configs default ridge20 gp
-    python bench/bench_defaults.py --quick                 # the first split of each case (smoke run)
+    python bench/bench_defaults.py --quick                 # smoke run: the first split of each case, run length capped
 
 Cases (the issues' protocols): Boston 300/206 (permutation by default_rng(s), s = 0..9, inputs standardised with the
 training statistics; error = test MSE against the noisy targets); Friedman #1 (240 noisy points, 10 inputs, noise 1,
@@ -50,9 +50,12 @@ def error(case, pred, yt, ft):
     return float(np.mean((pred - ft) ** 2) / np.var(ft))
 
 
+QUICK = {}     # --quick: a cap on the automatic run length (max_iter), so the smoke run only checks that it runs
+
+
 def rj(**kw):
     def fit(X, y, Xt, seed):
-        m = RJMCMCRegressor(random_state=seed, n_jobs=2, **kw).fit(X, y)
+        m = RJMCMCRegressor(random_state=seed, n_jobs=2, **{**kw, **QUICK}).fit(X, y)
         lo, hi = m.predict_interval(Xt, level=0.95)
         return m.predict(Xt), lo, hi, m
     return fit
@@ -60,7 +63,7 @@ def rj(**kw):
 
 def bmars(**kw):
     def fit(X, y, Xt, seed):
-        m = BMARSRegressor(random_state=seed, **kw).fit(X, y)
+        m = BMARSRegressor(random_state=seed, **{**kw, **(QUICK if kw.get("n_iter", "auto") == "auto" else {})}).fit(X, y)
         lo, hi = m.predict_interval(Xt, level=0.95)
         return m.predict(Xt), lo, hi, m
     return fit
@@ -123,6 +126,7 @@ def main():
     ap.add_argument("--configs", nargs="*", default=list(CONFIGS))
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
+    if a.quick: QUICK.update(max_iter=4000)   # one round of the automatic run length
     rows = []
     print(f"{'case':<10} {'split':>5} {'config':<20} {'error':>10} {'cover':>6} {'sec':>7} {'R(k)':>6}", flush=True)
     for case, s, X, y, Xt, yt, ft in cases(a.quick):
