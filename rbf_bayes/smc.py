@@ -640,8 +640,7 @@ class SMCRegressor(BaseBayesEstimator):
         "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self.seconds_ = 0.0
-        self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None,
-                          done=[])
+        self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None)
         self._stream_systems = None
         self._grid_run()
         return self
@@ -667,7 +666,8 @@ class SMCRegressor(BaseBayesEstimator):
             self.width_ = float(np.exp(weighted_quantiles(np.log(self.smc_.widths), self.smc_.weights, [0.5])[0]))
 
     def _grid_done(self):
-        g = self._grid; g["ev"].append(float(self.smc_.log_evidence)); g.setdefault("done", []).append(self.smc_)
+        g = self._grid; g["ev"].append(float(self.smc_.log_evidence))
+        if g.get("stream"): g["done"].append(self.smc_)     # a stream keeps every width's system; a fit only the best
         if g["best"] is None or g["ev"][-1] > max(g["ev"][:-1]): g["best"] = self.smc_
 
     def _feed(self, X, Y, index):
