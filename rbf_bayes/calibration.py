@@ -15,8 +15,8 @@ from .basis import CentreSpace, check_basis, design_matrix
 from .priors import RBFPrior
 
 # %% auto #0
-__all__ = ['CRITERIA', 'n_parameters', 'penalty_slope', 'penalty', 'least_squares_fit', 'criterion_value', 'aic', 'bic', 'mdl',
-           'CalibratedPrior']
+__all__ = ['CRITERIA', 'n_parameters', 'penalty_slope', 'penalty', 'least_squares_fit', 'criterion_value', 'criterion_from_rss',
+           'aic', 'bic', 'mdl', 'CalibratedPrior']
 
 # %% ../nbs/06_calibration.ipynb #2a3edd29
 CRITERIA = ("aic", "bic", "mdl")
@@ -53,9 +53,14 @@ def criterion_value(x, # inputs (N, d)
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape; c = Y.shape[1]
     centres = np.asarray(centres, dtype=float).reshape(-1, d)
     _, rss = least_squares_fit(design_matrix(x, centres, basis, width), Y)
+    return criterion_from_rss(rss, N, len(centres), d, criterion)
+
+def criterion_from_rss(rss, # residual sums of squares of the least-squares fit, one per output (c,)
+                       N: int, k: int, d: int, criterion: str="mdl") -> float:
+    "The criterion of a k-basis network on N rows and d inputs from its least-squares residual sums of squares."
+    rss = np.atleast_1d(np.asarray(rss, dtype=float))
     if np.any(rss <= 0): return -math.inf
-    s2 = rss / N
-    return float(np.sum(0.5 * N * np.log(2 * math.pi * s2) + 0.5 * N)) + penalty(criterion, len(centres), c, d, N)
+    return float(np.sum(0.5 * N * np.log(2 * math.pi * rss / N) + 0.5 * N)) + penalty(criterion, k, len(rss), d, N)
 
 def aic(x, y, centres, basis="cubic", width=1.0) -> float:
     "Akaike's criterion of the least-squares network with these centres."

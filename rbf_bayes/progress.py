@@ -108,7 +108,13 @@ class ChunkedRun:
     subclass instance, so `run` again continues exactly where an interrupt stopped it.
 
     Subclasses define `_chunk()` -> (steps advanced, status dict for the bar), `_result()` -> the result so far, and may
-    define `_interrupt_note()` (extra words for the warning)."""
+    define `_interrupt_note()` (extra words for the warning) and `_finish(stop)`, a last step after the loop (the
+    annealer's final descent) that reads `stop.requested` as it goes and returns False if it stopped early: the run is
+    then interrupted, and `run` again does the last step again.
+
+    The last step and the result's assembly also run under the held Ctrl-C, so a Ctrl-C there never escapes as a
+    KeyboardInterrupt: during the last step it interrupts the run; during the assembly of a finished run it is kept as
+    `stop_requested` on the result, for callers that run several runs in a row (the annealer's restarts)."""
     desc, unit = "run", "iterations"
 
     def __init__(self, total: int): self.total, self.done, self.interrupted, self.seconds = int(total), 0, False, 0.0
@@ -126,9 +132,12 @@ class ChunkedRun:
                     self.done += n
                     bar.update(n, **status)
                     if stop.requested and self.done < self.total: self.interrupted = True; break
+                if not self.interrupted and not self._finish(stop): self.interrupted = True
         finally:
             self.seconds += time.perf_counter() - t0
-        res = self._result()
+        with DeferredInterrupt(interruptible) as late:
+            res = self._result()
+        res.stop_requested = late.requested and not self.interrupted
         if self.interrupted:
             res._run = self
             if stop.flag is None:       # a chain stopped by its caller's flag: the caller warns once for all chains
@@ -137,6 +146,7 @@ class ChunkedRun:
         return res
 
     def _interrupt_note(self) -> str: return ""
+    def _finish(self, stop) -> bool: return True
     def _chunk(self): raise NotImplementedError
     def _result(self): raise NotImplementedError
 

@@ -139,6 +139,72 @@ def test_annealing_restarts_ctrl_c_then_continue_fit(sigint_at):
     np.testing.assert_array_equal(m.predict(X), full.predict(X))
 
 
+def test_ctrl_c_during_the_final_descent_then_continue_fit(monkeypatch):
+    """Issue 36: a Ctrl-C while the annealer polishes its best network (after the schedule) used to escape as a
+    KeyboardInterrupt and lose the run. Now it ends the descent at once: one InterruptedWarning that says so, the model
+    holds the annealed network, and continue_fit does the descent again: the uninterrupted fit, bit for bit."""
+    from rbf_bayes import annealing
+    make = lambda: AnnealedRBFRegressor(n_iter=400, n_restarts=1, polish=True, random_state=3)   # noqa: E731
+    X, y = _data()
+    full = make().fit(X, y)
+    assert full.criterion_ < full.trace_.meta["criterion_annealed"] - 1   # the descent ran and gained (71.6 < 81.4)
+    real, calls = annealing._varpro, []
+
+    def varpro(*a, **kw):
+        calls.append(1)
+        if len(calls) == 3: os.kill(os.getpid(), signal.SIGINT)   # inside the descent's first round
+        return real(*a, **kw)
+
+    monkeypatch.setattr(annealing, "_varpro", varpro)
+    m = make()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m.fit(X, y)
+    caught = [x for x in w if issubclass(x.category, InterruptedWarning)]
+    assert len(caught) == 1 and "during the final descent of the centres" in str(caught[0].message)
+    assert m.interrupted_ and m.trace_.interrupted and "criterion_annealed" not in m.trace_.meta
+    assert m.trace_.meta["n_done"] == 400 and m.predict(X[:5]).shape == (5,)
+    assert m.criterion_ >= full.criterion_ - 1e-9                  # the annealed network, not yet polished
+    monkeypatch.setattr(annealing, "_varpro", real)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.continue_fit()
+    assert not m.interrupted_
+    _same_result(m.trace_, full.trace_)
+    np.testing.assert_array_equal(m.predict(X), full.predict(X))
+
+
+def test_ctrl_c_while_a_restart_assembles_its_result(monkeypatch):
+    """A Ctrl-C that lands while a finished restart assembles its result (least squares on all rows) is held, not
+    raised: the restarts stop after that one, with one warning, and continue_fit runs the rest: the same restarts and
+    the same network as the uninterrupted fit."""
+    from rbf_bayes import annealing
+    make = lambda: AnnealedRBFRegressor(n_iter=300, n_restarts=3, n_jobs=1, restart_tol=1e9, random_state=1)   # noqa: E731
+    X, y = _data()
+    full = make().fit(X, y)
+    real, calls = annealing._AnnealRun._result, []
+
+    def result(self):
+        calls.append(1)
+        if len(calls) == 1: os.kill(os.getpid(), signal.SIGINT)   # the first restart's assembly
+        return real(self)
+
+    monkeypatch.setattr(annealing._AnnealRun, "_result", result)
+    m = make()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m.fit(X, y)
+    caught = [x for x in w if issubclass(x.category, InterruptedWarning)]
+    assert len(caught) == 1 and "after 1 of 3 restarts" in str(caught[0].message), [str(x.message) for x in w]
+    assert m.interrupted_ and len(m.restart_criteria_) == 1 and not m.trace_.interrupted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.continue_fit()
+    assert not m.interrupted_
+    np.testing.assert_array_equal(m.restart_criteria_, full.restart_criteria_)
+    _same_result(m.trace_, full.trace_)
+
+
 BURN_IN_CASES = {   # burn-in longer than one chunk (RJMCMC 2,000, BMARS 5,000 iterations), so the first chunk ends inside it
     "rjmcmc": lambda: RJMCMCRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2, n_chains=1),
     "bmars": lambda: BMARSRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2, n_chains=1),
