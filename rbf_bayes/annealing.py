@@ -220,7 +220,7 @@ class _AnnealRun(ChunkedRun):
         self.rec, self.crit, self.tr_err, self.te_err = [], [], [], []
 
     def _chunk(self):
-        done, m = self.done, self.meta
+        done = self.done
         todo = min(self.every - done % self.every, self.total - done)
         self.core.run(todo, *self.buf, done, self.temps)
         end = done + todo

@@ -50,7 +50,7 @@ def criterion_value(x, # inputs (N, d)
                    ) -> float:
     "-log p(y | k, theta_hat) + P for the network with these centres (least-squares coefficients)."
     basis, width = check_basis(basis, width)
-    x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape; c = Y.shape[1]
+    x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape
     centres = np.asarray(centres, dtype=float).reshape(-1, d)
     _, rss = least_squares_fit(design_matrix(x, centres, basis, width), Y)
     return criterion_from_rss(rss, N, len(centres), d, criterion)
