@@ -30,7 +30,7 @@ def data_sets():
     d = robot_arm(np.random.default_rng(0))
     out["robot arm"] = (d.x, d.y, d.x_test, d.y_test, "cubic", 1.0)
     s = signal_detection(np.random.default_rng(0), 50, 1.0)
-    out["signal s2=1"] = (s.x, s.y, s.x_test, s.y_test, "gaussian", 0.2)   # width on the standardised input
+    out["signal s2=1"] = (s.x, s.y, s.x_test, s.y_test, "gaussian", 0.2 * float(s.x.std()))   # 0.2 on the standardised input, in units of x
     if os.path.isdir(TREMOR):
         x, y, xt, yt = load_tremor(TREMOR)
         out["tremor (0/1)"] = (x, y.astype(float), xt, yt.astype(float), "thin_plate", 1.0)

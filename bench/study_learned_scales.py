@@ -35,7 +35,7 @@ def main(n_iter: int, basis: str, n_splits: int):
         out = []
         for learn in (False, True):
             t = time.perf_counter()
-            m = RJMCMCRegressor(basis=basis, width=1.0, n_iter=n_iter, burn_in=n_iter // 2, thin=10, learn_scales=learn,
+            m = RJMCMCRegressor(basis=basis, width=None, n_iter=n_iter, burn_in=n_iter // 2, thin=10, learn_scales=learn,
                                 random_state=split).fit(X[tr], y[tr])
             out.append((np.mean((m.predict(X[te]) - y[te]) ** 2), time.perf_counter() - t, m.trace_.k[n_iter // 2:].mean()))
         print(f"split {split}: GP ARD {mg:.2f} ({tg:.1f} s); fixed {out[0][0]:.2f} ({out[0][1]:.1f} s, k {out[0][2]:.1f}); "

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
+import numbers
 import warnings
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from ._validation import as_generator, as_inputs, as_targets, check_bool
 from .results import DamagedFileError, NewerFormatError, Summary, mixture_quantile, open_npz, write_npz
 
 # %% auto #0
-__all__ = ['WARN_BEYOND', 'ExtrapolationWarning', 'BaseBayesEstimator']
+__all__ = ['RAW_SCALE', 'WARN_BEYOND', 'ExtrapolationWarning', 'BaseBayesEstimator']
 
 # %% ../nbs/00b_base.ipynb #1ee39b28
 def _param_to_json(name, v):
@@ -38,6 +40,32 @@ def _param_from_json(v):
         if not mod.startswith("rbf_bayes."): raise ValueError(f"refusing to load a parameter of class {mod}.{name}")
         return getattr(importlib.import_module(mod), name)(**{k: w for k, w in v.items() if k != "__dataclass__"})
     return v
+
+def _named_array_error(err: ValueError, X=None) -> ValueError:
+    """scikit-learn's shape errors with the argument named (its own words kept: its estimator checks match them): a 3-D
+    array, an array of no columns or no rows, a 1-D X at predict."""
+    msg = str(err)
+    if "Found array with dim" in msg:
+        nd = getattr(X, "ndim", None)
+        if nd is not None and nd <= 2: return ValueError(f"y must be 1-D or 2-D (one row per point): {msg}")
+        return ValueError(f"X must be a 2-D array (one row per point, one column per input): {msg}")
+    if "0 feature(s)" in msg: return ValueError(f"X has no columns: {msg}")
+    if "0 sample(s)" in msg: return ValueError(f"X has no rows: {msg}")
+    if "Expected 2D array, got 1D" in msg: return ValueError(f"X must be 2-D, one row per point: {msg}")
+    return err
+
+RAW_SCALE = (1e-30, 1e30)   # with standardize=False, the input columns' standard deviations the bases can work with
+
+def _check_raw_scale(X) -> None:
+    """standardize=False: refuse input columns whose spread leaves double precision to the bases' powers (a cubic Gram
+    holds sixth powers, BMARS products of hinges): on X * 1e150 the fit was a constant or the linear part (R^2 0.64)
+    and on X * 1e-150 a bare LinAlgError (issue 36). Estimators whose widths follow the inputs' scale opt out."""
+    sd = X.std(0); bad = np.flatnonzero((sd > 0) & ((sd < RAW_SCALE[0]) | (sd > RAW_SCALE[1])))
+    if len(bad):
+        raise ValueError(f"standardize=False: input column(s) {bad.tolist()} have standard deviation(s) "
+                         f"{', '.join(f'{v:.3g}' for v in sd[bad])}, outside [{RAW_SCALE[0]:g}, {RAW_SCALE[1]:g}], where the "
+                         "basis functions overflow or underflow double precision; use standardize=True (the default) or "
+                         "rescale X")
 
 def _n_rows(a):
     "Rows of an array-like by its shape (len() of a DOK sparse matrix counts entries), else len(); None if unknown."
@@ -118,12 +146,13 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
                 raise ValueError(f"{name} must be real-valued: Complex data not supported")
         if nx is not None and nx < min_samples:
             raise ValueError(f"X has {nx} row(s) ({nx} sample(s)): {type(self).__name__} needs at least {min_samples}")
+        if hasattr(self, "extrapolate"): check_bool("extrapolate", self.extrapolate)
         try:
             X, y = validate_data(self, X, y, multi_output=not labels, y_numeric=not labels, dtype=np.float64,
                                  ensure_all_finite=False, ensure_min_samples=min_samples)
         except ValueError as err:
             if "could not convert" in str(err): raise ValueError(f"X and y must be numeric: {err}") from None
-            raise
+            raise _named_array_error(err, X if hasattr(X, "ndim") else np.asarray(X, dtype=object)) from None
         if labels:
             X = as_inputs(X, "X"); self._y_1d, self.n_outputs_ = True, 1
             return X, np.asarray(y)
@@ -139,18 +168,45 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     def _validate_predict(self, X) -> np.ndarray:
         "Check that the model is fitted and X has the fitted number of columns."
         self._check_fitted()
-        return as_inputs(validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False), "X")
+        try: X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)
+        except ValueError as err:
+            if "could not convert" in str(err): raise ValueError(f"X must be numeric: {err}") from None
+            raise _named_array_error(err) from None
+        return as_inputs(X, "X")
 
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
-        "With `standardize`, learn per-column location and scale of X and Y and return them standardised."
+        """With `standardize`, learn per-column location and scale of X and Y and return them standardised. A width given
+        in units of X (`_common_scale`) makes the scale of X one common factor, the RMS of the columns' sds, so that the
+        width means the same length in every direction ('Lengths a user gives')."""
         if check_bool("standardize", getattr(self, "standardize", False)):
             xm, xs, ym, ys = X.mean(0), X.std(0), Y.mean(0), Y.std(0)
             xs[xs == 0] = 1.0; ys[ys == 0] = 1.0       # a constant column is left as is (the model rejects it)
+            if self._common_scale(): xs = np.full_like(xs, np.sqrt(np.mean(xs ** 2)))
         else:
+            if self._raw_scale_guard: _check_raw_scale(X)
             xm, xs, ym, ys = np.zeros(X.shape[1]), np.ones(X.shape[1]), np.zeros(Y.shape[1]), np.ones(Y.shape[1])
         self.x_shift_, self.x_scale_, self.y_shift_, self.y_scale_ = xm, xs, ym, ys
         self.x_min_, self.x_max_ = X.min(0), X.max(0)
         return (X - xm) / xs, (Y - ym) / ys
+
+    def _user_width(self):
+        "The width the user gave as a number (units of X), else None (no width, the default None, or a word like 'auto')."
+        w = getattr(self, "width", None)
+        return w if isinstance(w, numbers.Real) and not isinstance(w, bool) else None
+
+    def _common_scale(self) -> bool:
+        "Whether X is scaled by one common factor: a width given in units of X, for a basis that has a width."
+        from rbf_bayes.basis import WIDTH_BASES
+        return self._user_width() is not None and getattr(self, "basis", None) in (*WIDTH_BASES, "auto")
+
+    def _fit_width(self) -> float:
+        """The width the sampler gets, on the scale `fit` works on: None (the default) is 1 there (standardised units);
+        a number is in units of X, divided by the common scale of X (`_fit_scaling`). Called after `_fit_scaling`."""
+        w = getattr(self, "width", None)
+        if w is None: return 1.0
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (math.isfinite(w) and w > 0):
+            raise ValueError(f"width must be a finite number > 0 (in units of X) or None, got {w!r}")
+        return float(w) / float(self.x_scale_[0]) if self._common_scale() else float(w)
 
     def _scale_x(self, X, hold: bool=True) -> np.ndarray:
         """New inputs on the scale the model was fitted on; with `hold` (prediction) and `extrapolate=False`, each column
@@ -168,6 +224,7 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         return res
 
     _result_class = None     # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
+    _raw_scale_guard = True  # standardize=False: refuse inputs of extreme scale (`_check_raw_scale`); False where widths follow the scale
 
     def _fitted_json(self) -> dict:
         "Hook: extra JSON-able fitted state for `save` (e.g. a classifier's classes_)."

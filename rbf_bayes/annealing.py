@@ -401,7 +401,8 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     network kept; `restart_criteria_` and `restart_k_` record every restart's result, and an `OptimumUncertainWarning`
     says when fewer than two restarts came within `restart_tol` nats of the best criterion (the optimum was found once:
     it may not be the global one)."""
-    def __init__(self, criterion: str="mdl", basis: str="cubic", width: float=1.0,
+    def __init__(self, criterion: str="mdl", basis: str="cubic",
+                 width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
                  n_iter: int|str="auto", # iterations per restart; "auto": 100,000 up to N = 200, then 2e7 / N (>= 10,000)
                  schedule="linear",
                  T0: float|str="auto", # first temperature; "auto": min(1, C / log|Omega|) (`starting_temperature`)
@@ -433,7 +434,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     def _anneal_kw(self, progress: bool) -> dict:
         n_iter = self._n_iter
         return dict(n_iter=n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end, basis=self.basis,
-                    width=self.width, rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
+                    width=self._fit_width(), rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
                     record_every=max(1, n_iter // 50), progress=progress, polish=self.polish)
 
     def _anneal(self, rng):

@@ -418,7 +418,7 @@ class BMARSRegressor(BaseBayesEstimator):
         progress = check_bool("progress", self.progress)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))   # the vague priors are stated for standardised data (§4)
         pr = self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
-        if check_auto(self.n_iter, self.max_iter, self.executor):
+        if check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in):
             make = lambda rng, n: bmars_run(X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
                                             thin=self.thin, rng=rng)
             self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,

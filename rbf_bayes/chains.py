@@ -165,11 +165,13 @@ def sample_chains(sample, # sample(rng) -> result: one chain (e.g. a partial of 
 # %% ../nbs/05b_chains.ipynb #auto0cd1
 AUTO_START, AUTO_RHAT, AUTO_ESS = 4000, 1.01, 400   # n_iter="auto": first round per chain; the stopping rule
 
-def check_auto(n_iter, max_iter, executor) -> bool:
-    "Whether an estimator's n_iter asks for the automatic run length; the arguments checked (names in the errors)."
+def check_auto(n_iter, max_iter, executor, burn_in=None) -> bool:
+    """Whether an estimator's n_iter asks for the automatic run length; the arguments checked (names in the errors). The
+    automatic run discards half of each chain, so burn_in is not used, but a bad one is still refused, not ignored."""
     if isinstance(n_iter, str):
         if n_iter != "auto": raise ValueError(f"n_iter must be a positive integer or 'auto', got {n_iter!r}")
         check_int("max_iter", max_iter, 8)
+        if burn_in is not None: check_int("burn_in", burn_in, 0)
         if executor is not None: raise ValueError("n_iter='auto' grows the chains in rounds on threads: use executor=None")
         return True
     return False

@@ -129,6 +129,7 @@ def read_csv(path, # a CSV file with a header row of column names
             ) -> tuple[list[str], np.ndarray]:
     "(column names, float array (rows, columns)); a missing file, a ragged row or a non-number is a CLIError."
     p = Path(path)
+    if p.is_dir(): raise CLIError(f"{path} is a folder, not a CSV file")
     if not p.is_file(): raise CLIError(f"{path}: no such file")
     with p.open(newline="") as f:
         rows = list(csv.reader(f))
@@ -145,6 +146,22 @@ def read_csv(path, # a CSV file with a header row of column names
             except ValueError: raise CLIError(f"{path}, line {i}, column {names[j]!r}: {v!r} is not a number") from None
     return names, data
 
+def _check_columns(targets: list[str], feats: list[str]) -> None:
+    "The --target and --features lists: none empty, none twice, no column both an input and a target."
+    for opt, cols in (("--target", targets), ("--features", feats)):
+        twice = sorted({c for c in cols if cols.count(c) > 1})
+        if twice: raise CLIError(f"{opt}: column(s) {twice} given more than once")
+    if not feats: raise CLIError("--features: no input columns (give column names, comma-separated, or leave it out)")
+    both = [c for c in feats if c in targets]
+    if both: raise CLIError(f"--features: column(s) {both} also given as --target: a column is an input or a target")
+
+def _check_finite(data, names: list[str], used: list[str], path) -> None:
+    "Every value of the columns a fit uses is a finite number, or a CLIError naming the first bad line and column."
+    for c in used:
+        bad = np.flatnonzero(~np.isfinite(data[:, names.index(c)]))
+        if len(bad): raise CLIError(f"{path}, line {bad[0] + 2}, column {c!r}: {data[bad[0], names.index(c)]} is not a "
+                                    f"finite number ({len(bad)} such row(s) in this column); remove or impute them")
+
 def columns(names: list[str], wanted: list[str], path) -> list[int]:
     "Indices of the wanted columns, or a CLIError naming the missing ones."
     missing = [w for w in wanted if w not in names]
@@ -159,7 +176,7 @@ def load_model(path):
         if est is None: raise CLIError(f"{path}: a {cls} model; the command line reads the regressors "
                                        f"({', '.join(c.__name__ for c in MODELS.values())})")
         return est.load(path)
-    except (FileNotFoundError, ValueError) as e: raise CLIError(str(e)) from None
+    except (FileNotFoundError, IsADirectoryError, ValueError) as e: raise CLIError(str(e)) from None
 
 # %% ../nbs/15_cli.ipynb #09bfa025
 def cmd_fit(args):
@@ -167,10 +184,13 @@ def cmd_fit(args):
     out = npz_path(args.out)        # checked before the fit, so that no fit is lost to a path that cannot be written
     if Path(args.out).is_dir() or out.is_dir(): raise CLIError(f"--out {args.out}: is a folder; give a file name, e.g. {Path(args.out) / 'model.npz'}")
     if not out.parent.is_dir(): raise CLIError(f"--out {args.out}: the folder {out.parent} does not exist")
+    if args.burn_in is not None and args.burn_in < 0: raise CLIError(f"--burn-in must be >= 0, got {args.burn_in}")
     names, data = read_csv(args.data)
     targets = args.target
-    feats = args.features or [n for n in names if n not in targets]
+    feats = args.features if args.features is not None else [n for n in names if n not in targets]
+    _check_columns(targets, feats)
     X, Y = data[:, columns(names, feats, args.data)], data[:, columns(names, targets, args.data)]
+    _check_finite(data, names, feats + targets, args.data)
     kw = dict(random_state=args.seed, progress=not args.no_progress)
     cls = MODELS[args.model]
     defaults = cls().get_params()
@@ -180,6 +200,8 @@ def cmd_fit(args):
         raise CLIError(f"--n-iter: the {args.model} model has no iterations to set (it makes one pass over the data)")
     if args.n_iter is not None: kw.update(n_iter=args.n_iter)
     if "burn_in" in defaults:
+        if args.burn_in is not None and args.n_iter not in (None, "auto") and args.burn_in >= args.n_iter:
+            raise CLIError(f"--burn-in ({args.burn_in}) must be < --n-iter ({args.n_iter})")
         if args.burn_in is not None: kw.update(burn_in=args.burn_in)
         elif args.n_iter not in (None, "auto") and defaults["burn_in"] >= args.n_iter: kw.update(burn_in=args.n_iter // 2)
     for opt, par in (("temps", "n_temps"), ("tries", "n_tries")):
@@ -387,9 +409,10 @@ def _main(argv):
     if stray: raise CLIError(f"option(s) {', '.join('--' + s.replace('_', '-') for s in stray)} do not apply to {cmd}")
     for k, v in _DEFAULTS.items():
         if not hasattr(args, k): setattr(args, k, v)
+    if args.seed < 0: raise CLIError(f"--seed must be >= 0, got {args.seed}")
     if cmd == "fit":
         if not args.target: raise CLIError("fit needs --target (the column to predict)")
-        args.features = [f.strip() for f in args.features.split(",") if f.strip()] if args.features else None
+        args.features = [f.strip() for f in args.features.split(",") if f.strip()] if args.features is not None else None
     t0 = time.perf_counter()
     if cmd == "demo":
         if any(k < 0 or k > 197 for k in args.k):

@@ -40,7 +40,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
     "Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999)."
     def __init__(self,
                  basis: str="cubic", # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian; `05d_learned_basis`): sets basis_probabilities_
-                 width: float=1.0, # multiquadric / Gaussian width
+                 width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
                  n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
@@ -75,7 +75,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
         With n_iter="auto" the chains run in rounds until they converge (`auto_chains`; burn_in is then half the run)."""
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
-        auto = check_auto(self.n_iter, self.max_iter, self.executor)
+        auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=AUTO_START // 2 if auto else self.burn_in, thin=self.thin, split_scale=self.split_scale,
                        rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1,
@@ -83,10 +83,10 @@ class RJMCMCRegressor(BaseBayesEstimator):
                        select_inputs=check_bool("select_inputs", self.select_inputs),
                        basis_types=AUTO_BASES if self.basis == "auto" else None, n_tries=self.n_tries, n_temps=self.n_temps)
         prior = self.prior if self.prior is not None else RBFPrior()
-        one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self.width)
+        one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self._fit_width())
         if auto:
             make = lambda rng, n: rjmcmc_run(X, Y, prior=prior, config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)), rng=rng,  # noqa: E731
-                                             basis=AUTO_BASES[0] if self.basis == "auto" else self.basis, width=self.width)
+                                             basis=AUTO_BASES[0] if self.basis == "auto" else self.basis, width=self._fit_width())
             self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                          max_iter=self.max_iter, progress=self.progress))
         elif n_chains == 1: self._set_fitted(one(self._rng()))
@@ -139,7 +139,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
     def __init__(self,
                  link: str="probit", # "probit" (probabilities, any number of classes, 05c_probit) or "discriminant" (two classes, the 1999 paper's §7.3)
                  basis: str="thin_plate", # one of `BASES` (thin-plate splines as in the paper's classification experiment)
-                 width: float=1.0, # multiquadric / Gaussian width
+                 width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
                  n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in
@@ -189,7 +189,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         yi = np.searchsorted(self.classes_, yl)
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
-        auto = check_auto(self.n_iter, self.max_iter, self.executor)
+        auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
         cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=AUTO_START // 2 if auto else self.burn_in,
                        thin=self.thin, split_scale=self.split_scale, rw_var=self.rw_var, varpi=self.varpi,
                        progress=progress and n_chains == 1, n_tries=self.n_tries)
@@ -197,15 +197,15 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)    # labels are labels: no scaling of y
-            one = functools.partial(_one_probit_chain, Xs, yi, prior, cfg, self.basis, self.width)
+            one = functools.partial(_one_probit_chain, Xs, yi, prior, cfg, self.basis, self._fit_width())
             start = functools.partial(probit_run, Xs, yi)
         else:
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
-            one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self.width)
+            one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
             start = functools.partial(rjmcmc_run, Xs, Ys)
         if auto:
             make = lambda rng, n: start(prior=prior, config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)),  # noqa: E731
-                                        rng=rng, basis=self.basis, width=self.width)
+                                        rng=rng, basis=self.basis, width=self._fit_width())
             tr = auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs, max_iter=self.max_iter,
                              progress=progress, desc=f"{self.link} chains")
         else:

@@ -58,6 +58,7 @@ def open_npz(path, kind: str):
     import zlib
     p = Path(path)
     if not p.is_file() and npz_path(p).is_file(): p = npz_path(p)
+    if p.is_dir(): raise IsADirectoryError(f"{path} is a folder, not an {kind} file")
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such file" + ("" if Path(path).suffix == ".npz" else f" (nor {npz_path(path)})"))
     if p.stat().st_size == 0: raise DamagedFileError(f"{p} is empty: not an {kind} file")

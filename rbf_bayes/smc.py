@@ -30,9 +30,9 @@ from .progress import DeferredInterrupt, InterruptedWarning, Progress, interrupt
 from .results import SamplerResult, Summary
 
 # %% auto #0
-__all__ = ['RESAMPLING', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio', 'smc_move_probs', 'log_backward', 'log_Z',
-           'resample', 'SMCResult', 'weighted_quantiles', 'draw_free', 'resample_slots', 'TDSMCReference', 'TDSMC',
-           'SMCRegressor']
+__all__ = ['RESAMPLING', 'SMC_MAX_WORK', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio', 'smc_move_probs', 'log_backward',
+           'log_Z', 'resample', 'SMCResult', 'weighted_quantiles', 'draw_free', 'resample_slots', 'TDSMCReference',
+           'TDSMC', 'SMCRegressor']
 
 # %% ../nbs/09_smc.ipynb #b28db12b
 def smc_log_ml(e: float, # explained sum of squares e_r of the state
@@ -582,6 +582,18 @@ class TDSMC(_TDSMCBase):
     def _width_sweep(self, tau): self.core.width_sweep(tau)
 
 # %% ../nbs/09_smc.ipynb #b2c921bf
+SMC_MAX_WORK = 6e7   # rows x particles x grid widths one `fit` takes (about ten minutes here; see 'How many rows one fit takes')
+
+def _check_smc_work(N: int, n_particles: int, n_widths: int) -> None:
+    "Refuse, before any work, a TD-SMC pass of more than SMC_MAX_WORK row-particle-widths, naming what to change."
+    work = N * n_particles * n_widths
+    if work > SMC_MAX_WORK:
+        raise ValueError(f"SMCRegressor.fit on {N:,} rows with n_particles={n_particles} and {n_widths} width(s) is "
+                         f"{work:.2g} row-particle-widths of work, above the {SMC_MAX_WORK:.0e} one fit takes (about ten "
+                         f"minutes here; this one would take about {work / SMC_MAX_WORK * 10:.0f} minutes): give a fixed width (one pass "
+                         "instead of one per grid width), fewer n_particles or a subsample of the rows; or stream the rows with "
+                         "partial_fit, which has no limit; RJMCMCRegressor takes this many rows faster")
+
 class SMCRegressor(BaseBayesEstimator):
     """Single-pass trans-dimensional SMC kernel regression (Vermaak, Godsill & Doucet) in the scikit-learn protocol.
 
@@ -593,7 +605,11 @@ class SMCRegressor(BaseBayesEstimator):
     far, as one fit on them would choose it (a batch costs len(width_grid) passes, as a fit does).
     `width="learn"` instead gives every particle its own width, drawn from log w ~ N(log sqrt(d), log_width_sd^2) on
     standardised inputs and moved by a Metropolis-Hastings step in the resample-move stage: one pass, the width
-    integrated over rather than chosen (`width_` is then the particles' weighted median, `trace_.widths` all of them)."""
+    integrated over rather than chosen (`width_` is then the particles' weighted median, `trace_.widths` all of them).
+    A number is a fixed width in units of X (`00b_base`, "Lengths a user gives"): the paper's sinc width 1.6 is 1.6
+    with or without standardisation. `width_` is on the scale the model was fitted on."""
+    _raw_scale_guard = False   # its width grid follows the inputs' RMS scale with standardize=False: any scale works
+
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float|str="auto", lam: float=1.0, k_max: int=50,
                  a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
                  resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True, capacity: int|None=None,
@@ -621,7 +637,7 @@ class SMCRegressor(BaseBayesEstimator):
         if not (isinstance(self.width, str) and self.width == "auto"):
             if isinstance(self.width, str):
                 raise ValueError(f"width must be a positive number, 'auto' or 'learn', got {self.width!r}")
-            return [self.width]
+            return [self._fit_width()]      # a number is in units of X (`00b_base`, "Lengths a user gives")
         if self.basis not in WIDTH_BASES: return [1.0]      # cubic, thin-plate, linear: no width
         grid = np.asarray(self.width_grid, dtype=float).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
@@ -653,7 +669,10 @@ class SMCRegressor(BaseBayesEstimator):
             X, Y = g["X"], g["Y"]
             if g.get("systems"):     # a later batch of a stream: continue width j's particle system
                 self.smc_, self._seen = g["systems"][len(g["ev"])], np.empty(0, np.intp)
-            else: self._new(len(X), g["widths"][len(g["ev"])])
+            else:
+                self._new(len(X), g["widths"][len(g["ev"])])
+                if not g["ev"] and not g.get("stream"):   # a fit, before any work: memory, then time (a stream has no limit)
+                    self.smc_._check_memory(self.smc_.capacity); _check_smc_work(len(X), self.n_particles, len(g["widths"]))
             order = self._gen.permutation(len(X)) if g["shuffle"] else np.arange(len(X))
             self._feed(X[order], Y[order], order)
             if self.interrupted_: return

@@ -17,7 +17,7 @@ D = sinc_data(np.random.default_rng(3))
 
 @pytest.fixture(scope="module")
 def rj():
-    return RJMCMCRegressor(basis="gaussian", width=0.28, random_state=0, max_iter=16_000).fit(D.x, D.y)
+    return RJMCMCRegressor(basis="gaussian", width=1.6, random_state=0, max_iter=16_000).fit(D.x, D.y)
 
 
 def test_groups_dims_and_the_packages_own_numbers(rj):
@@ -137,7 +137,7 @@ def test_arviz_diagnostics_equal_the_summarys_by_default(rj):
 def test_every_iteration_on_request():
     """chain_diagnostics(every_iteration=True) reads every iteration after burn-in; with thin=1 that is the kept draws,
     so both readings agree; with thin=5 the kept draws are a fifth of them."""
-    m = RJMCMCRegressor(basis="gaussian", width=0.28, n_iter=3000, burn_in=1000, thin=1, n_chains=2, n_jobs=2, random_state=0).fit(D.x, D.y)
+    m = RJMCMCRegressor(basis="gaussian", width=1.6, n_iter=3000, burn_in=1000, thin=1, n_chains=2, n_jobs=2, random_state=0).fit(D.x, D.y)
     a, b = m.trace_.chain_diagnostics(), m.trace_.chain_diagnostics(every_iteration=True)
     for name in ("k", "σ²", "log posterior"):
         np.testing.assert_allclose(a[name], b[name], rtol=1e-12)

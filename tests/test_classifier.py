@@ -107,14 +107,14 @@ def test_tremor_reduced(link):
 
 @pytest.mark.skipif(_tremor_dir() is None, reason="the tremor data is not shipped (../shared/data or RBF_BAYES_TREMOR_DIR)")
 def test_tremor_narrow_gaussian_probit_stays_finite():
-    """Regression: Gaussian bases of width 0.25 on tremor let nearly vanishing columns into the factor; the probit's
+    """Regression: Gaussian bases of width 0.25 (standardised inputs; 0.107 in units of x) on tremor let nearly vanishing columns into the factor; the probit's
     Gibbs loop then amplified the rounding noise of D (L L')^{-1} D' until the latent values overflowed (|f| grew by
     1e5 per iteration from iteration ~260, 'Y contains NaN or inf' at ~440). The pivot floor (04_kernel) rejects
     such columns: the chain runs to the end, every draw is finite and a typical draw's |f| on the training inputs is
     of the order of the data's separation (median over draws of max |f|: 16; single draws reach 1e4 where the data
     are locally separable and delta^2's inverse-gamma prior has a heavy tail — the model, not rounding)."""
     x, y, xt, yt = load_tremor(_tremor_dir())
-    m = RJMCMCClassifier(basis="gaussian", width=0.25, n_iter=20_000, burn_in=10_000, random_state=0).fit(x, y)
+    m = RJMCMCClassifier(basis="gaussian", width=0.107, n_iter=20_000, burn_in=10_000, random_state=0).fit(x, y)   # 0.25 on standardised x
     F = m.member_scores(x)
     assert np.isfinite(F).all() and np.isfinite(m.member_scores(xt)).all()
     assert np.median(np.abs(F).max(1)) < 100, np.median(np.abs(F).max(1))

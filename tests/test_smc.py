@@ -432,3 +432,19 @@ def test_stream_with_automatic_width_chooses_again_as_rows_arrive():
     t.partial_fit(x[:20], y[:20]); s.partial_fit(x[:20], y[:20])
     np.testing.assert_array_equal(t.width_log_evidence_, s.width_log_evidence_)
     np.testing.assert_array_equal(t.predict(x[:5]), s.predict(x[:5]))
+
+
+def test_one_fit_refuses_a_pass_too_long_before_any_work_but_a_stream_does_not(monkeypatch):
+    """Issue 36: SMCRegressor() on 200,000 rows ran for an hour (7 widths x 250 particles x 200,000 rows at ~1e-5 s
+    each). `fit` now refuses a pass above SMC_MAX_WORK row-particle-widths before any work, naming what to change;
+    `partial_fit` streams without a limit. (The limit is lowered here so the test runs on 40 rows.)"""
+    from rbf_bayes import smc
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (40, 1)); y = np.sin(3 * x[:, 0]) + 0.1 * rng.standard_normal(40)
+    monkeypatch.setattr(smc, "SMC_MAX_WORK", 1000)
+    with pytest.raises(ValueError, match=r"40 rows with n_particles=30 and 1 width\(s\) is 1.2e\+03 .*partial_fit"):
+        SMCRegressor(30, width=1.0, random_state=0).fit(x, y)
+    assert not hasattr(SMCRegressor(30, width=1.0, random_state=0), "smc_")
+    SMCRegressor(25, width=1.0, random_state=0).fit(x, y)                 # 1,000: at the limit, runs
+    s = SMCRegressor(30, width=1.0, random_state=0).partial_fit(x, y)     # a stream of the same rows: runs
+    assert s.smc_.t == 40
