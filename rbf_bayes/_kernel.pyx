@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, exp, isfinite
+from libc.math cimport sqrt, log, exp, isfinite, NAN
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 
@@ -68,8 +68,9 @@ cdef double phi_r2(double r2, int kind, double w2) noexcept nogil:
         return 0.5 * r2 * log(r2)   # rho^2 ln rho = (rho^2 / 2) ln rho^2
     elif kind == MULTIQUADRIC:
         return sqrt(r2 + w2)
-    else:
+    elif kind == GAUSSIAN:
         return exp(-r2 / w2)
+    return NAN                  # a basis code without a branch: NaN, caught at import (`_check_basis_dispatch`)
 
 
 cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
@@ -423,9 +424,12 @@ cdef void _phi_inplace(double* v, Py_ssize_t N, int kind, double w2) noexcept no
             v[n] = 0.0 if v[n] <= 0.0 else 0.5 * v[n] * log(v[n])
     elif kind == MULTIQUADRIC:
         rbf_sqrt_inplace(v, N, w2)
-    else:
+    elif kind == GAUSSIAN:
         for n in range(N):
             v[n] = exp(-v[n] / w2)
+    else:                       # a basis code without a branch: NaN, caught at import (`_check_basis_dispatch`)
+        for n in range(N):
+            v[n] = NAN
 
 
 cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil:
@@ -1922,3 +1926,22 @@ cdef class GramFactor:
             for o in range(self.c):
                 out[i, o] = self.B[i * self.c + o]
         return out
+
+
+def _check_basis_dispatch():
+    """Every basis of the registry (`rbf_bayes.basis.BASES`) computed by both C dispatches (`phi_r2`, `_phi_inplace`)
+    as the NumPy specification computes it, at import: a basis added to the registry and the enum but not to a C
+    switch is an ImportError naming it, never silently another basis's values (issue 37)."""
+    from rbf_bayes.basis import basis_from_sq
+    x = np.linspace(-2.0, 2.0, 9).reshape(-1, 1); mu = np.array([0.3]); r2 = (x[:, 0] - 0.3) ** 2
+    for name, code in BASIS_CODES.items():
+        want = basis_from_sq(r2, name, 0.7)
+        col = np.asarray(basis_column(x, mu, name, 0.7))                      # the vectorised switch
+        one = np.array([phi_r2(v, code, 0.49) for v in r2])                   # the scalar switch
+        for what, got in (("_phi_inplace", col), ("phi_r2", one)):
+            if not np.allclose(got, want, rtol=1e-12, atol=1e-15):
+                raise ImportError(f"the C switch {what} does not compute basis {name!r} (code {code}) as "
+                                  "rbf_bayes.basis.basis_from_sq does: add its branch in rbf_bayes/_kernel.pyx")
+
+
+_check_basis_dispatch()

@@ -405,3 +405,21 @@ def test_inner_products_are_the_same_bits_at_every_vector_width():
             np.testing.assert_allclose(outs[0], A @ v, rtol=1e-12, atol=1e-12 * (1 + np.abs(A).sum(1).max()))
     with pytest.raises(ValueError, match="width"):
         K._gemv_t_width(np.ones((2, 3)), np.ones(3), 3)
+
+
+def test_a_basis_without_a_c_branch_is_an_import_error(monkeypatch):
+    """Issue 37: both C switches (`phi_r2`, `_phi_inplace`) ended in a bare `else:` that computed the Gaussian, so a basis
+    added to the registry but not to a switch silently gave Gaussian values. The switches now return NaN for an unknown
+    code, and the import-time check compares every registered basis with the NumPy specification: a toy basis registered
+    without its C branch is an ImportError naming it."""
+    from rbf_bayes import _kernel, basis
+    _kernel._check_basis_dispatch()                                   # the shipped registry passes
+    real = basis.basis_from_sq
+
+    def with_toy(r2, name, width=1.0):
+        return np.asarray(r2, dtype=float) ** 2 if name == "toy" else real(r2, name, width)
+
+    monkeypatch.setattr(basis, "basis_from_sq", with_toy)
+    monkeypatch.setattr(_kernel, "BASIS_CODES", {**_kernel.BASIS_CODES, "toy": len(_kernel.BASIS_CODES)})
+    with pytest.raises(ImportError, match=r"does not compute basis 'toy' \(code 5\).*add its branch"):
+        _kernel._check_basis_dispatch()
