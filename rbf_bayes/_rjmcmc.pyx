@@ -276,19 +276,10 @@ cdef class RJCore:
         """One Gibbs sweep over the classes j = 0..C-1 (`probit.sample_utilities`' arithmetic, N uniforms per class in
         row order): z_nj ~ N(F_nj, 1), F_n0 = 0 and F_nj = (D alpha_{j-1})_n, truncated so that the observed class's
         utility stays the largest; then the targets of the factor are the utilities of classes 1..C-1."""
-        cdef Py_ssize_t n, i, o, j, l, N = self.N, c = self.c, C = self.c + 1, M1 = self.st.M1
-        cdef double a, f, lu, b
-        cdef const double* col
+        cdef Py_ssize_t n, o, j, l, N = self.N, c = self.c, C = self.c + 1
+        cdef double f, lu, b
         cdef double* F = self.zbuf
-        for o in range(c):
-            for n in range(N):
-                F[o * N + n] = 0.0
-        for i in range(self.st.m):
-            col = self.st.Dt + self.st.slot[i] * N
-            for o in range(c):
-                a = self.alpha[o * M1 + i]
-                for n in range(N):
-                    F[o * N + n] += col[n] * a
+        self._fitted_values(F)
         for j in range(C):
             for n in range(N):
                 f = 0.0 if j == 0 else F[(j - 1) * N + n]
@@ -305,7 +296,27 @@ cdef class RJCore:
         for o in range(c):
             for n in range(N):
                 F[o * N + n] = self.ubuf[n * C + o + 1]
-        self.st._set_targets_c(F)
+        self._retarget(F)
+
+    cdef void _fitted_values(self, double* F) noexcept nogil:
+        """F[o N + n] = (D alpha_o)_n for every output o, from the last coefficient draw: the latent mean of the
+        probit's data augmentation (binary and multinomial share it; the columns in factor order, once per output)."""
+        cdef Py_ssize_t n, i, o, N = self.N, M1 = self.st.M1
+        cdef double a
+        cdef const double* col
+        for o in range(self.c):
+            for n in range(N):
+                F[o * N + n] = 0.0
+        for i in range(self.st.m):
+            col = self.st.Dt + self.st.slot[i] * N
+            for o in range(self.c):
+                a = self.alpha[o * M1 + i]
+                for n in range(N):
+                    F[o * N + n] += col[n] * a
+
+    cdef void _retarget(self, double* Z) noexcept nogil:
+        "The factor's targets become the latent draws Z; the likelihood and the log posterior follow."
+        self.st._set_targets_c(Z)
         self.lml = log_ml(&self.lik, self.st, False)
         self.logpost = self.lml + self._log_prior()
 
@@ -313,19 +324,12 @@ cdef class RJCore:
         """z_n ~ N(f_n, 1) truncated to z > 0 where y_n = 1 and to z <= 0 where y_n = 0, f = D alpha (the last draw),
         by inversion in log space (`probit.sample_latent`'s arithmetic, one uniform per row in order); then the
         factor's targets are z, and the likelihood and log posterior follow."""
-        cdef Py_ssize_t n, i, N = self.N
-        cdef double a, f, lu
-        cdef const double* col
+        cdef Py_ssize_t n, N = self.N
+        cdef double f, lu
         if self.ucls != NULL:
             self._utility_step()
             return
-        for n in range(N):
-            self.zbuf[n] = 0.0
-        for i in range(self.st.m):
-            a = self.alpha[i]
-            col = self.st.Dt + self.st.slot[i] * N
-            for n in range(N):
-                self.zbuf[n] += col[n] * a
+        self._fitted_values(self.zbuf)
         for n in range(N):
             f = self.zbuf[n]
             lu = log1p(-random_standard_uniform(self.rng))
@@ -333,9 +337,7 @@ cdef class RJCore:
                 self.zbuf[n] = f - ndtri_exp(lu + log_ndtr(f))
             else:
                 self.zbuf[n] = f + ndtri_exp(lu + log_ndtr(-f))
-        self.st._set_targets_c(self.zbuf)
-        self.lml = log_ml(&self.lik, self.st, False)
-        self.logpost = self.lml + self._log_prior()
+        self._retarget(self.zbuf)
 
     def set_state(self, centres, double Lambda, delta2, scales=None, inputs=None, basis=None):
         """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them][, the included inputs (a (d,)
