@@ -134,6 +134,11 @@ def test_the_suite_is_large_enough():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("action, exc, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_input_is_refused_with_a_message_naming_it(action, exc, words):
+    _refused(action, exc, words)
+
+
+def _refused(action, exc, words):
+    "The action raises exc, and its message holds the words that name the argument or path."
     with pytest.raises(exc) as info:
         action()
     assert words in str(info.value), str(info.value)
@@ -243,9 +248,7 @@ def test_issue_36_adds_at_least_100_cases():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("action, exc, words", [c[1:] for c in CASES36], ids=[c[0] for c in CASES36])
 def test_issue_36_bad_input_names_the_argument_or_path(action, exc, words):
-    with pytest.raises(exc) as info:
-        action()
-    assert words in str(info.value), str(info.value)
+    _refused(action, exc, words)
 
 
 CLI36 = [   # (argv, the words of the one-line error); files made by the test: d.csv, nan.csv, folder/
