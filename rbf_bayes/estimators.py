@@ -50,7 +50,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  varpi: float=0.5, # probability of the uniform centre proposal
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
-                 standardize: bool=True, # fit on standardised X and y (Omega, width and the ridge prior live there)
+                 standardize: bool=True, # fit on standardised X and y (Omega and the ridge prior live there; a width given is converted from units of X)
                  n_chains: int=4, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
                  n_jobs: int=-1, # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
