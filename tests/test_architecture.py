@@ -1,0 +1,35 @@
+"""ARCHITECTURE.md's layer table and the import-linter contract in pyproject.toml (which CI runs as `lint-imports`) name
+the same Python modules in the same layer order (issue 37: the documented layers cannot drift from the checked ones)."""
+import re
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _doc_layers() -> list[set[str]]:
+    "The Python modules of each row of 'The layers' table, bottom up (rows of compiled code only are skipped)."
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    table = text[text.index("| layer | modules (notebook) |"):].split("\n\n")[0].splitlines()[2:]
+    layers = []
+    for row in table:
+        cell = row.split("|")[2]
+        mods = {m for m in re.findall(r"`([A-Za-z_][\w.]*)`", cell) if not m.endswith((".pyx", ".pxd"))
+                and not m.startswith("rbf_bayes.") and (ROOT / "rbf_bayes" / f"{m}.py").is_file()}
+        if mods: layers.append(mods)
+    return layers
+
+
+def _contract_layers() -> list[set[str]]:
+    "The contract's layers, bottom up, as module names without the package."
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in cfg["contracts"] if c["type"] == "layers"]
+    return [{m.strip().removeprefix("rbf_bayes.") for m in re.split(r"[:|]", layer)} for layer in reversed(contract["layers"])]
+
+
+def test_the_documented_layers_are_the_checked_layers():
+    doc, checked = _doc_layers(), _contract_layers()
+    assert doc == checked, (doc, checked)
+    every = {p.stem for p in (ROOT / "rbf_bayes").glob("*.py")} - {"__init__", "__main__", "_modidx"}
+    assert set().union(*checked) == every     # every module of the package has its layer
