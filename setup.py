@@ -65,7 +65,7 @@ setuptools.setup(
     + (["License :: " + lic[1]] if lic[1] else []),
     url=cfg["git_url"],
     packages=setuptools.find_packages(include=["rbf_bayes", "rbf_bayes.*"]),
-    package_data={"rbf_bayes": ["data/*.csv", "data/*.md", "*.pyx", "*.pxd"]},
+    package_data={"rbf_bayes": ["data/*.csv", "data/*.md", "*.pyx", "*.pxd", "*.h"]},   # *.h: the loops in C
     include_package_data=True,
     install_requires=requirements,
     extras_require={"dev": dev_requirements, "docs": docs_requirements, "arviz": arviz_requirements},

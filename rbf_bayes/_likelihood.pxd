@@ -26,10 +26,7 @@ cdef struct Likelihood:
     const double* delta2    # delta^2 of output o at delta2[o * delta2_stride]
     Py_ssize_t delta2_stride  # 1: one per output; 0: one shared by every output
 
-cdef extern from *:
-    """
-    #define RBF_LOG_2PI 1.8378770664093453
-    """
+cdef extern from "_likelihood.h":
     const double LOG_2PI "RBF_LOG_2PI"     # log(2 pi)
 
 
