@@ -42,11 +42,15 @@ def _param_from_json(v):
     return v
 
 def _named_array_error(err: ValueError, X=None) -> ValueError:
-    """scikit-learn's shape errors with the argument named (its own words kept: its estimator checks match them): a 3-D
-    array, an array of no columns or no rows, a 1-D X at predict."""
+    """scikit-learn's and numpy's shape errors with the argument named (scikit-learn's words kept: its estimator checks
+    match them): rows of unequal length, a 3-D array, an array of no columns or no rows, a 1-D X at predict."""
     msg = str(err)
+    if "could not convert" in msg: return ValueError(f"X and y must be numeric: {msg}")
+    if "inhomogeneous" in msg or "setting an array element with a sequence" in msg:
+        return ValueError(f"X and y must be rectangular arrays of numbers (every row of X the same length): {msg}")
     if "Found array with dim" in msg:
-        nd = getattr(X, "ndim", None)
+        try: nd = np.ndim(X) if X is not None else None
+        except ValueError: nd = None
         if nd is not None and nd <= 2: return ValueError(f"y must be 1-D or 2-D (one row per point): {msg}")
         return ValueError(f"X must be a 2-D array (one row per point, one column per input): {msg}")
     if "0 feature(s)" in msg: return ValueError(f"X has no columns: {msg}")
@@ -142,7 +146,9 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
             raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
         for name, a in (("X", X), ("y", y)):
             dt = getattr(a, "dtype", None)    # an array's own dtype; lists and array-likes through np.asarray
-            if (np.dtype(dt).kind if isinstance(dt, np.dtype) else np.asarray(a).dtype.kind) == "c":
+            try: kind = np.dtype(dt).kind if isinstance(dt, np.dtype) else np.asarray(a).dtype.kind
+            except ValueError as err: raise _named_array_error(err) from None     # rows of unequal length
+            if kind == "c":
                 raise ValueError(f"{name} must be real-valued: Complex data not supported")
         if nx is not None and nx < min_samples:
             raise ValueError(f"X has {nx} row(s) ({nx} sample(s)): {type(self).__name__} needs at least {min_samples}")
@@ -151,8 +157,7 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
             X, y = validate_data(self, X, y, multi_output=not labels, y_numeric=not labels, dtype=np.float64,
                                  ensure_all_finite=False, ensure_min_samples=min_samples)
         except ValueError as err:
-            if "could not convert" in str(err): raise ValueError(f"X and y must be numeric: {err}") from None
-            raise _named_array_error(err, X if hasattr(X, "ndim") else np.asarray(X, dtype=object)) from None
+            raise _named_array_error(err, X) from None
         if labels:
             X = as_inputs(X, "X"); self._y_1d, self.n_outputs_ = True, 1
             return X, np.asarray(y)
@@ -171,7 +176,7 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         try: X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)
         except ValueError as err:
             if "could not convert" in str(err): raise ValueError(f"X must be numeric: {err}") from None
-            raise _named_array_error(err) from None
+            raise _named_array_error(err, X) from None
         return as_inputs(X, "X")
 
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:

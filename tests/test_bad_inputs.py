@@ -228,6 +228,10 @@ SPECIFIC36 = [
       for e in (RJMCMCRegressor, AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier)],
     *[(f"{e.__name__}-k-max-{w}", _fit36(e, k_max=v), (TypeError, ValueError), "k_max")
       for e in (AnnealedRBFRegressor, SMCRegressor, BMARSRegressor) for w, v in (("negative", -1), ("float", 2.5))],
+    ("rj-X-ragged", lambda: RJMCMCRegressor().fit([[1.0, 2.0], [3.0], [4.0, 5.0]], [1.0, 2.0, 3.0]), ValueError,
+     "X and y must be rectangular arrays of numbers"),
+    ("rj-predict-ragged", lambda: _fitted36(RJMCMCRegressor).predict([[1.0, 2.0], [3.0]]), ValueError,
+     "X and y must be rectangular arrays of numbers"),
     ("sa-iota-negative", _fit36(AnnealedRBFRegressor, iota=-0.1), ValueError, "iota"),
     ("sa-polish-word", _fit36(AnnealedRBFRegressor, polish="maybe"), ValueError, "polish must be True, False or 'auto'"),
     *[(f"{e.__name__}-raw-scale-{w}", _fit36(e, X * v, standardize=False), ValueError, "standardize=False: input column(s) [0, 1]")
