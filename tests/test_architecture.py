@@ -1,9 +1,8 @@
-"""ARCHITECTURE.md's layer table and the import-linter contract in pyproject.toml (which CI runs as `lint-imports`) name
+"""ARCHITECTURE.md's layer table and the import-linter contract in .importlinter (which CI runs as `lint-imports`) name
 the same Python modules in the same layer order (issue 37: the documented layers cannot drift from the checked ones)."""
+import configparser
 import re
 from pathlib import Path
-
-import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,9 +22,10 @@ def _doc_layers() -> list[set[str]]:
 
 def _contract_layers() -> list[set[str]]:
     "The contract's layers, bottom up, as module names without the package."
-    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (contract,) = [c for c in cfg["contracts"] if c["type"] == "layers"]
-    return [{m.strip().removeprefix("rbf_bayes.") for m in re.split(r"[:|]", layer)} for layer in reversed(contract["layers"])]
+    cfg = configparser.ConfigParser(); cfg.read(ROOT / ".importlinter")
+    (contract,) = [cfg[s] for s in cfg.sections() if s.startswith("importlinter:contract:") and cfg[s]["type"] == "layers"]
+    layers = [line.strip() for line in contract["layers"].splitlines() if line.strip()]
+    return [{m.strip().removeprefix("rbf_bayes.") for m in re.split(r"[:|]", layer)} for layer in reversed(layers)]
 
 
 def test_the_documented_layers_are_the_checked_layers():
