@@ -1,15 +1,8 @@
 # Declarations of the incremental Gram/Cholesky state, so other extension modules
 # (the sampler loops) can `cimport` it and call its nogil methods directly.
 
-# The basis registry's C view: the codes are the positions of the names in `rbf_bayes.basis.BASES`
-# (checked when `_kernel` is imported, and by tests/test_kernel.py::test_basis_registry_views_agree).
-cdef enum BasisKind:
-    LINEAR = 0
-    CUBIC = 1
-    THIN_PLATE = 2
-    MULTIQUADRIC = 3
-    GAUSSIAN = 4
-
+# The basis codes are positions in the C registry `RBF_BASES` (`_basis_loops.h`), the names those of
+# `rbf_bayes.basis.BASES` (checked when `_kernel` is imported); `_kernel.BASIS_CODES` maps names to codes.
 cdef double phi_r2(double r2, int kind, double w2) noexcept nogil
 cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil
 cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,

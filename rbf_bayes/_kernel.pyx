@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, log, exp, isfinite, NAN
+from libc.math cimport sqrt, log, exp, isfinite
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 
@@ -47,30 +47,34 @@ cnp.import_array()
 
 from rbf_bayes.basis import BASES
 
-# One basis registry: `rbf_bayes.basis.BASES` names the bases in code order; the C enum `BasisKind`
-# (`_kernel.pxd`) must list them in the same order, checked here at import.
-BASIS_CODES = {name: code for code, name in enumerate(BASES)}
-_C_CODES = {"linear": LINEAR, "cubic": CUBIC, "thin_plate": THIN_PLATE, "multiquadric": MULTIQUADRIC,
-            "gaussian": GAUSSIAN}
-if _C_CODES != BASIS_CODES:
-    raise ImportError(f"rbf_bayes.basis.BASES {BASES} and the C enum BasisKind {_C_CODES} disagree")
+# One basis registry: the C list `RBF_BASES` (`_basis_loops.h`) gives every C loop its formulas, its codes (the
+# positions) and its names; `rbf_bayes.basis.BASES` names the same bases in the same order for the NumPy twin.
+cdef extern from "_basis_loops.h":
+    int RBF_N_BASES
+    const char* rbf_basis_names[]
+    double rbf_phi_r2(double r2, int kind, double w2) noexcept nogil
+    void rbf_phi_inplace(double* v, Py_ssize_t n, int kind, double w2) noexcept nogil
+    void rbf_sqdist2(const double* x, Py_ssize_t n, double m0, double m1, double* out) noexcept nogil
+
+BASIS_CODES = {rbf_basis_names[i].decode(): i for i in range(RBF_N_BASES)}
+
+
+def _check_basis_names(bases=BASES):
+    """The names of the NumPy registry (`rbf_bayes.basis.BASES`) are those of the C registry, in the same order (the
+    codes are the positions): checked at import, an ImportError naming both lists otherwise."""
+    if tuple(BASIS_CODES) != tuple(bases):
+        raise ImportError(f"rbf_bayes.basis.BASES {tuple(bases)} and the C registry RBF_BASES "
+                          f"(rbf_bayes/_basis_loops.h) {tuple(BASIS_CODES)} disagree: a basis is added to both, in "
+                          "the same place")
+
+
+_check_basis_names()
 
 
 cdef double phi_r2(double r2, int kind, double w2) noexcept nogil:
-    """phi as a function of the squared distance r2 = rho^2 (w2 = width^2)."""
-    if kind == LINEAR:
-        return sqrt(r2)
-    elif kind == CUBIC:
-        return r2 * sqrt(r2)
-    elif kind == THIN_PLATE:
-        if r2 <= 0.0:
-            return 0.0          # lim_{rho->0} rho^2 ln rho = 0
-        return 0.5 * r2 * log(r2)   # rho^2 ln rho = (rho^2 / 2) ln rho^2
-    elif kind == MULTIQUADRIC:
-        return sqrt(r2 + w2)
-    elif kind == GAUSSIAN:
-        return exp(-r2 / w2)
-    return NAN                  # a basis code without a branch: NaN, caught at import (`_check_basis_dispatch`)
+    """phi as a function of the squared distance r2 = rho^2 (w2 = width^2): the registry's formula; NaN for a code
+    outside it."""
+    return rbf_phi_r2(r2, kind, w2)
 
 
 cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
@@ -87,7 +91,7 @@ cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, con
     cdef double r2, t
     if s == NULL and d == 2:    # the common case spelled out: 0 + t0^2 + t1^2 = t0^2 + t1^2 exactly
         rbf_sqdist2(x, N, mu[0], mu[1], out)
-        _phi_inplace(out, N, kind, w2)
+        rbf_phi_inplace(out, N, kind, w2)
         return
     if s == NULL:               # two passes, each a plain loop the compiler vectorises; the same arithmetic
         for n in range(N):
@@ -96,7 +100,7 @@ cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, con
                 t = x[n * d + i] - mu[i]
                 r2 += t * t
             out[n] = r2
-        _phi_inplace(out, N, kind, w2)
+        rbf_phi_inplace(out, N, kind, w2)
         return
     for n in range(N):
         r2 = 0.0
@@ -105,12 +109,6 @@ cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, con
             t *= s[i]
             r2 += t * t
         out[n] = phi_r2(r2, kind, w2)
-
-
-cdef extern from "_basis_loops.h":
-    void rbf_cubic_inplace(double* v, Py_ssize_t n) noexcept nogil
-    void rbf_sqrt_inplace(double* v, Py_ssize_t n, double w2) noexcept nogil
-    void rbf_sqdist2(const double* x, Py_ssize_t n, double m0, double m1, double* out) noexcept nogil
 
 
 cdef extern from "_gram_loops.h":
@@ -152,26 +150,6 @@ def _gemv_t_width(const double[:, ::1] A, const double[::1] v, int width):
     if A.shape[0] and A.shape[1]:
         rbf_gemv_pick(width)(&A[0, 0], A.shape[1], A.shape[0], &v[0], A.shape[1], &o[0])
     return out
-
-
-cdef void _phi_inplace(double* v, Py_ssize_t N, int kind, double w2) noexcept nogil:
-    """v[n] <- phi_r2(v[n], kind, w2), with the basis chosen once outside the loop (phi_r2's formulas exactly)."""
-    cdef Py_ssize_t n
-    if kind == LINEAR:
-        rbf_sqrt_inplace(v, N, 0.0)         # sqrt(r2 + 0) = sqrt(r2)
-    elif kind == CUBIC:
-        rbf_cubic_inplace(v, N)
-    elif kind == THIN_PLATE:
-        for n in range(N):
-            v[n] = 0.0 if v[n] <= 0.0 else 0.5 * v[n] * log(v[n])
-    elif kind == MULTIQUADRIC:
-        rbf_sqrt_inplace(v, N, w2)
-    elif kind == GAUSSIAN:
-        for n in range(N):
-            v[n] = exp(-v[n] / w2)
-    else:                       # a basis code without a branch: NaN, caught at import (`_check_basis_dispatch`)
-        for n in range(N):
-            v[n] = NAN
 
 
 cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil:
@@ -1671,19 +1649,20 @@ cdef class GramFactor:
 
 
 def _check_basis_dispatch():
-    """Every basis of the registry (`rbf_bayes.basis.BASES`) computed by both C dispatches (`phi_r2`, `_phi_inplace`)
-    as the NumPy specification computes it, at import: a basis added to the registry and the enum but not to a C
-    switch is an ImportError naming it, never silently another basis's values (issue 37)."""
+    """Every basis of the registry (`rbf_bayes.basis.BASES`) computed by both C dispatches (`rbf_phi_r2`,
+    `rbf_phi_inplace`) as the NumPy specification computes it, at import: a basis the C registry does not compute as
+    `basis_from_sq` does is an ImportError naming it, never silently another basis's values (issue 37)."""
     from rbf_bayes.basis import basis_from_sq
     x = np.linspace(-2.0, 2.0, 9).reshape(-1, 1); mu = np.array([0.3]); r2 = (x[:, 0] - 0.3) ** 2
     for name, code in BASIS_CODES.items():
         want = basis_from_sq(r2, name, 0.7)
         col = np.asarray(basis_column(x, mu, name, 0.7))                      # the vectorised switch
         one = np.array([phi_r2(v, code, 0.49) for v in r2])                   # the scalar switch
-        for what, got in (("_phi_inplace", col), ("phi_r2", one)):
+        for what, got in (("rbf_phi_inplace", col), ("rbf_phi_r2", one)):
             if not np.allclose(got, want, rtol=1e-12, atol=1e-15):
-                raise ImportError(f"the C switch {what} does not compute basis {name!r} (code {code}) as "
-                                  "rbf_bayes.basis.basis_from_sq does: add its branch in rbf_bayes/_kernel.pyx")
+                raise ImportError(f"the C dispatch {what} does not compute basis {name!r} (code {code}) as "
+                                  "rbf_bayes.basis.basis_from_sq does: add its line to RBF_BASES in "
+                                  "rbf_bayes/_basis_loops.h")
 
 
 _check_basis_dispatch()

@@ -409,17 +409,23 @@ def test_inner_products_are_the_same_bits_at_every_vector_width():
 
 def test_a_basis_without_a_c_branch_is_an_import_error(monkeypatch):
     """Issue 37: both C switches (`phi_r2`, `_phi_inplace`) ended in a bare `else:` that computed the Gaussian, so a basis
-    added to the registry but not to a switch silently gave Gaussian values. The switches now return NaN for an unknown
-    code, and the import-time check compares every registered basis with the NumPy specification: a toy basis registered
-    without its C branch is an ImportError naming it."""
+    added to the registry but not to a switch silently gave Gaussian values. The C bases are now one list (`RBF_BASES`
+    in `_basis_loops.h`) from which both dispatches are generated, an unknown code gives NaN, and the import-time checks
+    compare the names with `basis.BASES` and every registered basis's values with the NumPy specification: a toy basis
+    registered on one side only is an ImportError naming it."""
     from rbf_bayes import _kernel, basis
     _kernel._check_basis_dispatch()                                   # the shipped registry passes
+    _kernel._check_basis_names()
+    assert tuple(_kernel.BASIS_CODES) == basis.BASES
+    with pytest.raises(ImportError, match=r"BASES .*'unregistered'.* and the C registry RBF_BASES .*disagree"):
+        _kernel._check_basis_names(basis.BASES + ("unregistered",))        # in the NumPy registry only
     real = basis.basis_from_sq
 
     def with_toy(r2, name, width=1.0):
-        return np.asarray(r2, dtype=float) ** 2 if name == "toy" else real(r2, name, width)
+        return np.asarray(r2, dtype=float) ** 2 if name == "unregistered" else real(r2, name, width)
 
+    code = len(_kernel.BASIS_CODES)
     monkeypatch.setattr(basis, "basis_from_sq", with_toy)
-    monkeypatch.setattr(_kernel, "BASIS_CODES", {**_kernel.BASIS_CODES, "toy": len(_kernel.BASIS_CODES)})
-    with pytest.raises(ImportError, match=r"does not compute basis 'toy' \(code 5\).*add its branch"):
+    monkeypatch.setattr(_kernel, "BASIS_CODES", {**_kernel.BASIS_CODES, "unregistered": code})
+    with pytest.raises(ImportError, match=rf"does not compute basis 'unregistered' \(code {code}\).*line to RBF_BASES"):
         _kernel._check_basis_dispatch()
