@@ -78,6 +78,7 @@ def _n_rows(a):
     try: return len(a)
     except TypeError: return None
 
+# %% ../nbs/00b_base.ipynb #50144099
 class ExtrapolationWarning(UserWarning):
     """Some rows of X lay outside the training inputs' range; their predictions were made at its edge (`extrapolate`).
     Besides its message it carries `n_rows` (rows more than WARN_BEYOND of the range out), `column` (the index of the
@@ -106,6 +107,7 @@ def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
         warnings.warn(w, stacklevel=4)
     return np.clip(X, lo, hi)
 
+# %% ../nbs/00b_base.ipynb #3691761e
 class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
     validation of X and y per call, the standardisation and the output-shape convention of the package.
@@ -475,4 +477,3 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         rep = None if rng is None else mu + sd * rng.standard_normal(mu.shape)
         if rep is not None and one: rep = rep[..., 0]
         return (Y[:, 0] if one else Y), (["obs_id"] if one else ["obs_id", "output"]), ll, rep
-

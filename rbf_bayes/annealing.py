@@ -207,6 +207,7 @@ def anneal_rbf(x, # inputs (N, d)
                      calibration.criterion, meta)
     return run.run(progress, interruptible)
 
+# %% ../nbs/07_annealing.ipynb #cba35480
 class _AnnealRun(ChunkedRun):
     "One annealing run between recorded iterations: the C core (and its bit generator), buffers, the recorded errors."
     desc = "RJ annealing"
@@ -276,7 +277,6 @@ class _AnnealRun(ChunkedRun):
                             criterion_trace=np.array(self.crit), train_mse=np.array(self.tr_err),
                             test_mse=np.array(self.te_err), seconds=self.seconds, n_proposed=n_prop, n_accepted=n_acc,
                             meta=dict(m, seconds=self.seconds, interrupted=self.interrupted, n_done=n, n_iter=self.total))
-
 
 # %% ../nbs/07_annealing.ipynb #b4f35add
 def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=CalibratedPrior(), n_iter: int=500,
@@ -363,6 +363,7 @@ def _polish(x, y, centres, lo, hi, basis, width, criterion, max_rounds=3, max_nf
 class _Stopped(Exception):
     "Raised inside a round when `stop()` says so; the descent keeps its last finished round."
 
+# %% ../nbs/07_annealing.ipynb #9e5774d3
 def _descend(x, Y, mu, f, k, lo, hi, basis, width, criterion, max_rounds, max_nfev, stop=None):
     "The majorise-minimise rounds of `polish_centres` (arguments checked there): (centres, criterion, finished)."
     from scipy.optimize import least_squares
@@ -394,6 +395,7 @@ def _anneal_task(X, Y, cal, kw, rng):
     "One annealing restart (module level: picklable, so a restart can run on another process's executor)."
     return anneal_rbf(X, Y, calibration=cal, rng=rng, **kw)
 
+# %% ../nbs/07_annealing.ipynb #93c91896
 class AnnealedRBFRegressor(BaseBayesEstimator):
     """RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5).
 

@@ -271,6 +271,7 @@ def bmars_run(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=10_000, burn_
                 n_types=len(types), engine="c")
     return _BMARSRun(core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta)
 
+# %% ../nbs/10_bmars.ipynb #7108f459
 class _BMARSRun(ChunkedRun):
     """One BMARS run between chunks: the C core (and its bit generator), per-iteration buffers, the kept models; `st` is
     the core's GramFactor (read by the long-run check, `bench/bench_long_run.py`)."""

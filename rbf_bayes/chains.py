@@ -152,6 +152,7 @@ def finish_chains(traces, n_jobs: int, seconds: float, desc: str="RJMCMC chains"
                                         f" (chains {stopped} stopped early)"), InterruptedWarning, stacklevel=3)
     return pooled
 
+# %% ../nbs/05b_chains.ipynb #4294008c
 def sample_chains(sample, # sample(rng) -> result: one chain (e.g. a partial of sample_rjmcmc or sample_bmars)
                   rngs, # one Generator per chain (`chain_generators`)
                   *, n_jobs: int=1, executor=None, progress: bool=False,
@@ -202,6 +203,7 @@ def auto_chains(make_run, # make_run(rng, n_iter) -> an unstarted run with `run(
     n = min(AUTO_START, max_iter)
     return _AutoRun([make_run(r, n) for r in rngs], n, n_jobs, max_iter, desc).run(progress)
 
+# %% ../nbs/05b_chains.ipynb #a0e41d6e
 class _AutoRun:
     """The rounds of `auto_chains` as a run that Ctrl-C can stop and `resume` can finish: the live chains, this round's
     length per chain, the rounds checked so far. An interrupted automatic fit carries it (`_run`), so continue_fit()
@@ -231,4 +233,3 @@ class _AutoRun:
         out.meta["auto"] = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                                 ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds)
         return out
-

@@ -238,6 +238,7 @@ def cmd_fit(args):
     print(f"saved {out} ({secs:.2f} s); most probable number of bases: {int(np.argmax(model.k_posterior_))}")
     return 0
 
+# %% ../nbs/15_cli.ipynb #cd287b2f
 def _model_columns(model, names, model_file, data_file) -> tuple[list, list]:
     """(input columns, target names) of a saved model: those `rbf-bayes fit` stored; for a model saved from Python, its
     feature names if it was fitted on a DataFrame, else every column of the CSV in the order of fit (then the CSV must
@@ -287,6 +288,7 @@ def cmd_predict(args):
     finally:
         if args.output: out.close()
 
+# %% ../nbs/15_cli.ipynb #2318d43b
 def cmd_summary(args):
     "summary: the model's `summary()` (p(k | y), acceptance rates, ESS of k, time, notes) and what it was fitted to."
     model = load_model(args.model_file)
@@ -385,6 +387,7 @@ _DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, 
                  no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None, json=False, data=None,
                  extrapolate=False)
 
+# %% ../nbs/15_cli.ipynb #e25b57c4
 def _parser() -> argparse.ArgumentParser:
     "Every option on the top-level parser and on the commands it applies to, all with suppressed defaults."
     S = argparse.SUPPRESS

@@ -36,6 +36,7 @@ def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
     "One probit chain (module level, picklable)."
     return sample_probit(X, yi, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
 
+# %% ../nbs/12_estimators.ipynb #304363fc
 class RJMCMCRegressor(BaseBayesEstimator):
     "Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999)."
     def __init__(self,

@@ -253,6 +253,7 @@ def posterior_histograms(obj, # fitted estimator or sampler result (a chain)
         ax.hist(v, bins=edges, density=True, color="C0"); ax.set_title(lab + (f", {label}" if label else ""), fontsize=9)
     return axes[0].figure
 
+# %% ../nbs/14_plot.ipynb #5d7e83c1
 def anneal_progress(result, # an AnnealResult (anneal_rbf) or a fitted AnnealedRBFRegressor
                     *, axes=None, # three Axes, or None
                    ):
@@ -288,7 +289,6 @@ def k_histogram(ks, # the k selected on each repeated data set (MAP, mode of p(k
     ax.set_xlabel("selected k"); ax.set_ylabel("fraction of data sets"); ax.set_title(label, fontsize=9)
     if k_true is not None: ax.legend(frameon=False, fontsize=7)
     return ax
-
 
 # %% ../nbs/14_plot.ipynb #511be5fa
 def roc_curve(y_true, # labels in {0, 1} (or booleans)
@@ -399,6 +399,7 @@ def decision_boundary(model, # fitted classifier with two inputs
     ax.set_xlabel("x₁"); ax.set_ylabel("x₂"); ax.set_xlim(*lims[0]); ax.set_ylim(*lims[1])
     return ax
 
+# %% ../nbs/14_plot.ipynb #ef97e11f
 def classifier_roc(model, # fitted two-class RJMCMCClassifier
                    X, y, # test inputs and labels (in the model's classes_)
                    *, alpha: float|None=0.1, # false-positive rate of the Neyman-Pearson point (None: not drawn)
@@ -532,6 +533,7 @@ class Explorer:
         bundle["text/plain"] = f"Explorer({type(self.model).__name__}, state={self.state})"
         return bundle
 
+# %% ../nbs/14_plot.ipynb #2fb45bb9
 def explore(model, # fitted RJMCMCRegressor (or its Trace)
             X=None, y=None, # data for the predictive band (optional)
            ) -> Explorer:

@@ -152,6 +152,7 @@ def _latent_step(F, y, U, rng):
     U = sample_utilities(U, np.column_stack([np.zeros(len(F)), F]), y, rng)
     return U[:, 1:], U
 
+# %% ../nbs/05c_probit.ipynb #8a898562
 class _ProbitRun(_RJRun):
     "The reversible-jump run with the latent-variable step (step 4) after every iteration."
     desc = "RJMCMC probit"
@@ -203,6 +204,7 @@ def _probit_start(y, config, rng):
     Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
     return dataclasses.replace(config, fixed_sigma2=1.0), yi, C, U, Z0
 
+# %% ../nbs/05c_probit.ipynb #2628e88b
 def probit_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(), rng: np.random.Generator,
                basis: str="cubic", width: float=1.0, init: dict|None=None, _start=None):
     """The run `sample_probit` makes (C loop), before it runs: `.run()` runs it, `.extend(n)` makes room for n more

@@ -102,6 +102,7 @@ def interrupt_message(desc: str, # what ran, e.g. "RJMCMC"
     return (f"{desc} interrupted (Ctrl-C) after {done:,} of {total:,} {unit}{note}. The result holds the work done so far; "
             f"{how} finishes the same run, identical to an uninterrupted one")
 
+# %% ../nbs/04b_progress.ipynb #c50c74fe
 class ChunkedRun:
     """The loop every chunked sampler shares: run `_chunk()` until `total` steps are done, reporting progress and
     honouring Ctrl-C between chunks. The whole state (C core, bit generator, buffers, kept samples) lives in the
@@ -149,4 +150,3 @@ class ChunkedRun:
     def _finish(self, stop) -> bool: return True
     def _chunk(self): raise NotImplementedError
     def _result(self): raise NotImplementedError
-

@@ -88,6 +88,7 @@ def read_header(z, path, kind: str) -> dict:
                          f"{FORMAT_VERSION}): upgrade rbf_bayes to load it")
     return h
 
+# %% ../nbs/04a_results.ipynb #c45d8d98
 def _is_ragged(v) -> bool:
     return isinstance(v, list) and len(v) > 0 and all(isinstance(a, np.ndarray) for a in v)
 

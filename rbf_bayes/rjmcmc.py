@@ -321,6 +321,7 @@ def _init_inputs(init, d, config) -> np.ndarray|None:
         raise ValueError(f"init['inputs'] must be a mask of {d} booleans (one per input) with at least one True, got {g}")
     return g
 
+# %% ../nbs/05_rjmcmc.ipynb #23bcd27b
 def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int, design: str="stored") -> tuple[float, str]:
     "Estimated peak bytes of a reversible-jump run, and what to change if that is too much (the largest part)."
     m = 1 + d + k_max
@@ -398,6 +399,7 @@ def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
     if config.n_temps == 1: return _RJRun(cores[0], cores[0].factor, config, c, meta, callback)
     return _PTRun(cores, config, c, meta, callback, rng)
 
+# %% ../nbs/05_rjmcmc.ipynb #4beb4c80
 class _RJRun(ChunkedRun):
     """One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots;
     `st` is the core's GramFactor (read by the long-run check, `bench/bench_long_run.py`)."""
@@ -502,7 +504,6 @@ class _RJRun(ChunkedRun):
         return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
                      **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
 
-
 # %% ../nbs/05_rjmcmc.ipynb #a7c1e0f2pt01
 SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at between neighbouring replicas
 
@@ -592,6 +593,7 @@ def _kernel_accepts(D, ridges) -> bool:
     g = GramFactorRef(len(D), 1, max(D.shape[1], 1), ridge=r, out_factor=np.zeros(1, np.intp))
     return all(g.append(D[:, j]) for j in range(D.shape[1]))
 
+# %% ../nbs/05_rjmcmc.ipynb #b7a00212
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                             rng: np.random.Generator, basis: str="cubic", width: float=1.0,
                             init: dict|None=None,

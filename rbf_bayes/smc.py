@@ -184,12 +184,11 @@ class SMCResult(SamplerResult):
                             f"{math.exp(q[2]):.3g}; steps accepted {acc[1]:,} of {acc[0]:,}"))
         return rows, notes
 
-
+# %% ../nbs/09_smc.ipynb #be3aeabf
 def weighted_quantiles(v: np.ndarray, w: np.ndarray, q) -> np.ndarray:
     "Quantiles q of the weighted sample (v, w): the smallest v whose cumulative weight reaches q."
     o = np.argsort(v); cw = np.cumsum(w[o]) / np.sum(w)
     return v[o][np.minimum(np.searchsorted(cw, np.asarray(q) - 1e-12), len(v) - 1)]
-
 
 # %% ../nbs/09_smc.ipynb #698e4528
 @dataclass
@@ -594,6 +593,7 @@ def _check_smc_work(N: int, n_particles: int, n_widths: int) -> None:
                          "instead of one per grid width), fewer n_particles or a subsample of the rows; or stream the rows with "
                          "partial_fit, which has no limit; RJMCMCRegressor takes this many rows faster")
 
+# %% ../nbs/09_smc.ipynb #4bf04eed
 class SMCRegressor(BaseBayesEstimator):
     """Single-pass trans-dimensional SMC kernel regression (Vermaak, Godsill & Doucet) in the scikit-learn protocol.
 
