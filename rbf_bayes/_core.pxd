@@ -21,6 +21,10 @@ cdef enum Move:
     CHANGE = 5      # BMARS: a new knot / sign for one factor of one basis
     STAY = 6        # no move proposed (TD-SMC's zero move; RJ with nothing possible)
 
+# The reversible-jump sampler's moves are the codes BIRTH .. UPDATE: its tables and counters have this many entries
+cdef enum:
+    N_RJ_MOVES = UPDATE + 1
+
 # A GramFactor proposal
 cdef enum Proposal:
     APPEND = 1      # the scratch column becomes the last column

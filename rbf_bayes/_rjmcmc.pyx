@@ -13,7 +13,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport sqrt, log, log1p, exp, lgamma, INFINITY, pow
 from libc.stdint cimport int64_t, int32_t
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcpy, memmove, memset
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
@@ -22,15 +22,82 @@ from scipy.special.cython_special cimport log_ndtr, ndtri_exp
 from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_scaled_c
 from rbf_bayes._kernel import BASIS_CODES
 from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI
-from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, APPEND, DELETE, REPLACE, move_probs,
-                              mh_accept, rate_mh_step, propose, settle)
+from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, N_RJ_MOVES, APPEND, DELETE, REPLACE,
+                              move_probs, mh_accept, rate_mh_step, propose, settle)
 
 cnp.import_array()
+
+
+# Everything the core reads from the prior (`priors.RBFPrior`) and the run's configuration (`rjmcmc.RJConfig`), typed.
+# `rjmcmc.core_settings` fills it from those two objects, the one place that translates them; a missing or unknown
+# field is an error when the core is made, so no setting has a second default here.
+cdef struct RJSettings:
+    # the prior: delta^2 ~ IG(alpha_delta2, beta_delta2); sigma^2 ~ IG(v0 / 2, gamma0 / 2) (Jeffreys' at v0 = 0);
+    # Lambda ~ Ga(1/2 + eps1, eps2)
+    double alpha_delta2, beta_delta2, v0, gamma0, eps1, eps2
+    bint g_prior                # coef_prior == "g" (else the ridge prior)
+    bint joint_k_prior          # k_prior == "joint"
+    double log_k_normaliser     # log Z of the joint hierarchy of k (0 for the conditional one)
+    double log_scale_sd         # learned scales: theta = log s ~ N(0, log_scale_sd^2)
+    double inclusion_prob       # input selection: gamma_j ~ Bernoulli(inclusion_prob)
+    # the moves
+    double c_star, varpi, rw_var, split_scale, scale_step
+    bint birth_death, split_merge, update          # the enabled move pairs
+    bint prior_only, fix_Lambda, fix_delta2, sample_nuisance
+    bint fixed_probs            # (fp_birth, fp_death, fp_split, fp_merge) instead of eq. 22 (RJ simulated annealing)
+    double fp_birth, fp_death, fp_split, fp_merge
+    bint known_sigma2           # sigma^2 known and equal to sigma2 (the probit's data augmentation: 1)
+    double sigma2
+    Py_ssize_t n_tries          # candidates per birth / death / multiple-try update (1: the plain moves)
+    bint learn_scales, select_inputs
+
+
+def _settings_fields():
+    cdef RJSettings s
+    memset(&s, 0, sizeof(s))
+    return tuple(dict(s))
+
+
+SETTINGS_FIELDS = _settings_fields()    # RJSettings' fields in declaration order
+
 
 MOVES = ("birth", "death", "split", "merge", "update")   # in Move code order (_core.pxd)
 # The C view of the one set of move codes (`rbf_bayes.moves.MOVE_CODES` must equal it: tests/test_kernel.py)
 C_MOVE_CODES = {"birth": BIRTH, "death": DEATH, "split": SPLIT, "merge": MERGE, "update": UPDATE, "change": CHANGE,
                 "stay": STAY}
+
+
+# One iteration as tables (issue 37): the move drawn by eq. 22 is the index of the function that makes it
+# (`RJCore.moves`, filled when the core is made: the plain or the multiple-try birth and death); the steps that follow
+# every move (the multiple-try update, the learned scales, input selection, the basis type) are components in a list
+# (`RJCore.after`). A new move or step is one function here and one line where the tables are filled.
+cdef class RJCore
+ctypedef int (*CoreStep)(RJCore) noexcept nogil
+cdef enum:
+    MAX_AFTER = 4               # the components after the move: at most one of each kind
+
+cdef int _birth_plain(RJCore c) noexcept nogil:
+    return c._birth()
+cdef int _birth_tries(RJCore c) noexcept nogil:
+    return c._birth_mt()
+cdef int _death_plain(RJCore c) noexcept nogil:
+    return c._death()
+cdef int _death_tries(RJCore c) noexcept nogil:
+    return c._death_mt()
+cdef int _split_move(RJCore c) noexcept nogil:
+    return c._split()
+cdef int _merge_move(RJCore c) noexcept nogil:
+    return c._merge()
+cdef int _update_move(RJCore c) noexcept nogil:
+    return c._update()
+cdef int _update_tries(RJCore c) noexcept nogil:
+    return c._update_mt()
+cdef int _scales(RJCore c) noexcept nogil:
+    return c._scale_step()
+cdef int _inputs(RJCore c) noexcept nogil:
+    return c._select_step()
+cdef int _basis_type(RJCore c) noexcept nogil:
+    return c._kind_step()
 
 
 cdef class RJCore:
@@ -67,7 +134,10 @@ cdef class RJCore:
     cdef double* delta2_buf    # (c,)
     cdef double* sigma2_buf    # (c,)
     cdef public object n_prop, n_acc
-    cdef int64_t[5] np_, na_
+    cdef int64_t[N_RJ_MOVES] np_, na_       # proposed / accepted per move code
+    cdef CoreStep[N_RJ_MOVES] moves         # the function of each move code
+    cdef CoreStep[MAX_AFTER] after          # the components run after every move, in order
+    cdef int n_after
     cdef int last_move, last_acc
     # tempering (replica exchange, nbs/05e_tempering): the target p(y | k, mu, delta^2)^beta p(k, mu, delta^2, Lambda);
     # beta = 1 is the posterior (every ratio's dll is multiplied by beta; 1.0 * x == x, so untempered chains are
@@ -111,8 +181,15 @@ cdef class RJCore:
     cdef readonly int64_t n_sel_prop, n_sel_acc, n_kind_prop, n_kind_acc
 
     def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,
-                  prior, config, bitgen):
+                  dict settings, tuple basis_types, bitgen):
+        """`settings`: every field of `RJSettings` (`rjmcmc.core_settings(prior, config, k_max)`); `basis_types`: the
+        names among which a learned basis type moves (config.basis_types; () for a fixed basis)."""
         cdef Py_ssize_t i
+        unknown = sorted(set(settings) - set(SETTINGS_FIELDS))
+        missing = [f for f in SETTINGS_FIELDS if f not in settings]
+        if unknown or missing:
+            raise ValueError(f"RJCore settings: unknown {unknown}, missing {missing} (see rjmcmc.core_settings)")
+        cdef RJSettings S = settings
         self.st = st
         self._x = np.ascontiguousarray(x, dtype=float)
         self.N, self.d = self._x.shape
@@ -153,15 +230,13 @@ cdef class RJCore:
         self.p0 = 1 + self.d
         self.logvol = float(np.sum(np.log(self._hi - self._lo)))
         self.logvd = 0.5 * self.d * log(np.pi) - lgamma(0.5 * self.d + 1)
-        self.a_d, self.b_d = prior.alpha_delta2, prior.beta_delta2
-        self.v0, self.g0 = prior.v0, prior.gamma0
-        self.eps1, self.eps2 = prior.eps1, prior.eps2
-        self.gprior = prior.coef_prior == "g"
-        self.joint = getattr(prior, "k_prior", "conditional") == "joint"
-        if self.joint:
-            from rbf_bayes.priors import log_joint_k_normaliser
-            self.logZk = log_joint_k_normaliser(kmax, prior)
-        self.jeffreys = prior.v0 == 0
+        self.a_d, self.b_d = S.alpha_delta2, S.beta_delta2
+        self.v0, self.g0 = S.v0, S.gamma0
+        self.eps1, self.eps2 = S.eps1, S.eps2
+        self.gprior = S.g_prior
+        self.joint = S.joint_k_prior
+        self.logZk = S.log_k_normaliser
+        self.jeffreys = S.v0 == 0
         a_ = 0.5 * (self.v0 + self.N)
         self.lik.kind, self.lik.gprior, self.lik.n = COLLAPSED, self.gprior, self.N
         self.lik.a, self.lik.gamma0 = a_, self.g0
@@ -169,51 +244,48 @@ cdef class RJCore:
         if not self.jeffreys:
             self.lik.const += 0.5 * self.v0 * log(0.5 * self.g0) - lgamma(0.5 * self.v0)
         self.lik.delta2, self.lik.delta2_stride = self.delta2_buf, 1
-        fs2 = getattr(config, "fixed_sigma2", None)
-        self.has_s2 = fs2 is not None
-        self.s2_fixed = fs2 if self.has_s2 else 0.0
+        self.has_s2 = S.known_sigma2
+        self.s2_fixed = S.sigma2 if self.has_s2 else 0.0
         if self.has_s2:      # the likelihood seam's second kind: y ~ N(D alpha, sigma^2 I) with sigma^2 known
             self.lik.kind, self.lik.sigma2 = GAUSSIAN, self.s2_fixed
-        self.c_star, self.varpi = config.c_star, config.varpi
-        self.srw, self.vs = sqrt(config.rw_var), config.split_scale
-        mv = set(config.moves)
-        self.en_bd = "birth" in mv
-        self.en_sm = "split" in mv
-        self.en_u = "update" in mv
-        self.prior_only = config.prior_only
-        self.fix_Lambda = config.fix_Lambda is not None
-        self.fix_delta2 = config.fix_delta2 is not None
-        fp = getattr(config, 'fixed_probs', None)
-        self.use_fp = fp is not None
+        self.c_star, self.varpi = S.c_star, S.varpi
+        self.srw, self.vs = sqrt(S.rw_var), S.split_scale
+        self.en_bd = S.birth_death
+        self.en_sm = S.split_merge
+        self.en_u = S.update
+        self.prior_only = S.prior_only
+        self.fix_Lambda = S.fix_Lambda
+        self.fix_delta2 = S.fix_delta2
+        self.use_fp = S.fixed_probs
         if self.use_fp:
-            self.fp_b, self.fp_d, self.fp_s, self.fp_m = fp
-        self.nuis = getattr(config, 'sample_nuisance', True)
+            self.fp_b, self.fp_d, self.fp_s, self.fp_m = S.fp_birth, S.fp_death, S.fp_split, S.fp_merge
+        self.nuis = S.sample_nuisance
         self._bitgen = bitgen
         self._lock = bitgen.lock
         self.rng = <bitgen_t*> PyCapsule_GetPointer(bitgen.capsule, "BitGenerator")
-        for i in range(5):
+        for i in range(N_RJ_MOVES):
             self.np_[i] = 0
             self.na_[i] = 0
         self.k = 0
         self.beta, self.d2_step = 1.0, 0.5
-        self.ntry = int(getattr(config, "n_tries", 1))
+        self.ntry = S.n_tries
         self._cand = np.zeros((self.ntry, self.d))
         self._lw = np.zeros(self.ntry)
         cdef double[:, ::1] cav = self._cand
         cdef double[::1] lwv = self._lw
         self.cand, self.lw = &cav[0, 0], &lwv[0]
         self.n_d2_prop = self.n_d2_acc = 0
-        self.learn = bool(getattr(config, "learn_scales", False))
-        self.sstep = getattr(config, "scale_step", 0.3)
-        self.s_sd = getattr(prior, "log_scale_sd", 1.0)
+        self.learn = S.learn_scales
+        self.sstep = S.scale_step
+        self.s_sd = S.log_scale_sd
         self._th = np.zeros(self.d)
         self._sc = np.ones(self.d)
         cdef double[::1] thv = self._th
         cdef double[::1] scv = self._sc
         self.th, self.sc = &thv[0], &scv[0]
         self.n_scale_prop = self.n_scale_acc = 0
-        self.select = bool(getattr(config, "select_inputs", False))
-        pi = float(getattr(prior, "inclusion_prob", 0.5))
+        self.select = S.select_inputs
+        pi = S.inclusion_prob
         self.lodds = log(pi) - log1p(-pi)
         self.lsel0 = self.d * log1p(-pi) - log1p(-(1.0 - pi) ** self.d)   # log p(gamma) = nincl * lodds + lsel0
         self._inc = np.ones(self.d, dtype=np.intc)
@@ -221,7 +293,7 @@ cdef class RJCore:
         cdef int[::1] incv = self._inc
         cdef Py_ssize_t[::1] linv = self._lin
         self.inc, self.lin, self.nincl = &incv[0], &linv[0], self.d
-        kl = list(getattr(config, "basis_types", None) or ())
+        kl = list(basis_types)
         self.learn_kind = len(kl) > 1
         self._kinds = np.array([BASIS_CODES[b] for b in kl] or [self.kind], dtype=np.intc)
         cdef int[::1] kv = self._kinds
@@ -233,6 +305,24 @@ cdef class RJCore:
                 raise ValueError("learned scales, input selection and a learned basis type rebuild the design: they "
                                  "need a stored design (design='stored')")
             st.enable_rebuild()
+        self.moves[<int> BIRTH] = _birth_plain if self.ntry == 1 else _birth_tries
+        self.moves[<int> DEATH] = _death_plain if self.ntry == 1 else _death_tries
+        self.moves[<int> SPLIT] = _split_move
+        self.moves[<int> MERGE] = _merge_move
+        self.moves[<int> UPDATE] = _update_move
+        self.n_after = 0
+        if self.ntry > 1:
+            self._add_after(_update_tries)
+        if self.learn:
+            self._add_after(_scales)
+        if self.select:
+            self._add_after(_inputs)
+        if self.learn_kind:
+            self._add_after(_basis_type)
+
+    cdef void _add_after(self, CoreStep step) noexcept:
+        self.after[self.n_after] = step
+        self.n_after += 1
 
     def enable_probit(self, y, U=None):
         """Run the probit's latent step (Albert & Chib; nbs/05c_probit) inside the loop, after each iteration's record
@@ -1034,39 +1124,30 @@ cdef class RJCore:
                          &self.logS_cur, self.joint)
 
     cdef void _iterate(self) noexcept nogil:
-        cdef double b, dd, s, m, u
+        """One iteration: a move drawn with eq. 22's probabilities (birth, death, split, merge; else an update of
+        the centres, or nothing at k = 0), made by its function in the table; then the components after the move, the
+        hyperparameters, and the log posterior."""
+        cdef double[N_RJ_MOVES] p
+        cdef double u, cum = 0.0
         cdef Py_ssize_t k = self.k
-        self._probs(k, &b, &dd, &s, &m)
+        cdef int j, mv = STAY
+        self._probs(k, &p[<int> BIRTH], &p[<int> DEATH], &p[<int> SPLIT], &p[<int> MERGE])
         u = random_standard_uniform(self.rng)
-        if u < b:
-            self.last_move = BIRTH
-            self.last_acc = self._birth() if self.ntry == 1 else self._birth_mt()
-        elif u < b + dd:
-            self.last_move = DEATH
-            self.last_acc = self._death() if self.ntry == 1 else self._death_mt()
-        elif u < b + dd + s:
-            self.last_move = SPLIT
-            self.last_acc = self._split()
-        elif u < b + dd + s + m:
-            self.last_move = MERGE
-            self.last_acc = self._merge()
-        elif self.en_u and k > 0:
-            self.last_move = UPDATE
-            self.last_acc = self._update()
+        for j in range(<int> UPDATE):       # the dimension moves, in code order: u < b, u < b + d, ...
+            cum += p[j]
+            if u < cum:
+                mv = j
+                break
         else:
-            self.last_move = STAY
-            self.last_acc = 0
-        if self.last_move < UPDATE:
-            self.np_[self.last_move] += 1
-            self.na_[self.last_move] += self.last_acc
-        if self.ntry > 1:
-            self._update_mt()
-        if self.learn:
-            self._scale_step()
-        if self.select:
-            self._select_step()
-        if self.learn_kind:
-            self._kind_step()
+            if self.en_u and k > 0:
+                mv = UPDATE
+        self.last_move = mv
+        self.last_acc = 0 if mv == STAY else self.moves[mv](self)
+        if mv < UPDATE:
+            self.np_[mv] += 1
+            self.na_[mv] += self.last_acc
+        for j in range(self.n_after):
+            self.after[j](self)
         self._hypers()
         self.logpost = self.lml + self._log_prior()
         self._track_best()
@@ -1300,7 +1381,7 @@ cdef class RJCore:
     @property
     def counts(self):
         """(proposed, accepted) per move: birth, death, split, merge, update (per centre)."""
-        return (np.array([self.np_[i] for i in range(5)]), np.array([self.na_[i] for i in range(5)]))
+        return (np.array([self.np_[i] for i in range(N_RJ_MOVES)]), np.array([self.na_[i] for i in range(N_RJ_MOVES)]))
 
 
 def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] log_gap, int64_t[::1] n_swap,
@@ -1322,7 +1403,7 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
     cdef double la, p, T, cs
     cdef int rc = 0
     cdef bint adapting
-    cdef int64_t[5] pre_p, pre_a
+    cdef int64_t[N_RJ_MOVES] pre_p, pre_a
     cdef Py_ssize_t[3] cnt
     cold = <RJCore> cores[rung[0]]
     if thin < 1 or swap_every < 1:
@@ -1344,7 +1425,7 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                 blk = min(swap_every, n - done)
                 adapting = offset + done < adapt_until
                 cold = <RJCore> cores[rung[0]]
-                for j in range(5):
+                for j in range(N_RJ_MOVES):
                     pre_p[j] = cold.np_[j]
                     pre_a[j] = cold.na_[j]
                 with nogil:
@@ -1353,7 +1434,7 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                                          cnt)
                 if rc:
                     raise ValueError("more snapshots than sizes_out holds")
-                for j in range(5):
+                for j in range(N_RJ_MOVES):
                     cold_prop[j] += cold.np_[j] - pre_p[j]
                     cold_acc[j] += cold.na_[j] - pre_a[j]
                 for r in range(1, R):

@@ -16,7 +16,6 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ._base import BaseBayesEstimator
-from ._rjmcmc import RJCore
 from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix, rbf_columns
 from .calibration import CalibratedPrior, criterion_from_rss, criterion_value, least_squares_fit, penalty_slope
@@ -24,7 +23,7 @@ from .chains import MAX_CHAINS, check_parallel, run_chains
 from .kernel import rbf_state
 from .progress import ChunkedRun, DeferredInterrupt, InterruptedWarning, interrupt_message
 from .results import SamplerResult
-from .rjmcmc import RJConfig, _check_rj_memory
+from .rjmcmc import RJConfig, _check_rj_memory, rj_core
 
 # %% auto #0
 __all__ = ['POLISH_MAX_ROWS', 'cooling_schedule', 'starting_temperature', 'AnnealResult', 'anneal_rbf', 'exhaustive_search',
@@ -195,7 +194,7 @@ def anneal_rbf(x, # inputs (N, d)
     cfg = RJConfig(n_iter=max(n_iter, 2), burn_in=0, moves=tuple(moves), fix_Lambda=lam, fix_delta2=d2,
                    fixed_probs=(move_prob,) * 4, sample_nuisance=False, rw_var=rw_var, split_scale=split_scale, varpi=varpi)
     st = rbf_state(x, Y, centres, basis, width, d2, prior, m_max=1 + d + k_max)
-    core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, cfg, rng.bit_generator)
+    core = rj_core(st, x, space, basis, width, k_max, prior, cfg, rng.bit_generator)
     core.set_state(centres, lam, d2)
     has_test = x_test is not None and y_test is not None
     if has_test:

@@ -11,10 +11,9 @@ from dataclasses import asdict
 import numpy as np
 from scipy import special
 
-from ._rjmcmc import RJCore
 from .kernel import rbf_state
 from .priors import RBFPrior
-from .rjmcmc import RJConfig, Trace, _check_rj_memory, _prepare, _RJRun, sample_rjmcmc_reference
+from .rjmcmc import RJConfig, Trace, _check_rj_memory, _prepare, _RJRun, rj_core, sample_rjmcmc_reference
 
 # %% auto #0
 __all__ = ['check_binary', 'sample_latent', 'check_labels', 'sample_utilities', 'class_log_probabilities', 'class_probabilities',
@@ -222,7 +221,7 @@ def probit_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                          "runs between iterations of one chain; use n_temps=1 (n_tries works)")
     _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c)
     st = rbf_state(x, Z, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
-    core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
+    core = rj_core(st, x, space, basis, width, k_max, prior, config, rng.bit_generator)
     core.set_state(centres, Lam, d2)
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
                 prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, link="probit", n_classes=C,

@@ -47,6 +47,7 @@ from rbf_bayes.priors import (
     log_centres_prior,
     log_delta2_prior,
     log_inputs_prior,
+    log_joint_k_normaliser,
     log_k_Lambda_prior,
     log_scales_prior,
 )
@@ -54,8 +55,8 @@ from .progress import ChunkedRun
 from .results import SamplerResult
 
 # %% auto #0
-__all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'Trace', 'rj_memory', 'design_mode', 'sample_rjmcmc', 'rjmcmc_run',
-           'sample_rjmcmc_reference']
+__all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'core_settings', 'rj_core', 'Trace', 'rj_memory', 'design_mode',
+           'sample_rjmcmc', 'rjmcmc_run', 'sample_rjmcmc_reference']
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
 @dataclass(frozen=True)
@@ -121,6 +122,39 @@ class RJConfig:
             raise ValueError(f"beta_min must be None or a number in (0, 1), got {self.beta_min!r}")
         if not self.sample_nuisance and self.fix_delta2 is None and not self.prior_only:
             raise ValueError("sample_nuisance=False needs fix_delta2 (delta^2 is drawn given the coefficients)")
+
+# %% ../nbs/05_rjmcmc.ipynb #7e53ea84
+def core_settings(prior: RBFPrior, # the hierarchical prior
+                  config: RJConfig, # the run's settings
+                  k_max: int, # the largest number of bases (the joint hierarchy's normaliser depends on it)
+                 ) -> dict:
+    "Every field of the C core's `RJSettings` struct, from the prior and the run's configuration."
+    mv = set(config.moves)
+    fpb, fpd, fps, fpm = config.fixed_probs if config.fixed_probs is not None else (0.0,) * 4
+    joint = prior.k_prior == "joint"
+    return dict(alpha_delta2=prior.alpha_delta2, beta_delta2=prior.beta_delta2, v0=prior.v0, gamma0=prior.gamma0,
+                eps1=prior.eps1, eps2=prior.eps2, g_prior=prior.coef_prior == "g", joint_k_prior=joint,
+                log_k_normaliser=log_joint_k_normaliser(k_max, prior) if joint else 0.0,
+                log_scale_sd=prior.log_scale_sd, inclusion_prob=prior.inclusion_prob,
+                c_star=config.c_star, varpi=config.varpi, rw_var=config.rw_var, split_scale=config.split_scale,
+                scale_step=config.scale_step, birth_death="birth" in mv, split_merge="split" in mv,
+                update="update" in mv, prior_only=config.prior_only, fix_Lambda=config.fix_Lambda is not None,
+                fix_delta2=config.fix_delta2 is not None, sample_nuisance=config.sample_nuisance,
+                fixed_probs=config.fixed_probs is not None, fp_birth=fpb, fp_death=fpd, fp_split=fps, fp_merge=fpm,
+                known_sigma2=config.fixed_sigma2 is not None,
+                sigma2=config.fixed_sigma2 if config.fixed_sigma2 is not None else 0.0,
+                n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs)
+
+def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)
+            x: np.ndarray, # inputs (N, d), as the state's columns were built from
+            space: CentreSpace, # Omega
+            basis: str, width: float, k_max: int,
+            prior: RBFPrior, config: RJConfig,
+            bitgen, # the chain's bit generator (`rng.bit_generator`)
+           ) -> RJCore:
+    "The C core of one chain, its settings from `core_settings`."
+    return RJCore(st, x, space.lo, space.hi, basis, width, k_max, core_settings(prior, config, k_max),
+                  tuple(config.basis_types or ()), bitgen)
 
 # %% ../nbs/05_rjmcmc.ipynb #0deee756
 @dataclass(kw_only=True, repr=False)
@@ -390,7 +424,7 @@ def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
     for _ in range(config.n_temps):     # one core per replica of the tempered ladder, each with its own factor state
         st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior,
                        m_max=1 + d + k_max, design=design)
-        core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, prior, config, rng.bit_generator)
+        core = rj_core(st, x, space, basis, width, k_max, prior, config, rng.bit_generator)
         core.set_state(centres, Lam, d2, _init_scales(init, d, config), _init_inputs(init, d, config))
         cores.append(core)
     meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,

@@ -290,9 +290,8 @@ def test_deferred_accuracy_test_keeps_the_core_and_the_factor_in_step():
     factor's log marginal likelihood is that of the core's centres. (A birth refused this way once left the factor a
     column ahead of the core: a probit chain on tremor then multiplied a 21-column design by 20 coefficients.) Gaussian
     bumps of width 1 on 60 points in [-2, 2] with k up to 30 are nearly dependent often enough for refusals."""
-    from rbf_bayes._rjmcmc import RJCore
     from rbf_bayes.kernel import rbf_state
-    from rbf_bayes.rjmcmc import _prepare
+    from rbf_bayes.rjmcmc import _prepare, rj_core
     rng = np.random.default_rng(0)
     x = np.sort(rng.uniform(-2, 2, 60))[:, None]
     y = np.sinc(2 * x[:, 0]) + 0.05 * rng.normal(size=60)
@@ -300,7 +299,7 @@ def test_deferred_accuracy_test_keeps_the_core_and_the_factor_in_step():
     cfg = RJConfig(n_iter=20_000, fixed_probs=(0.25, 0.25, 0.25, 0.25))    # births and splits: the moves that append
     x_, Y, k_max, space, basis, width, centres, lam, d2 = _prepare(x, y, prior, cfg, "gaussian", 1.0, None, rng)
     st = rbf_state(x_, Y, centres, basis, width, d2, prior, m_max=2 + k_max)
-    core = RJCore(st, x_, space.lo, space.hi, basis, width, k_max, prior, cfg, rng.bit_generator)
+    core = rj_core(st, x_, space, basis, width, k_max, prior, cfg, rng.bit_generator)
     core.set_state(centres, lam, d2)
     n = 20_000
     buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, 1)), np.zeros((n, 1)), np.zeros(n, np.int8),

@@ -19,7 +19,7 @@ from test_rjmcmc import KMAX, LAM, P_MIN, X, Y, _chi2_k, _ks_uniform, _prior_pk,
 from rbf_bayes.basis import CentreSpace, design_matrix
 from rbf_bayes.posterior import log_marginal_likelihood
 from rbf_bayes.priors import RBFPrior, log_delta2_prior, log_k_prior
-from rbf_bayes.rjmcmc import RJConfig, RJCore, _prepare, rbf_state, sample_rjmcmc
+from rbf_bayes.rjmcmc import RJConfig, _prepare, rbf_state, rj_core, sample_rjmcmc
 
 X1 = np.linspace(0, 1, 7)[:, None]
 Y1 = np.sin(4 * X1[:, 0]) + 0.3 * np.random.default_rng(3).standard_normal(7)
@@ -78,7 +78,7 @@ def test_tempered_core_matches_enumeration():
     rng = np.random.default_rng(4); cfg = RJConfig(n_iter=150_000, burn_in=1000, fix_Lambda=LAM1, n_tries=2)
     x, Yt, k_max, space, basis, width, centres, Lam, d2 = _prepare(X1, Y1, PRIOR1, cfg, BASIS1, WIDTH1, None, rng)
     st = rbf_state(x, Yt, centres, basis, width, d2, PRIOR1, m_max=2 + k_max)
-    core = RJCore(st, x, space.lo, space.hi, basis, width, k_max, PRIOR1, cfg, rng.bit_generator)
+    core = rj_core(st, x, space, basis, width, k_max, PRIOR1, cfg, rng.bit_generator)
     core.set_state(centres, Lam, d2)
     core.beta = 0.5
     n = cfg.n_iter
