@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from rbf_bayes.datasets import load_boston, random_split, sinc_data
+from rbf_bayes.priors import SMCPrior
 from rbf_bayes.smc import TDSMC, TDSMCReference
 
 
@@ -37,8 +38,8 @@ def main():
     xb, yb, _ = load_boston()
     tr, _ = random_split(np.random.default_rng(0), len(yb), 300)
     xs = (xb[tr] - xb[tr].mean(0)) / xb[tr].std(0)
-    cases = [("sinc", d.x[order], d.y[order], dict(width=1.6, lam=1.0, k_max=50)),
-             ("Boston", xs, yb[tr], dict(width=5.0, lam=5.0, k_max=100))]
+    cases = [("sinc", d.x[order], d.y[order], dict(width=1.6, prior=SMCPrior(lam=1.0, k_max=50))),
+             ("Boston", xs, yb[tr], dict(width=5.0, prior=SMCPrior(lam=5.0, k_max=100)))]
     print(f"{'data':>7} {'move_steps':>10} {'C (s)':>8} {'Python (s)':>10} {'ratio':>6}  mean k")
     for name, x, y, kw in cases:
         for ms in (0, 1):
@@ -54,7 +55,8 @@ def stream():
     from rbf_bayes.datasets import friedman
     d = friedman(np.random.default_rng(0), 1, n=2000, p=10, noise_sd=1.0, n_test=500)
     for thr in (1.0, 0.5):
-        s = TDSMC(250, "gaussian", 2.0, lam=5.0, k_max=60, capacity=2000, ess_threshold=thr, rng=np.random.default_rng(0))
+        s = TDSMC(250, "gaussian", 2.0, prior=SMCPrior(lam=5.0, k_max=60), capacity=2000, ess_threshold=thr,
+                  rng=np.random.default_rng(0))
         marks, t0 = [], time.perf_counter()
         for i in range(0, 2000, 500):
             s.partial_fit(d.x[i:i + 500], d.y[i:i + 500])

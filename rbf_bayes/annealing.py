@@ -402,7 +402,7 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     network kept; `restart_criteria_` and `restart_k_` record every restart's result, and an `OptimumUncertainWarning`
     says when fewer than two restarts came within `restart_tol` nats of the best criterion (the optimum was found once:
     it may not be the global one)."""
-    def __init__(self, criterion: str="mdl", basis: str="cubic",
+    def __init__(self, *, criterion: str="mdl", basis: str="cubic",
                  width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
                  n_iter: int|str="auto", # iterations per restart; "auto": 100,000 up to N = 200, then 2e7 / N (>= 10,000)
                  schedule="linear",

@@ -396,7 +396,7 @@ def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
 
 class BMARSRegressor(BaseBayesEstimator):
     "Bayesian MARS regression (Denison, Mallick & Smith 1998) in the scikit-learn protocol."
-    def __init__(self, max_interaction: int=2, k_max: int=50,
+    def __init__(self, *, max_interaction: int=2, k_max: int=50,
                  n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or iterations per chain
                  burn_in: int=5_000, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=10,

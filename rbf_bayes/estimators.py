@@ -39,7 +39,7 @@ def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
 # %% ../nbs/12_estimators.ipynb #304363fc
 class RJMCMCRegressor(BaseBayesEstimator):
     "Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999)."
-    def __init__(self,
+    def __init__(self, *,
                  basis: str="cubic", # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian; `05d_learned_basis`): sets basis_probabilities_
                  width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
                  n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
@@ -137,7 +137,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
     Attributes: classes_ (the labels, any type, sorted; for two classes classes_[1] is the positive class), trace_ (a
     `ProbitTrace`, or the regression `Trace` for the discriminant), k_posterior_, interrupted_, and the base class's
     scaling attributes."""
-    def __init__(self,
+    def __init__(self, *,
                  link: str="probit", # "probit" (probabilities, any number of classes, 05c_probit) or "discriminant" (two classes, the 1999 paper's §7.3)
                  basis: str="thin_plate", # one of `BASES` (thin-plate splines as in the paper's classification experiment)
                  width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs

@@ -17,7 +17,7 @@ from .basis import CentreSpace
 # %% auto #0
 __all__ = ['COEF_PRIORS', 'K_PRIORS', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior', 'log_inv_gamma',
            'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior', 'log_inputs_prior',
-           'coef_prior_cov', 'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior', 'k_marginal']
+           'coef_prior_cov', 'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior', 'k_marginal', 'SMCPrior']
 
 # %% ../nbs/01_priors.ipynb #d6288f75
 COEF_PRIORS = ("ridge", "g")
@@ -189,3 +189,26 @@ def k_marginal(k_max: int, # truncation point
     terms = terms - special.logsumexp(terms, axis=0) + lg                              # log p(k | Lambda) + log p(u)
     w = np.exp(special.logsumexp(terms, axis=1) + math.log(u[1] - u[0]))
     return w / w.sum()
+
+# %% ../nbs/01_priors.ipynb #0e0513ab
+@dataclass(frozen=True)
+class SMCPrior:
+    "Hyperparameters of the trans-dimensional SMC prior (Vermaak, Godsill & Doucet; `09_smc`)."
+    lam: float = 1.0            # Poisson rate of k (fixed)
+    k_max: int = 50             # truncation: k <= min(k_max, t) after t observations
+    a_y: float = 0.0            # sigma_y^2 ~ IG(a_y, b_y); both 0: Jeffreys' prior
+    b_y: float = 0.0
+    a_b: float = 0.0            # sigma_beta^2 ~ IG(a_b, b_b); both 0: Jeffreys' prior
+    b_b: float = 0.0
+    log_width_sd: float = 1.0   # a learned width (width="learn"): log w ~ N(log sqrt(d), log_width_sd^2)
+
+    def __post_init__(self):
+        check_positive("lam", self.lam)
+        if isinstance(self.k_max, bool) or not isinstance(self.k_max, (int, np.integer)) or self.k_max < 1:
+            raise ValueError(f"k_max must be an integer >= 1, got {self.k_max!r}")
+        for n in ("a_y", "b_y", "a_b", "b_b"): check_positive(n, getattr(self, n), allow_zero=True)
+        check_positive("log_width_sd", self.log_width_sd)
+
+    def replace(self, **kw) -> SMCPrior:
+        "A copy with some fields changed."
+        return replace(self, **kw)

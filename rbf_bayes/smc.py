@@ -26,6 +26,7 @@ from rbf_bayes._validation import (
 from .basis import WIDTH_BASES, basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
+from .priors import SMCPrior
 from .progress import DeferredInterrupt, InterruptedWarning, Progress, interrupt_message
 from .results import SamplerResult, Summary
 
@@ -218,33 +219,32 @@ def resample_slots(idx: np.ndarray, # resampled parent indices (any order)
 # %% ../nbs/09_smc.ipynb #3a9028af
 class _TDSMCBase:
     "What the Python reference and the C engine share: settings, the per-observation bookkeeping, estimates."
-    def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, lam: float=1.0, k_max: int=50,
-                 a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
-                 resampling: str="systematic", ess_threshold: float=1.0, fix_variances=None, init_variances=(1.0, 1.0),
-                 capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0, learn_width: bool=False,
-                 log_width_sd: float=1.0, rng: np.random.Generator|None=None):
+    def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, *, prior: SMCPrior=SMCPrior(),
+                 c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, fix_variances=None,
+                 init_variances=(1.0, 1.0), capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0,
+                 learn_width: bool=False, rng: np.random.Generator|None=None):
         self.basis, self.width = check_basis(basis, width)
+        if not isinstance(prior, SMCPrior): raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors), got {prior!r}")
+        self.prior = prior
         self.learn_width = check_bool("learn_width", learn_width)
-        check_positive("log_width_sd", log_width_sd); self.log_width_sd = float(log_width_sd)
+        self.log_width_sd = float(prior.log_width_sd)
         if self.learn_width and self.basis not in WIDTH_BASES:
             raise ValueError(f"learn_width=True needs a basis with a width ({', '.join(WIDTH_BASES)}), got {basis!r}")
         self._next_width = 1     # the next time t at which the widths move (`_width_due`)
         if not 0 <= birth_at_new < 1: raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
         self.birth_at_new = float(birth_at_new)
         self.move_steps = check_int("move_steps", move_steps, 0)
-        n_particles, k_max, capacity = (check_int(n, v) for n, v in (("n_particles", n_particles), ("k_max", k_max), ("capacity", capacity)))
+        n_particles, capacity = (check_int(n, v) for n, v in (("n_particles", n_particles), ("capacity", capacity)))
         check_choice("resampling", resampling, RESAMPLING)
         if not 0 <= ess_threshold <= 1: raise ValueError(f"ess_threshold must be in [0, 1], got {ess_threshold}")
         if not 0 < c_move <= 0.5: raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
-        check_positive("lam", lam)
-        for n in ("a_y", "b_y", "a_b", "b_b"): check_positive(n, locals()[n], allow_zero=True)
         if fix_variances is not None:
             if len(fix_variances) != 2: raise ValueError("fix_variances must be (sigma_y^2, sigma_beta^2)")
             for n, v in zip(("fix_variances[0]", "fix_variances[1]"), fix_variances, strict=False): check_positive(n, v)
         for n, v in zip(("init_variances[0]", "init_variances[1]"), init_variances, strict=False): check_positive(n, v)
         if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
-        self.n_particles, self.lam, self.k_max, self.c_move = int(n_particles), float(lam), int(k_max), c_move
-        self.a_y, self.b_y, self.a_b, self.b_b = a_y, b_y, a_b, b_b
+        self.n_particles, self.lam, self.k_max, self.c_move = int(n_particles), float(prior.lam), int(prior.k_max), c_move
+        self.a_y, self.b_y, self.a_b, self.b_b = prior.a_y, prior.b_y, prior.a_b, prior.b_b
         self.resampling, self.ess_threshold, self.fix_variances = resampling, ess_threshold, fix_variances
         self.init_variances, self.capacity, self.rng = init_variances, int(capacity), rng
         self.t = 0; self.logw = None
@@ -603,24 +603,25 @@ class SMCRegressor(BaseBayesEstimator):
     Each run uses the same random stream (common random numbers). A stream (partial_fit) keeps one particle system per
     width open and feeds every batch to all of them, so the width is chosen anew by the evidence of all the rows seen so
     far, as one fit on them would choose it (a batch costs len(width_grid) passes, as a fit does).
-    `width="learn"` instead gives every particle its own width, drawn from log w ~ N(log sqrt(d), log_width_sd^2) on
-    standardised inputs and moved by a Metropolis-Hastings step in the resample-move stage: one pass, the width
-    integrated over rather than chosen (`width_` is then the particles' weighted median, `trace_.widths` all of them).
+    `width="learn"` instead gives every particle its own width, drawn from log w ~ N(log sqrt(d), log_width_sd^2)
+    (`prior.log_width_sd`) on standardised inputs and moved by a Metropolis-Hastings step in the resample-move stage:
+    one pass, the width integrated over rather than chosen (`width_` is then the particles' weighted median,
+    `trace_.widths` all of them). The prior is `prior=SMCPrior(...)` (`rbf_bayes.priors`), as every sampler takes its
+    prior: k's Poisson rate `lam` and truncation `k_max`, the variances' IG priors, the learned width's spread.
     A number is a fixed width in units of X (`00b_base`, "Lengths a user gives"): the paper's sinc width 1.6 is 1.6
     with or without standardisation. `width_` is on the scale the model was fitted on."""
     _raw_scale_guard = False   # its width grid follows the inputs' RMS scale with standardize=False: any scale works
 
-    def __init__(self, n_particles: int=250, basis: str="gaussian", width: float|str="auto", lam: float=1.0, k_max: int=50,
-                 a_y: float=0.0, b_y: float=0.0, a_b: float=0.0, b_b: float=0.0, c_move: float=0.25,
-                 resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True, capacity: int|None=None,
-                 move_steps: int=0, birth_at_new: float=0.0, random_state=None, standardize: bool=True,
-                 progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0), log_width_sd: float=1.0,
+    def __init__(self, *, n_particles: int=250, basis: str="gaussian", width: float|str="auto",
+                 prior: SMCPrior|None=None, # the TD-SMC prior (`priors.SMCPrior`: k's rate and truncation, the variances' IG priors, a learned width's spread); None: SMCPrior()
+                 c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True,
+                 capacity: int|None=None, move_steps: int=0, birth_at_new: float=0.0, random_state=None,
+                 standardize: bool=True, progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
                  extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                 ):
         self.extrapolate = extrapolate
-        self.n_particles, self.basis, self.width, self.lam, self.k_max = n_particles, basis, width, lam, k_max
-        self.width_grid, self.log_width_sd = width_grid, log_width_sd
-        self.a_y, self.b_y, self.a_b, self.b_b, self.c_move = a_y, b_y, a_b, b_b, c_move
+        self.n_particles, self.basis, self.width, self.prior = n_particles, basis, width, prior
+        self.width_grid, self.c_move = width_grid, c_move
         self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
         self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
         self.standardize = standardize   # partial_fit: the scaling is learned from the first batch and then kept
@@ -632,7 +633,6 @@ class SMCRegressor(BaseBayesEstimator):
         if isinstance(self.width, str) and self.width == "learn":       # one run; the width is the prior's median
             if self.basis not in WIDTH_BASES:
                 raise ValueError(f"width='learn' needs a basis with a width ({', '.join(WIDTH_BASES)}), got {self.basis!r}")
-            check_positive("log_width_sd", self.log_width_sd)
             return [math.sqrt(X.shape[1]) * (scale if scale > 0 else 1.0)]
         if not (isinstance(self.width, str) and self.width == "auto"):
             if isinstance(self.width, str):
@@ -647,10 +647,12 @@ class SMCRegressor(BaseBayesEstimator):
     def _new(self, n, width):
         self._stream_params = self.get_params(deep=False)   # what the particle system was built with
         self._gen, self._seen = self._rng(), np.empty(0, np.intp)
-        self.smc_ = TDSMC(self.n_particles, self.basis, width, self.lam, self.k_max, self.a_y, self.b_y, self.a_b,
-                          self.b_b, self.c_move, self.resampling, self.ess_threshold, capacity=self.capacity or max(n, 16),
+        prior = SMCPrior() if self.prior is None else self.prior
+        if not isinstance(prior, SMCPrior): raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors) or None, got {prior!r}")
+        self.smc_ = TDSMC(self.n_particles, self.basis, width, prior=prior, c_move=self.c_move, resampling=self.resampling,
+                          ess_threshold=self.ess_threshold, capacity=self.capacity or max(n, 16),
                           move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._gen,
-                          learn_width=isinstance(self.width, str) and self.width == "learn", log_width_sd=self.log_width_sd)
+                          learn_width=isinstance(self.width, str) and self.width == "learn")
 
     def fit(self, X, y):
         "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."

@@ -72,7 +72,7 @@ def test_schedules_and_errors():
 
 def test_annealed_regressor_protocol():
     d = signal_detection(np.random.default_rng(3), 50, 0.01)
-    m = AnnealedRBFRegressor("mdl", basis="gaussian", width=SIGNAL_WIDTH, n_iter=1000, k_max=20, random_state=0,
+    m = AnnealedRBFRegressor(criterion="mdl", basis="gaussian", width=SIGNAL_WIDTH, n_iter=1000, k_max=20, random_state=0,
                              standardize=False)   # the paper's width is on the raw inputs
     m.fit(d.x, d.y)
     p, s = m.predict(d.x_test, return_std=True)

@@ -33,3 +33,25 @@ def test_the_documented_layers_are_the_checked_layers():
     assert doc == checked, (doc, checked)
     every = {p.stem for p in (ROOT / "rbf_bayes").glob("*.py")} - {"__init__", "__main__", "_modidx"}
     assert set().union(*checked) == every     # every module of the package has its layer
+
+
+def test_one_vocabulary_for_the_estimators():
+    """Issue 37 item 3: every estimator's parameters are keyword-only (as scikit-learn's), and every sampler of a
+    posterior takes its prior as one `prior=` object (RBFPrior, BMARSPrior, SMCPrior), not as flat hyperparameters.
+    The annealer optimises a criterion (AIC / BIC / MDL) and has no prior to take."""
+    import inspect
+
+    import pytest
+
+    from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor, SMCRegressor
+    from rbf_bayes.priors import SMCPrior
+    for est in (RJMCMCRegressor, RJMCMCClassifier, SMCRegressor, BMARSRegressor, AnnealedRBFRegressor):
+        params = list(inspect.signature(est).parameters.values())
+        assert params and all(p.kind is p.KEYWORD_ONLY for p in params), est.__name__
+        with pytest.raises(TypeError):
+            est(10)
+    for est in (RJMCMCRegressor, RJMCMCClassifier, SMCRegressor, BMARSRegressor):
+        assert "prior" in inspect.signature(est).parameters, est.__name__
+    flat = {"lam", "k_max", "a_y", "b_y", "a_b", "b_b", "log_width_sd"}
+    assert not flat & set(inspect.signature(SMCRegressor).parameters)
+    assert set(SMCPrior.__dataclass_fields__) == flat

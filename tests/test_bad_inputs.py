@@ -14,7 +14,7 @@ from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMC
 from rbf_bayes._validation import ResourceError
 from rbf_bayes.bmars import BMARSPrior
 from rbf_bayes.cli import main
-from rbf_bayes.priors import RBFPrior
+from rbf_bayes.priors import RBFPrior, SMCPrior
 
 R = np.random.default_rng(0)
 X = R.uniform(-1, 1, (40, 2))
@@ -73,14 +73,15 @@ SPECIFIC = [
     ("sa-n-iter-str", _fit(AnnealedRBFRegressor, n_iter="100"), TypeError, "n_iter"),
     ("sa-n-iter-huge", _fit(AnnealedRBFRegressor, n_iter=BIG), ResourceError, "n_iter"),
     ("sa-iota", _fit(AnnealedRBFRegressor, iota=-1.0), ValueError, "iota"),
-    ("smc-lam", _fit(SMCRegressor, lam=0.0), ValueError, "lam"),
-    ("smc-lam-inf", _fit(SMCRegressor, lam=float("inf")), ValueError, "lam"),
+    ("smc-lam", lambda: _fit(SMCRegressor, prior=SMCPrior(lam=0.0))(), ValueError, "lam"),
+    ("smc-lam-inf", lambda: _fit(SMCRegressor, prior=SMCPrior(lam=float("inf")))(), ValueError, "lam"),
+    ("smc-prior-type", _fit(SMCRegressor, prior=RBFPrior()), TypeError, "prior must be an SMCPrior"),
     ("smc-resampling", _fit(SMCRegressor, resampling="foo"), ValueError, "resampling must be one of"),
     ("smc-ess", _fit(SMCRegressor, ess_threshold=2.0), ValueError, "ess_threshold"),
-    ("smc-k-max", _fit(SMCRegressor, k_max=0), ValueError, "k_max"),
+    ("smc-k-max", lambda: _fit(SMCRegressor, prior=SMCPrior(k_max=0))(), ValueError, "k_max"),
     ("smc-shuffle", _fit(SMCRegressor, shuffle="yes"), TypeError, "shuffle"),
     ("smc-particles-huge", _fit(SMCRegressor, n_particles=10**7), ResourceError, "n_particles"),
-    ("smc-first-batch", lambda: SMCRegressor(10).partial_fit(X[:1], Y[:1]), ValueError, "first partial_fit batch"),
+    ("smc-first-batch", lambda: SMCRegressor(n_particles=10).partial_fit(X[:1], Y[:1]), ValueError, "first partial_fit batch"),
     ("bm-interaction", _fit(BMARSRegressor, max_interaction=0), ValueError, "max_interaction"),
     ("bm-burn-in-float", _fit(BMARSRegressor, burn_in=1.5), TypeError, "burn_in"),
     ("bm-thin", _fit(BMARSRegressor, thin=0), ValueError, "thin"),
@@ -93,13 +94,13 @@ SPECIFIC = [
 
 
 def _smc_set_params():
-    s = SMCRegressor(20, random_state=0).partial_fit(X[:10], Y[:10])
+    s = SMCRegressor(n_particles=20, random_state=0).partial_fit(X[:10], Y[:10])
     s.set_params(n_particles=50)
     s.partial_fit(X[10:20], Y[10:20])
 
 
 def _smc_columns():
-    s = SMCRegressor(20, random_state=0).partial_fit(X[:10], Y[:10])
+    s = SMCRegressor(n_particles=20, random_state=0).partial_fit(X[:10], Y[:10])
     s.partial_fit(X[10:20, :1], Y[10:20])
 
 
@@ -117,7 +118,7 @@ def _clf_mixed_labels():
 
 SPECIFIC += [("rj-n-chains-huge", _fit(RJMCMCRegressor, n_chains=10**9), ValueError, "n_chains must be an integer <= 4,096"),
              ("sa-n-restarts-huge", _fit(AnnealedRBFRegressor, n_restarts=10**9), ValueError, "n_restarts must be an integer <= 4,096"),
-             ("smc-k-max-huge", _fit(SMCRegressor, k_max=10**9), ResourceError, "lower k_max"),
+             ("smc-k-max-huge", _fit(SMCRegressor, prior=SMCPrior(k_max=10**9)), ResourceError, "lower k_max"),
              ("clf-mixed-label-types", _clf_mixed_labels, ValueError, "y mixes label types (int, str)")]
 
 SPECIFIC += [("smc-set-params-mid-stream", _smc_set_params, ValueError, "set_params changed n_particles"),
@@ -297,8 +298,9 @@ SUBPROCESS = {   # paths through the C loops that used to overflow or allocate w
     """,
     "smc-huge-rate": """
         from rbf_bayes import SMCRegressor
+        from rbf_bayes.priors import SMCPrior
         for lam in (1e19, 1e300):
-            m = SMCRegressor(20, lam=lam, random_state=0).fit(X, y)
+            m = SMCRegressor(n_particles=20, prior=SMCPrior(lam=lam), random_state=0).fit(X, y)
             assert np.isfinite(m.predict(X)).all() and m.score(X, y) > 0.9                 # was NaN everywhere
     """,
     "c-normaliser-any-rate": """

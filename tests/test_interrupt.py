@@ -26,6 +26,7 @@ import pytest
 
 from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor
 from rbf_bayes import progress as progress_mod
+from rbf_bayes.priors import SMCPrior
 from rbf_bayes.progress import DeferredInterrupt, InterruptedWarning
 
 
@@ -228,7 +229,7 @@ def test_ctrl_c_in_burn_in(name, sigint_at):
 def test_smc_ctrl_c_then_continue_fit(sigint_at):
     "TD-SMC: the shuffled rows not yet processed are kept; continue_fit feeds them in the same order."
     X, y = _data(80)
-    make = lambda: SMCRegressor(n_particles=40, k_max=10, random_state=3)   # noqa: E731
+    make = lambda: SMCRegressor(n_particles=40, prior=SMCPrior(k_max=10), random_state=3)   # noqa: E731
     full = make().fit(X, y)
     m = make()
     msg = _fit_interrupted(m, X, y, sigint_at, 30)

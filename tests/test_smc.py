@@ -6,6 +6,15 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+from rbf_bayes.priors import SMCPrior
+
+_PRIOR_KEYS = ("lam", "k_max", "a_y", "b_y", "a_b", "b_b", "log_width_sd")
+
+
+def _with_prior(kw, **base):
+    "Split keyword arguments into prior=SMCPrior(base + the prior's fields in kw) and the sampler's own."
+    return {"prior": SMCPrior(**{**base, **{k: v for k, v in kw.items() if k in _PRIOR_KEYS}}),
+            **{k: v for k, v in kw.items() if k not in _PRIOR_KEYS}}
 from rbf_bayes.smc import RESAMPLING, TDSMC, SMCRegressor, TDSMCReference, kernel_matrix, resample
 
 
@@ -35,7 +44,7 @@ def test_particles_converge_to_the_exact_posterior():
     x = np.linspace(-2, 2, 6)[:, None]
     y = np.array([0.3, -0.2, 0.9, 1.1, 0.1, -0.4])
     exact = _exact_pk(x, y, 0.1, 1.0, 1.5, 3, 1.0)
-    _assert_runs_near(exact, [TDSMC(3000, "gaussian", 1.0, lam=1.5, k_max=3, fix_variances=(0.1, 1.0), capacity=6,
+    _assert_runs_near(exact, [TDSMC(3000, "gaussian", 1.0, prior=SMCPrior(lam=1.5, k_max=3), fix_variances=(0.1, 1.0), capacity=6,
                                     rng=np.random.default_rng(s)).partial_fit(x, y) for s in range(6)])
 
 
@@ -50,12 +59,12 @@ def test_resampling_is_unbiased(scheme):
 def test_partial_fit_equals_fit_and_reproducible():
     x = np.linspace(-5, 5, 30)[:, None]
     y = np.sinc(x[:, 0] / np.pi) + 0.1 * np.random.default_rng(0).normal(size=30)
-    a = SMCRegressor(60, width=1.6, shuffle=False, capacity=30, random_state=5, standardize=False).partial_fit(x[:10], y[:10])
+    a = SMCRegressor(n_particles=60, width=1.6, shuffle=False, capacity=30, random_state=5, standardize=False).partial_fit(x[:10], y[:10])
     a.partial_fit(x[10:], y[10:])
-    b = SMCRegressor(60, width=1.6, shuffle=False, capacity=30, random_state=5, standardize=False).fit(x, y)
+    b = SMCRegressor(n_particles=60, width=1.6, shuffle=False, capacity=30, random_state=5, standardize=False).fit(x, y)
     np.testing.assert_allclose(a.predict(x), b.predict(x))
-    c = SMCRegressor(60, width=1.6, random_state=9).fit(x, y)
-    d = SMCRegressor(60, width=1.6, random_state=9).fit(x, y)
+    c = SMCRegressor(n_particles=60, width=1.6, random_state=9).fit(x, y)
+    d = SMCRegressor(n_particles=60, width=1.6, random_state=9).fit(x, y)
     np.testing.assert_array_equal(c.predict(x), d.predict(x))
 
 
@@ -83,8 +92,8 @@ def test_c_engine_equals_python_reference(kw):
     y = np.sin(x[:, 0]) + 0.1 * rng.normal(size=35)
     kw = {"k_max": 10, "basis": "gaussian", **kw}
     basis = kw.pop("basis")
-    a = TDSMCReference(40, basis, 1.2, lam=1.5, capacity=35, rng=np.random.default_rng(1), **kw)
-    b = TDSMC(40, basis, 1.2, lam=1.5, capacity=35, rng=np.random.default_rng(1), **kw)
+    a = TDSMCReference(40, basis, 1.2, capacity=35, rng=np.random.default_rng(1), **_with_prior(kw, lam=1.5))
+    b = TDSMC(40, basis, 1.2, capacity=35, rng=np.random.default_rng(1), **_with_prior(kw, lam=1.5))
     for lo, hi in ((0, 1), (1, 20), (20, 35)):          # partial_fit in pieces, as a stream would arrive
         a.partial_fit(x[lo:hi], y[lo:hi])
         b.partial_fit(x[lo:hi], y[lo:hi])
@@ -103,7 +112,7 @@ def test_one_step_predictions_are_the_predictive_mean_before_the_point():
     rng = np.random.default_rng(2)
     x = rng.uniform(-3, 3, (12, 1))
     y = np.cos(x[:, 0])
-    s = TDSMC(30, "gaussian", 1.0, lam=1.0, k_max=5, capacity=12, fix_variances=(0.05, 1.0), ess_threshold=0.0,
+    s = TDSMC(30, "gaussian", 1.0, prior=SMCPrior(lam=1.0, k_max=5), capacity=12, fix_variances=(0.05, 1.0), ess_threshold=0.0,
               rng=np.random.default_rng(0)).partial_fit(x[:11], y[:11])
     expect = s.predict(x[11:12])[0, 0]
     s.partial_fit(x[11:12], y[11:12])
@@ -118,10 +127,11 @@ def test_capacity_grows_with_the_stream(cls):
     rng = np.random.default_rng(6)
     x = rng.uniform(-3, 3, (23, 1))
     y = np.sin(x[:, 0]) + 0.1 * rng.normal(size=23)
-    small = cls(30, width=1.0, lam=2.0, k_max=8, capacity=3, move_steps=1, rng=np.random.default_rng(2))
+    small = cls(30, width=1.0, prior=SMCPrior(lam=2.0, k_max=8), capacity=3, move_steps=1, rng=np.random.default_rng(2))
     for i in range(0, 23, 4):
         small.partial_fit(x[i:i + 4], y[i:i + 4])
-    big = cls(30, width=1.0, lam=2.0, k_max=8, capacity=100, move_steps=1, rng=np.random.default_rng(2)).partial_fit(x, y)
+    big = cls(30, width=1.0, prior=SMCPrior(lam=2.0, k_max=8), capacity=100, move_steps=1,
+              rng=np.random.default_rng(2)).partial_fit(x, y)
     assert small.capacity >= 23 and small.t == 23
     assert [p.centres for p in small.particles] == [p.centres for p in big.particles]
     np.testing.assert_allclose(small.logw, big.logw, rtol=1e-10, atol=1e-12)
@@ -146,12 +156,12 @@ def test_ctrl_c_stops_between_observations_and_the_run_can_continue():
     rng = np.random.default_rng(3)
     x = rng.uniform(-3, 3, (15, 1))
     y = np.sin(x[:, 0])
-    a = Interrupted(25, width=1.0, k_max=6, capacity=15, rng=np.random.default_rng(4))
+    a = Interrupted(25, width=1.0, prior=SMCPrior(k_max=6), capacity=15, rng=np.random.default_rng(4))
     with pytest.warns(RuntimeWarning, match="TD-SMC interrupted .Ctrl-C. after 5 of 15 rows"):
         a.partial_fit(x, y)
     assert a.interrupted and a.t == 5
     a.partial_fit(x[5:], y[5:])
-    b = TDSMC(25, width=1.0, k_max=6, capacity=15, rng=np.random.default_rng(4)).partial_fit(x, y)
+    b = TDSMC(25, width=1.0, prior=SMCPrior(k_max=6), capacity=15, rng=np.random.default_rng(4)).partial_fit(x, y)
     assert not a.interrupted and a.t == 15
     np.testing.assert_array_equal(a.logw, b.logw)
     np.testing.assert_array_equal(a.predict(x), b.predict(x))
@@ -165,7 +175,7 @@ def test_regressor_protocol_pandas_and_two_outputs():
     rng = np.random.default_rng(8)
     x = rng.uniform(-4, 4, (40, 2))
     Y = np.column_stack([np.sinc(x[:, 0] / np.pi), np.cos(x[:, 1])]) + 0.05 * rng.normal(size=(40, 2))
-    m = SMCRegressor(80, width=2.0, lam=2.0, k_max=15, random_state=1)
+    m = SMCRegressor(n_particles=80, width=2.0, prior=SMCPrior(lam=2.0, k_max=15), random_state=1)
     c = clone(m)
     assert c.get_params() == m.get_params()
     c.fit(pd.DataFrame(x, columns=["a", "b"]), pd.DataFrame(Y))
@@ -176,9 +186,9 @@ def test_regressor_protocol_pandas_and_two_outputs():
     with pytest.raises(ValueError, match="X has 3 features, but SMCRegressor is expecting"):
         c.predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="y"):
-        SMCRegressor(10).fit(x, Y[:5])
+        SMCRegressor(n_particles=10).fit(x, Y[:5])
     with pytest.raises(ValueError, match="X"):
-        SMCRegressor(10).fit(np.full((4, 1), np.nan), np.zeros(4))
+        SMCRegressor(n_particles=10).fit(np.full((4, 1), np.nan), np.zeros(4))
 
 
 def test_rejuvenate_same_in_both_engines_and_targets_the_posterior():
@@ -186,13 +196,13 @@ def test_rejuvenate_same_in_both_engines_and_targets_the_posterior():
     the rejuvenated particles still estimate the exact p(k|y)."""
     x = np.linspace(-2, 2, 6)[:, None]
     y = np.array([0.3, -0.2, 0.9, 1.1, 0.1, -0.4])
-    kw = dict(lam=1.5, k_max=3, capacity=6, a_y=2.0, b_y=0.2, a_b=2.0, b_b=1.0)
+    kw = dict(prior=SMCPrior(lam=1.5, k_max=3, a_y=2.0, b_y=0.2, a_b=2.0, b_b=1.0), capacity=6)
     a = TDSMCReference(50, "gaussian", 1.0, rng=np.random.default_rng(3), **kw).partial_fit(x, y).rejuvenate(5)
     b = TDSMC(50, "gaussian", 1.0, rng=np.random.default_rng(3), **kw).partial_fit(x, y).rejuvenate(5)
     assert [p.centres for p in a.particles] == [p.centres for p in b.particles]
     np.testing.assert_allclose([p.s2y for p in a.particles], [p.s2y for p in b.particles], rtol=1e-9)
     exact = _exact_pk(x, y, 0.1, 1.0, 1.5, 3, 1.0)
-    _assert_runs_near(exact, [TDSMC(2000, "gaussian", 1.0, lam=1.5, k_max=3, fix_variances=(0.1, 1.0), capacity=6,
+    _assert_runs_near(exact, [TDSMC(2000, "gaussian", 1.0, prior=SMCPrior(lam=1.5, k_max=3), fix_variances=(0.1, 1.0), capacity=6,
                                     rng=np.random.default_rng(40 + s)).partial_fit(x, y).rejuvenate(3) for s in range(6)])
     with pytest.raises(ValueError, match="n_sweeps must be"):
         b.rejuvenate(-1)
@@ -204,7 +214,7 @@ def test_predict_is_the_weighted_closed_form():
     rng = np.random.default_rng(0)
     x = rng.uniform(-3, 3, (40, 2))
     Y = np.column_stack([np.sin(x[:, 0]), np.cos(x[:, 1])])
-    s = TDSMC(30, width=1.5, lam=3.0, k_max=10, capacity=40, ess_threshold=0.0, rng=np.random.default_rng(1)).partial_fit(x, Y)
+    s = TDSMC(30, width=1.5, prior=SMCPrior(lam=3.0, k_max=10), capacity=40, ess_threshold=0.0, rng=np.random.default_rng(1)).partial_fit(x, Y)
     xt = rng.uniform(-3, 3, (7, 2))
     means, var = [], []
     for p in s.particles:
@@ -227,7 +237,7 @@ def test_c_snapshot_equals_the_per_particle_path():
     from rbf_bayes.smc import _TDSMCBase
     x = np.random.default_rng(3).uniform(-3, 3, size=(40, 2))
     y = np.sin(x[:, 0]) * x[:, 1] + 0.1 * np.random.default_rng(4).normal(size=40)
-    m = SMCRegressor(40, width=1.0, random_state=2).fit(x, y)
+    m = SMCRegressor(n_particles=40, width=1.0, random_state=2).fit(x, y)
     a, b = _TDSMCBase._snapshot(m.smc_), m.smc_._snapshot()
     for u, v in zip(a[:3], b[:3], strict=True):
         assert len(u) == len(v) == 40
@@ -246,20 +256,20 @@ def test_streaming_scale_contract():
     r = np.random.default_rng(3)
     x = r.uniform(-10, 10, (45, 2)) * [1.0, 1e3] + [0.0, 5e3]; y = 100 * np.sinc(x[:, 0] / np.pi) + 1e-2 * x[:, 1]
     xt = r.uniform(-10, 10, (7, 2)) * [1.0, 1e3] + [0.0, 5e3]
-    a = SMCRegressor(40, random_state=1, move_steps=1)
+    a = SMCRegressor(n_particles=40, random_state=1, move_steps=1)
     for lo, hi in ((0, 15), (15, 16), (16, 45)):
         a.partial_fit(x[lo:hi], y[lo:hi])
         np.testing.assert_array_equal(a.x_shift_, x[:15].mean(0)); np.testing.assert_array_equal(a.y_scale_, [y[:15].std()])
     xm, xs, ym, ys = x[:15].mean(0), x[:15].std(0), y[:15].mean(), y[:15].std()
-    b = SMCRegressor(40, random_state=1, move_steps=1, standardize=False)
+    b = SMCRegressor(n_particles=40, random_state=1, move_steps=1, standardize=False)
     for lo, hi in ((0, 15), (15, 16), (16, 45)):
         b.partial_fit((x[lo:hi] - xm) / xs, (y[lo:hi] - ym) / ys)
     pa, sa = a.predict(xt, return_std=True); pb, sb = b.predict((xt - xm) / xs, return_std=True)
     np.testing.assert_allclose(pa, pb * ys + ym, rtol=1e-9, atol=1e-9 * ys)
     np.testing.assert_allclose(sa, sb * ys, rtol=1e-9)
     with pytest.raises(ValueError, match="first partial_fit batch sets the standardisation"):
-        SMCRegressor(10).partial_fit(x[:1], y[:1])
-    one = SMCRegressor(10, standardize=False, random_state=0).partial_fit(x[:1] / xs, y[:1] / ys)   # one row is fine unscaled
+        SMCRegressor(n_particles=10).partial_fit(x[:1], y[:1])
+    one = SMCRegressor(n_particles=10, standardize=False, random_state=0).partial_fit(x[:1] / xs, y[:1] / ys)   # one row is fine unscaled
     assert one.smc_.t == 1
 
 
@@ -288,7 +298,7 @@ def test_learned_width_converges_to_the_exact_posterior_and_a_wrong_prior_is_cau
     m_th, pk = _exact_width(x, y, 0.1, 1.0, 1.5, 2, 0.7, 1.0, grid)
     runs = []
     for s in range(6):
-        smc = TDSMC(1000, "gaussian", 0.7, lam=1.5, k_max=2, fix_variances=(0.1, 1.0), capacity=6, learn_width=True,
+        smc = TDSMC(1000, "gaussian", 0.7, prior=SMCPrior(lam=1.5, k_max=2), fix_variances=(0.1, 1.0), capacity=6, learn_width=True,
                     rng=np.random.default_rng(s)).partial_fit(x, y).rejuvenate(15)
         r = np.zeros(4)
         r[0] = smc.weights @ np.log(smc.widths)
@@ -307,8 +317,8 @@ def test_learned_width_c_equals_reference_and_pickle_continues():
     rng = np.random.default_rng(3)
     x = rng.uniform(-4, 4, (50, 2))
     y = np.column_stack([np.sinc(x[:, 0]), np.cos(x[:, 1])]) + 0.1 * rng.normal(size=(50, 2))
-    kw = dict(a_y=2, b_y=0.1, a_b=2, b_b=1.0, ess_threshold=0.6, move_steps=1, k_max=8, capacity=20, learn_width=True,
-              log_width_sd=0.7)
+    kw = dict(prior=SMCPrior(a_y=2, b_y=0.1, a_b=2, b_b=1.0, k_max=8, log_width_sd=0.7), ess_threshold=0.6, move_steps=1,
+              capacity=20, learn_width=True)
     a, b = (E(30, "gaussian", 1.2, rng=np.random.default_rng(9), **kw).partial_fit(x, y) for E in (TDSMCReference, TDSMC))
     np.testing.assert_allclose(a.widths, b.widths, rtol=1e-12)
     assert [p.centres for p in a.particles] == [p.centres for p in b.particles]
@@ -329,9 +339,8 @@ def test_learned_width_off_is_the_old_stream():
     rng = np.random.default_rng(1)
     x = rng.uniform(-3, 3, (30, 1))
     y = np.sin(x[:, 0]) + 0.1 * rng.normal(size=30)
-    a = TDSMC(40, "gaussian", 0.8, k_max=6, rng=np.random.default_rng(2), move_steps=1).partial_fit(x, y)
-    b = TDSMC(40, "gaussian", 0.8, k_max=6, rng=np.random.default_rng(2), move_steps=1, learn_width=False,
-              log_width_sd=3.0).partial_fit(x, y)
+    a = TDSMC(40, "gaussian", 0.8, prior=SMCPrior(k_max=6), rng=np.random.default_rng(2), move_steps=1).partial_fit(x, y)
+    b = TDSMC(40, "gaussian", 0.8, prior=SMCPrior(k_max=6, log_width_sd=3.0), rng=np.random.default_rng(2), move_steps=1, learn_width=False).partial_fit(x, y)
     np.testing.assert_array_equal(a.logw, b.logw)
     assert np.all(b.widths == 0.8) and b.result().widths is None
 
@@ -348,7 +357,7 @@ def test_smc_regressor_learned_width_errors_and_fit():
     with pytest.raises(ValueError, match="width='learn' needs a basis with a width"):
         SMCRegressor(width="learn", basis="cubic").fit(x, y)
     with pytest.raises(ValueError, match="log_width_sd"):
-        SMCRegressor(width="learn", log_width_sd=-1.0).fit(x, y)
+        SMCRegressor(width="learn", prior=SMCPrior(log_width_sd=-1.0)).fit(x, y)
     with pytest.raises(ValueError, match="learn_width=True needs a basis with a width"):
         TDSMC(10, "cubic", 1.0, learn_width=True, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="not learned"):
@@ -365,7 +374,7 @@ def test_shared_column_store_counts_pickle_and_memory(basis):
     rng = np.random.default_rng(11)
     x = rng.uniform(-3, 3, (60, 3))
     y = np.sin(x[:, 0]) * np.cos(x[:, 1]) + 0.1 * rng.normal(size=60)
-    kw = dict(a_y=2, b_y=0.1, a_b=2, b_b=1.0, ess_threshold=0.7, move_steps=2, k_max=15, lam=3.0)
+    kw = dict(prior=SMCPrior(a_y=2, b_y=0.1, a_b=2, b_b=1.0, k_max=15, lam=3.0), ess_threshold=0.7, move_steps=2)
     ref = TDSMCReference(80, basis, 1.3, capacity=60, rng=np.random.default_rng(2), **kw).partial_fit(x, y)
     a = TDSMC(80, basis, 1.3, capacity=7, rng=np.random.default_rng(2), **kw)
     for lo in range(0, 60, 12):
@@ -407,7 +416,7 @@ def test_store_needs_one_width_and_learned_width_keeps_designs():
         SMCCore(facs(False), *args, 0.0, None, 0.5)
     with pytest.raises(ValueError, match="design flag"):
         SMCCore(facs(False)[:2] + facs(True)[:1], *args)
-    s = TDSMC(20, "gaussian", 1.0, k_max=5, capacity=30, learn_width=True, rng=np.random.default_rng(0))
+    s = TDSMC(20, "gaussian", 1.0, prior=SMCPrior(k_max=5), capacity=30, learn_width=True, rng=np.random.default_rng(0))
     s.partial_fit(np.random.default_rng(1).uniform(size=(12, 2)), np.zeros(12))
     assert all(p.g.design for p in s.particles) and not s.core.store
 
@@ -443,8 +452,8 @@ def test_one_fit_refuses_a_pass_too_long_before_any_work_but_a_stream_does_not(m
     x = rng.uniform(-1, 1, (40, 1)); y = np.sin(3 * x[:, 0]) + 0.1 * rng.standard_normal(40)
     monkeypatch.setattr(smc, "SMC_MAX_WORK", 1000)
     with pytest.raises(ValueError, match=r"40 rows with n_particles=30 and 1 width\(s\) is 1.2e\+03 .*partial_fit"):
-        SMCRegressor(30, width=1.0, random_state=0).fit(x, y)
-    assert not hasattr(SMCRegressor(30, width=1.0, random_state=0), "smc_")
-    SMCRegressor(25, width=1.0, random_state=0).fit(x, y)                 # 1,000: at the limit, runs
-    s = SMCRegressor(30, width=1.0, random_state=0).partial_fit(x, y)     # a stream of the same rows: runs
+        SMCRegressor(n_particles=30, width=1.0, random_state=0).fit(x, y)
+    assert not hasattr(SMCRegressor(n_particles=30, width=1.0, random_state=0), "smc_")
+    SMCRegressor(n_particles=25, width=1.0, random_state=0).fit(x, y)                 # 1,000: at the limit, runs
+    s = SMCRegressor(n_particles=30, width=1.0, random_state=0).partial_fit(x, y)     # a stream of the same rows: runs
     assert s.smc_.t == 40

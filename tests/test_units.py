@@ -14,7 +14,7 @@ from rbf_bayes.datasets import sinc_data
 
 D = sinc_data(np.random.default_rng(0))
 REGRESSORS = {
-    "smc": lambda std: SMCRegressor(250, width=1.6, random_state=0, standardize=std),
+    "smc": lambda std: SMCRegressor(n_particles=250, width=1.6, random_state=0, standardize=std),
     "rjmcmc": lambda std: RJMCMCRegressor(basis="gaussian", width=1.6, n_iter=4000, burn_in=2000, n_chains=1,
                                           random_state=0, standardize=std),
     "annealer": lambda std: AnnealedRBFRegressor(basis="gaussian", width=1.6, n_iter=2000, n_restarts=1, random_state=0,
@@ -61,9 +61,9 @@ def test_raw_inputs_of_extreme_scale_are_refused_or_follow_the_scale():
     TD-SMC, whose width grid follows the inputs' RMS scale, fits any scale (R^2 as on the unit scale)."""
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (100, 2)); y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(100)
-    ref = SMCRegressor(50, standardize=False, random_state=0).fit(X, y).score(X, y)
+    ref = SMCRegressor(n_particles=50, standardize=False, random_state=0).fit(X, y).score(X, y)
     for s in (1e150, 1e-150):
-        assert SMCRegressor(50, standardize=False, random_state=0).fit(X * s, y).score(X * s, y) == pytest.approx(ref, abs=0.02)
+        assert SMCRegressor(n_particles=50, standardize=False, random_state=0).fit(X * s, y).score(X * s, y) == pytest.approx(ref, abs=0.02)
     with pytest.raises(ValueError, match=r"standardize=False: input column\(s\) \[0, 1\] .*use standardize=True"):
         RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False).fit(X * 1e150, y)
     RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False, random_state=0).fit(X * 1e20, y)   # inside the range
