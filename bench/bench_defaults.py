@@ -113,6 +113,8 @@ CONFIGS = {
     "ridge20_gauss": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian"),
     "ridge40_gauss": rj(prior=RBFPrior(coef_prior="ridge", k_max=40), basis="gaussian"),
     "ridge20_gauss_ls": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian", learn_scales=True),
+    "tempered": rj(n_temps=4, n_tries=4),
+    "tempered_ls": rj(n_temps=4, n_tries=4, learn_scales=True),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
     "gp": gp,
