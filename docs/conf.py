@@ -16,10 +16,14 @@ copyright = "2026 onwards, rbf_bayes developers"
 extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",  # the estimators' numpydoc sections (Examples, run as doctests by tests/test_examples.py)
     "sphinx.ext.mathjax",
     "rbf_docs",  # MathJax 3 from PyPI (sphinx-mathjax-offline's copy) served from _static, no CDN at read
                  # time; docments (the parameter comments in nbdev signatures) in the API entries
 ]
+
+napoleon_google_docstring = False   # only numpydoc's underlined sections; "Attributes: ..." prose stays prose
+napoleon_numpy_docstring = True
 
 root_doc = "index"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]

@@ -401,7 +401,18 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     With `n_restarts` > 1 the annealing is run that many times from independent streams (`Generator.spawn`) and the best
     network kept; `restart_criteria_` and `restart_k_` record every restart's result, and an `OptimumUncertainWarning`
     says when fewer than two restarts came within `restart_tol` nats of the best criterion (the optimum was found once:
-    it may not be the global one)."""
+    it may not be the global one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbf_bayes import AnnealedRBFRegressor
+    >>> from rbf_bayes.datasets import robot_arm
+    >>> d = robot_arm(np.random.default_rng(0))
+    >>> m = AnnealedRBFRegressor(criterion="mdl", n_iter=2000, n_restarts=2, random_state=0).fit(d.x, d.y)
+    >>> bool(m.k_ > 5 and np.mean(np.sum((m.predict(d.x_test) - d.f_test) ** 2, 1)) < 0.005)
+    True
+    """
     def __init__(self, *, criterion: str="mdl", basis: str="cubic",
                  width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
                  n_iter: int|str="auto", # iterations per restart; "auto": 100,000 up to N = 200, then 2e7 / N (>= 10,000)

@@ -395,7 +395,18 @@ def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
     return sample_bmars(X, Y, prior=prior, n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, progress=progress)
 
 class BMARSRegressor(BaseBayesEstimator):
-    "Bayesian MARS regression (Denison, Mallick & Smith 1998) in the scikit-learn protocol."
+    """Bayesian MARS regression (Denison, Mallick & Smith 1998) in the scikit-learn protocol.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbf_bayes import BMARSRegressor
+    >>> from rbf_bayes.datasets import friedman
+    >>> d = friedman(np.random.default_rng(0), 1, n=200, p=10, n_test=200)   # Friedman #1: 5 of 10 inputs matter
+    >>> m = BMARSRegressor(n_iter=4000, burn_in=2000, n_chains=2, random_state=0).fit(d.x, d.y)
+    >>> bool(np.mean((m.predict(d.x_test) - d.f_test) ** 2) / np.var(d.f_test) < 0.2)
+    True
+    """
     def __init__(self, *, max_interaction: int=2, k_max: int=50,
                  n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or iterations per chain
                  burn_in: int=5_000, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)

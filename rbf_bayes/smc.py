@@ -609,7 +609,21 @@ class SMCRegressor(BaseBayesEstimator):
     `trace_.widths` all of them). The prior is `prior=SMCPrior(...)` (`rbf_bayes.priors`), as every sampler takes its
     prior: k's Poisson rate `lam` and truncation `k_max`, the variances' IG priors, the learned width's spread.
     A number is a fixed width in units of X (`00b_base`, "Lengths a user gives"): the paper's sinc width 1.6 is 1.6
-    with or without standardisation. `width_` is on the scale the model was fitted on."""
+    with or without standardisation. `width_` is on the scale the model was fitted on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbf_bayes import SMCRegressor
+    >>> from rbf_bayes.datasets import sinc_data
+    >>> from rbf_bayes.priors import SMCPrior
+    >>> d = sinc_data(np.random.default_rng(0))        # the paper's sinc: 50 noisy points
+    >>> m = SMCRegressor(n_particles=100, width=1.6, prior=SMCPrior(lam=1.0, k_max=20), random_state=0)
+    >>> for rows in np.split(np.arange(50), 5):         # a stream of five batches
+    ...     m = m.partial_fit(d.x[rows], d.y[rows])
+    >>> bool(np.sqrt(np.mean((m.predict(d.x_test) - d.f_test) ** 2)) < 0.2)
+    True
+    """
     _raw_scale_guard = False   # its width grid follows the inputs' RMS scale with standardize=False: any scale works
 
     def __init__(self, *, n_particles: int=250, basis: str="gaussian", width: float|str="auto",
