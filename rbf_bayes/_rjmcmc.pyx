@@ -67,6 +67,57 @@ C_MOVE_CODES = {"birth": BIRTH, "death": DEATH, "split": SPLIT, "merge": MERGE, 
                 "stay": STAY}
 
 
+# Where a chunk of the loop writes (issue 37: typed records, not sixteen positional arrays). `Records`: one row per
+# iteration (k, log posterior, Lambda, delta^2 and sigma^2 per output, the move code, accepted). `Snapshots`: the kept
+# draws' rows (centres, h, alpha), their sizes (k, m), the input scales and the basis code of each.
+cdef class Records:
+    """The per-iteration outputs of `RJCore.run` / `run_kept` / `ladder_run`: views of the caller's arrays
+    (k int64 (n,), log posterior, Lambda (n,), delta^2, sigma^2 (n, c), move and accepted int8 (n,)), shapes checked."""
+    cdef int64_t[::1] k
+    cdef double[::1] lp, lam
+    cdef double[:, ::1] d2, s2
+    cdef signed char[::1] mv, acc
+    cdef readonly Py_ssize_t n
+
+    def __cinit__(self, int64_t[::1] k, double[::1] lp, double[::1] lam, double[:, ::1] d2, double[:, ::1] s2,
+                  signed char[::1] mv, signed char[::1] acc):
+        self.n = k.shape[0]
+        if not (lp.shape[0] == lam.shape[0] == d2.shape[0] == s2.shape[0] == mv.shape[0] == acc.shape[0] == self.n) \
+                or d2.shape[1] != s2.shape[1]:
+            raise ValueError("Records: k, log posterior, Lambda, delta^2, sigma^2, move and accepted must have the "
+                             "same number of rows, and delta^2 and sigma^2 the same width")
+        self.k, self.lp, self.lam, self.d2, self.s2, self.mv, self.acc = k, lp, lam, d2, s2, mv, acc
+
+
+cdef class Snapshots:
+    """The kept draws' outputs of `RJCore.run_kept` / `ladder_run`: centre rows (cap k_max, d), coefficient rows h and
+    alpha (cap m_max, c), sizes (cap, 2) = (k, m), scales (cap, d), and optionally the basis code (cap,) int8."""
+    cdef double[:, ::1] cen, h, a, sc
+    cdef int64_t[:, ::1] sizes
+    cdef signed char[::1] kind
+    cdef bint has_kind
+    cdef readonly Py_ssize_t cap
+
+    def __cinit__(self, double[:, ::1] cen, double[:, ::1] h, double[:, ::1] a, int64_t[:, ::1] sizes,
+                  double[:, ::1] sc, signed char[::1] kind=None):
+        self.cen, self.h, self.a, self.sizes, self.sc = cen, h, a, sizes, sc
+        self.cap = sizes.shape[0]
+        self.has_kind = kind is not None
+        if self.has_kind:
+            if kind.shape[0] < self.cap:
+                raise ValueError("Snapshots: the basis codes (kind) are fewer than the sizes rows")
+            self.kind = kind
+
+    cdef int check(self, Py_ssize_t d, Py_ssize_t c, Py_ssize_t kmax, Py_ssize_t m_max) except -1:
+        if self.cen.shape[1] != d or self.h.shape[1] != c or self.a.shape[1] != c or self.sizes.shape[1] != 2 \
+                or self.sc.shape[1] != d:
+            raise ValueError("snapshot buffers have the wrong width")
+        if self.cap and (self.sc.shape[0] < self.cap or self.cen.shape[0] < self.cap * kmax
+                         or self.h.shape[0] < self.cap * m_max or self.a.shape[0] < self.cap * m_max):
+            raise ValueError("snapshot buffers are too short")
+        return 0
+
+
 # One iteration as tables (issue 37): the move drawn by eq. 22 is the index of the function that makes it
 # (`RJCore.moves`, filled when the core is made: the plain or the multiple-try birth and death); the steps that follow
 # every move (the multiple-try update, the learned scales, input selection, the basis type) are components in a list
@@ -1153,17 +1204,17 @@ cdef class RJCore:
         self._track_best()
 
     # ---------------------------------------------------------------- driver API
-    def run(self, Py_ssize_t n, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
-            double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out,
-            Py_ssize_t offset=0, const double[::1] temps=None):
-        """Run n iterations, writing per-iteration scalars from position `offset` of the outputs; with `temps`,
+    def run(self, Py_ssize_t n, Records out, Py_ssize_t offset=0, const double[::1] temps=None):
+        """Run n iterations, writing per-iteration scalars to rows offset .. offset + n - 1 of `out`; with `temps`,
         iteration i runs at temperature temps[i] (annealed acceptance, eq. 38)."""
         cdef Py_ssize_t i
         cdef bint anneal = temps is not None
         if anneal and temps.shape[0] < offset + n:
             raise ValueError("temps is too short")
-        if offset < 0 or offset + n > k_out.shape[0]:
+        if offset < 0 or offset + n > out.n:
             raise ValueError("output arrays are too short")
+        if out.d2.shape[1] != self.c:
+            raise ValueError("Records: delta^2 and sigma^2 need one column per output")
         with self._lock:
             self.st.defer_acc = True        # accuracy tests only on accepted proposals (`settle`)
             try:
@@ -1172,25 +1223,23 @@ cdef class RJCore:
                         if anneal:
                             self.inv_t1 = 1.0 / temps[i] - 1.0
                         self._iterate()
-                        self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+                        self._record(i, out)
                         if self.probit:
                             self._latent_step()
             finally:
                 self.st.defer_acc = False
 
-    cdef void _record(self, Py_ssize_t i, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
-                      double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out,
-                      signed char[::1] acc_out) noexcept nogil:
-        """Write iteration i's scalars (k, log posterior, Lambda, delta^2, sigma^2, move, accepted) to the outputs."""
+    cdef void _record(self, Py_ssize_t i, Records out) noexcept nogil:
+        "Write iteration i's scalars (k, log posterior, Lambda, delta^2, sigma^2, move, accepted) to row i of `out`."
         cdef Py_ssize_t o
-        k_out[i] = self.k
-        lp_out[i] = self.logpost
-        lam_out[i] = self.Lambda
+        out.k[i] = self.k
+        out.lp[i] = self.logpost
+        out.lam[i] = self.Lambda
         for o in range(self.c):
-            d2_out[i, o] = self.delta2_buf[o]
-            s2_out[i, o] = self.sigma2_buf[o]
-        mv_out[i] = self.last_move
-        acc_out[i] = self.last_acc
+            out.d2[i, o] = self.delta2_buf[o]
+            out.s2[i, o] = self.sigma2_buf[o]
+        out.mv[i] = self.last_move
+        out.acc[i] = self.last_acc
 
     cdef inline Py_ssize_t _row(self, Py_ssize_t i) noexcept nogil:
         """The row of design column i in the full layout [1, x_1 .. x_d, phi_1 .. phi_k] of the snapshots (with
@@ -1228,31 +1277,20 @@ cdef class RJCore:
                 h[r * self.c + o] = s * hbuf[i]
                 a[r * self.c + o] = self.alpha[o * M1 + i]
 
-    def run_kept(self, Py_ssize_t n, int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out,
-                 double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out,
-                 Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin,
-                 double[:, ::1] cen_out, double[:, ::1] h_out, double[:, ::1] a_out, int64_t[:, ::1] sizes_out,
-                 double[:, ::1] sc_out, signed char[::1] kind_out=None):
+    def run_kept(self, Py_ssize_t n, Records out, Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin,
+                 Snapshots snaps):
         """`run`, plus a snapshot (as `snapshot`) after every iteration i >= next_keep with (i - next_keep) % thin == 0,
-        all without the GIL: snapshot s appends its k centres to the rows of cen_out and its m coefficient rows to h_out
-        and a_out, and sizes_out[s] = (k, m). Returns the number of snapshots. Buffers must hold every snapshot of the
-        n iterations (k <= kmax, m <= m_max rows each); the arithmetic is `snapshot`'s, so the draws are unchanged.
-        sc_out[s] = the per-input scales at snapshot s (all 1 unless they are learned; 0 for an excluded input);
-        kind_out[s] (if given) = the basis code at snapshot s."""
+        all without the GIL: snapshot s appends its k centres to the rows of snaps.cen and its m coefficient rows to
+        snaps.h and snaps.a, and snaps.sizes[s] = (k, m), snaps.sc[s] = the per-input scales (all 1 unless they are
+        learned; 0 for an excluded input), snaps.kind[s] (if given) = the basis code. Returns the number of snapshots.
+        The buffers must hold every snapshot of the n iterations (k <= kmax, m <= m_max rows each); the arithmetic is
+        `snapshot`'s, so the draws are unchanged."""
         cdef Py_ssize_t rc = 0
-        cdef Py_ssize_t cap = sizes_out.shape[0]
         if thin < 1:
             raise ValueError("thin must be >= 1")
-        if offset < 0 or offset + n > k_out.shape[0]:
+        if offset < 0 or offset + n > out.n:
             raise ValueError("output arrays are too short")
-        if (cen_out.shape[1] != self.d or h_out.shape[1] != self.c or a_out.shape[1] != self.c
-                or sizes_out.shape[1] != 2 or sc_out.shape[1] != self.d):
-            raise ValueError("snapshot buffers have the wrong width")
-        if kind_out is not None and kind_out.shape[0] < cap:
-            raise ValueError("kind_out is too short")
-        if cap and (sc_out.shape[0] < cap or cen_out.shape[0] < cap * self.kmax or h_out.shape[0] < cap * self.st.m_max
-                    or a_out.shape[0] < cap * self.st.m_max):
-            raise ValueError("snapshot buffers are too short")
+        snaps.check(self.d, self.c, self.kmax, self.st.m_max)
         zb = np.zeros(self.st.m_max + 1)
         hb = np.zeros(self.st.m_max + 1)
         cdef double[::1] zv = zb
@@ -1263,38 +1301,34 @@ cdef class RJCore:
             self.st.defer_acc = True        # accuracy tests only on accepted proposals (`settle`)
             try:
                 with nogil:
-                    rc = self._kept_loop(offset, n, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out, next_keep,
-                                         thin, cen_out, h_out, a_out, sizes_out, sc_out, kind_out, zv, hv, cnt)
+                    rc = self._kept_loop(offset, n, out, next_keep, thin, snaps, zv, hv, cnt)
                 if rc:
-                    raise ValueError("more snapshots than sizes_out holds")
+                    raise ValueError("more snapshots than the snapshot buffers hold")
             finally:
                 self.st.defer_acc = False
         return cnt[0]
 
-    cdef int _kept_loop(self, Py_ssize_t offset, Py_ssize_t n, int64_t[::1] k_out, double[::1] lp_out,
-                        double[::1] lam_out, double[:, ::1] d2_out, double[:, ::1] s2_out, signed char[::1] mv_out,
-                        signed char[::1] acc_out, Py_ssize_t next_keep, Py_ssize_t thin, double[:, ::1] cen_out,
-                        double[:, ::1] h_out, double[:, ::1] a_out, int64_t[:, ::1] sizes_out, double[:, ::1] sc_out,
-                        signed char[::1] kind_out, double[::1] zv, double[::1] hv, Py_ssize_t* cnt) noexcept nogil:
+    cdef int _kept_loop(self, Py_ssize_t offset, Py_ssize_t n, Records out, Py_ssize_t next_keep, Py_ssize_t thin,
+                        Snapshots snaps, double[::1] zv, double[::1] hv, Py_ssize_t* cnt) noexcept nogil:
         """Iterations offset .. offset + n - 1 with their records and snapshots (`run_kept`); cnt = (snapshots, centre
         rows, coefficient rows) written so far, advanced. 1 if the snapshot buffers are full."""
-        cdef Py_ssize_t i, cap = sizes_out.shape[0]
+        cdef Py_ssize_t i, cap = snaps.cap
         for i in range(offset, offset + n):
             self._iterate()
-            self._record(i, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out)
+            self._record(i, out)
             if self.probit:
                 self._latent_step()
             if i >= next_keep and (i - next_keep) % thin == 0:
                 if cnt[0] >= cap:
                     return 1
-                self._snapshot_into(&cen_out[cnt[1], 0] if self.k else &cen_out[0, 0],
-                                    &h_out[cnt[2], 0], &a_out[cnt[2], 0], &zv[0], &hv[0], &sc_out[cnt[0], 0])
-                sizes_out[cnt[0], 0] = self.k
-                sizes_out[cnt[0], 1] = 0 if self.prior_only else 1 + self.d + self.k
-                if kind_out is not None:
-                    kind_out[cnt[0]] = self.kind
+                self._snapshot_into(&snaps.cen[cnt[1], 0] if self.k else &snaps.cen[0, 0],
+                                    &snaps.h[cnt[2], 0], &snaps.a[cnt[2], 0], &zv[0], &hv[0], &snaps.sc[cnt[0], 0])
+                snaps.sizes[cnt[0], 0] = self.k
+                snaps.sizes[cnt[0], 1] = 0 if self.prior_only else 1 + self.d + self.k
+                if snaps.has_kind:
+                    snaps.kind[cnt[0]] = self.kind
                 cnt[1] += self.k
-                cnt[2] += sizes_out[cnt[0], 1]
+                cnt[2] += snaps.sizes[cnt[0], 1]
                 cnt[0] += 1
         return 0
 
@@ -1387,10 +1421,7 @@ cdef class RJCore:
 def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] log_gap, int64_t[::1] n_swap,
                int64_t[::1] n_swap_acc, double[::1] p_swap, int64_t rounds, Py_ssize_t n, Py_ssize_t swap_every,
                Py_ssize_t adapt_until, double target, int64_t[::1] cold_prop, int64_t[::1] cold_acc,
-               int64_t[::1] k_out, double[::1] lp_out, double[::1] lam_out, double[:, ::1] d2_out,
-               double[:, ::1] s2_out, signed char[::1] mv_out, signed char[::1] acc_out, Py_ssize_t offset,
-               Py_ssize_t next_keep, Py_ssize_t thin, double[:, ::1] cen_out, double[:, ::1] h_out,
-               double[:, ::1] a_out, int64_t[:, ::1] sizes_out, double[:, ::1] sc_out, signed char[::1] kind_out=None):
+               Records out, Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin, Snapshots snaps):
     """Replica exchange for iterations offset .. offset + n - 1 (nbs/05_rjmcmc, "Tempering"): in blocks of swap_every
     iterations, the core at rung 0 (power 1) runs `run_kept`'s loop (records and snapshots), the others run quietly,
     each with the GIL released; then neighbouring rungs of this round's parity propose to swap their powers, accepted
@@ -1408,8 +1439,9 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
     cold = <RJCore> cores[rung[0]]
     if thin < 1 or swap_every < 1:
         raise ValueError("thin and swap_every must be >= 1")
-    if offset < 0 or offset + n > k_out.shape[0]:
+    if offset < 0 or offset + n > out.n:
         raise ValueError("output arrays are too short")
+    snaps.check(cold.d, cold.c, cold.kmax, cold.st.m_max)
     if betas.shape[0] != R or rung.shape[0] != R or log_gap.shape[0] != R - 1 or n_swap.shape[0] != R - 1:
         raise ValueError("ladder arrays do not match the number of cores")
     zb = np.zeros(cold.st.m_max + 1)
@@ -1429,11 +1461,9 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                     pre_p[j] = cold.np_[j]
                     pre_a[j] = cold.na_[j]
                 with nogil:
-                    rc = cold._kept_loop(offset + done, blk, k_out, lp_out, lam_out, d2_out, s2_out, mv_out, acc_out,
-                                         next_keep, thin, cen_out, h_out, a_out, sizes_out, sc_out, kind_out, zv, hv,
-                                         cnt)
+                    rc = cold._kept_loop(offset + done, blk, out, next_keep, thin, snaps, zv, hv, cnt)
                 if rc:
-                    raise ValueError("more snapshots than sizes_out holds")
+                    raise ValueError("more snapshots than the snapshot buffers hold")
                 for j in range(N_RJ_MOVES):
                     cold_prop[j] += cold.np_[j] - pre_p[j]
                     cold_acc[j] += cold.na_[j] - pre_a[j]

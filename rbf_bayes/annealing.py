@@ -16,6 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ._base import BaseBayesEstimator
+from ._rjmcmc import Records
 from ._validation import as_inputs, as_targets, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix, rbf_columns
 from .calibration import CalibratedPrior, criterion_from_rss, criterion_value, least_squares_fit, penalty_slope
@@ -222,7 +223,7 @@ class _AnnealRun(ChunkedRun):
     def _chunk(self):
         done = self.done
         todo = min(self.every - done % self.every, self.total - done)
-        self.core.run(todo, *self.buf, done, self.temps)
+        self.core.run(todo, Records(*self.buf), done, self.temps)
         end = done + todo
         if end % self.every == 0 or end == self.total:
             self._record(end - 1)

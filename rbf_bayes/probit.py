@@ -11,6 +11,7 @@ from dataclasses import asdict
 import numpy as np
 from scipy import special
 
+from ._rjmcmc import Records
 from .kernel import rbf_state
 from .priors import RBFPrior
 from .rjmcmc import RJConfig, Trace, _check_rj_memory, _prepare, _RJRun, rj_core, sample_rjmcmc_reference
@@ -163,7 +164,7 @@ class _ProbitRun(_RJRun):
 
     def _advance(self, done, todo):
         for i in range(done, done + todo):
-            self.core.run(1, *self.buf, i)
+            self.core.run(1, Records(*self.buf), i)
             if not self.config.prior_only:
                 Z, self.U = _latent_step(self.st.columns() @ self.core.coef_draw(), self.y, self.U, self.rng)
                 self.core.set_targets(Z)

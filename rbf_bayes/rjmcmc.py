@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ._rjmcmc import MOVES, RJCore, ladder_run
+from ._rjmcmc import MOVES, Records, RJCore, Snapshots, ladder_run
 from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
 from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import GramFactorRef, rbf_state
@@ -493,7 +493,7 @@ class _RJRun(ChunkedRun):
         d, c = self.meta["d"], self.meta["c"]
         cen, h, al = np.empty((cap * self._kmax, d)), np.empty((cap * self._mmax, c)), np.empty((cap * self._mmax, c))
         sizes, sc, kd = np.empty((cap, 2), np.int64), np.empty((cap, d)), np.empty(cap, np.int8)
-        ns = (run or self._run_kept)(todo, *self.buf, done, t_next, cfg.thin, cen, h, al, sizes, sc, kd)
+        ns = (run or self._run_kept)(todo, Records(*self.buf), done, t_next, cfg.thin, Snapshots(cen, h, al, sizes, sc, kd))
         if ns:
             kk, mm = sizes[:ns, 0].copy(), sizes[:ns, 1].copy()
             rc, rm = int(kk.sum()), int(mm.sum())
@@ -513,7 +513,7 @@ class _RJRun(ChunkedRun):
 
     def _advance(self, done, todo):
         "Run iterations done .. done + todo - 1 (a variant, e.g. probit data augmentation, adds its own steps here)."
-        self.core.run(todo, *self.buf, done)
+        self.core.run(todo, Records(*self.buf), done)
 
     def _interrupt_note(self):
         b = self.config.burn_in
@@ -593,7 +593,7 @@ class _PTRun(_RJRun):
         c = self.meta["c"]
         scratch = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)), np.zeros(n, np.int8),
                    np.zeros(n, np.int8))
-        for i in self.rung[1:]: self.cores[i].run(n, *scratch, 0)
+        for i in self.rung[1:]: self.cores[i].run(n, Records(*scratch), 0)
         adapting = self.adapt and self.done < self.config.burn_in
         for r in range(self.rounds % 2, len(self.cores) - 1, 2):
             a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]

@@ -290,6 +290,7 @@ def test_deferred_accuracy_test_keeps_the_core_and_the_factor_in_step():
     factor's log marginal likelihood is that of the core's centres. (A birth refused this way once left the factor a
     column ahead of the core: a probit chain on tremor then multiplied a 21-column design by 20 coefficients.) Gaussian
     bumps of width 1 on 60 points in [-2, 2] with k up to 30 are nearly dependent often enough for refusals."""
+    from rbf_bayes._rjmcmc import Records
     from rbf_bayes.kernel import rbf_state
     from rbf_bayes.rjmcmc import _prepare, rj_core
     rng = np.random.default_rng(0)
@@ -305,7 +306,7 @@ def test_deferred_accuracy_test_keeps_the_core_and_the_factor_in_step():
     buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, 1)), np.zeros((n, 1)), np.zeros(n, np.int8),
            np.zeros(n, np.int8))
     for i in range(0, n, 100):
-        core.run(100, *buf, i)
+        core.run(100, Records(*buf), i)
         assert st.m == 2 + core.k, f"factor has {st.m} columns, core {core.k} centres, after {i + 100} iterations"
     assert st.n_deferred_refusals > 0
     assert not st.defer_accuracy          # deferral lasts only for the run

@@ -16,6 +16,7 @@ import pytest
 from scipy import special
 from test_rjmcmc import KMAX, LAM, P_MIN, X, Y, _chi2_k, _ks_uniform, _prior_pk, _random_centres
 
+from rbf_bayes._rjmcmc import Records
 from rbf_bayes.basis import CentreSpace, design_matrix
 from rbf_bayes.posterior import log_marginal_likelihood
 from rbf_bayes.priors import RBFPrior, log_delta2_prior, log_k_prior
@@ -84,7 +85,7 @@ def test_tempered_core_matches_enumeration():
     n = cfg.n_iter
     buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, 1)), np.zeros((n, 1)), np.zeros(n, np.int8),
            np.zeros(n, np.int8))
-    core.run(n, *buf, 0)
+    core.run(n, Records(*buf), 0)
     np.testing.assert_allclose(_pk(buf[0][1000:]), exact, atol=TOL)
     assert 0.2 < core.n_d2_acc / core.n_d2_prop < 0.95
     assert abs(_exact_pk(1.0)[0] - exact[0]) > 5 * TOL     # beta matters here: the check can tell
