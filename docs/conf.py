@@ -40,9 +40,6 @@ suppress_warnings = ["myst.header"]  # a notebook's first heading may be H2 afte
 
 # --- execution: every notebook in its CI configuration (slow cells were made non-executable by the builder)
 nb_execution_mode = os.environ.get("RBF_DOCS_EXECUTE", "cache")
-# `build_docs.py --no-exec-under DIR`: the notebooks under DIR are rendered without running them
-_no_exec = os.environ.get("RBF_DOCS_NO_EXEC_UNDER", "")
-nb_execution_excludepatterns = [f"{_no_exec}/*"] if _no_exec else []
 nb_execution_cache_path = os.environ.get("RBF_DOCS_CACHE", "")
 nb_execution_timeout = 3600
 nb_execution_raise_on_error = True   # a failing check fails the build, as in nbdev_test

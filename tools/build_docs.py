@@ -21,9 +21,7 @@ What this script does, in order:
 4. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
 
 Every notebook under `nbs/` must appear in NAV: the build fails on a notebook that has no place in the book.
-`--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty);
-`--no-exec-under experiments` renders only the notebooks under `nbs/experiments/` without running them (what CI does:
-`nbdev_test` has executed every notebook just before, and the experiments are four fifths of that time).
+`--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty).
 """
 import argparse
 import hashlib
@@ -222,9 +220,6 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fresh", action="store_true", help="empty the execution cache first")
     ap.add_argument("--no-exec", action="store_true", help="render without executing the notebooks")
-    ap.add_argument("--no-exec-under", default="", metavar="DIR",
-                    help="render the notebooks under nbs/DIR without executing them (CI: nbdev_test has just executed "
-                         "them; the rest execute as usual)")
     ap.add_argument("-j", "--jobs", default="auto",
                     help="sphinx-build parallel jobs: notebooks execute this many at a time (default: one per core)")
     a = ap.parse_args(argv)
@@ -239,7 +234,6 @@ def main(argv=None):
     env = dict(os.environ)
     env["RBF_DOCS_EXECUTE"] = "off" if a.no_exec else "cache"
     env["RBF_DOCS_CACHE"] = str(CACHE)
-    env["RBF_DOCS_NO_EXEC_UNDER"] = a.no_exec_under.strip("/")
     shared = ROOT.parent / "shared" / "data"
     if "RBF_BAYES_TREMOR_DIR" not in env and (shared / "tremor_train.csv").is_file():
         env["RBF_BAYES_TREMOR_DIR"] = str(shared)
