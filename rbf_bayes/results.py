@@ -442,7 +442,7 @@ def mixture_quantile(weights, # (P,) component weights (summing to 1)
         if np.all(np.abs(F) <= tol): break
         lo = np.where(F < 0, q, lo); hi = np.where(F > 0, q, hi)
         f = np.sum(wb * np.exp(-0.5 * z * z) / (s * np.sqrt(2 * np.pi)), 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # f underflows far out: bisect instead
             step = q - F / f
         q = np.where(np.isfinite(step) & (step > lo) & (step < hi), step, 0.5 * (lo + hi))
     return q
