@@ -56,7 +56,9 @@ QUICK = {}     # --quick: a cap on the automatic run length (max_iter), so the s
 
 def rj(**kw):
     def fit(X, y, Xt, seed):
-        m = RJMCMCRegressor(random_state=seed, n_jobs=2, **{**kw, **QUICK}).fit(X, y)
+        k = {**kw, **QUICK}
+        if k.get("width") == "sqrt_d": k["width"] = np.sqrt(X.shape[1])   # on standardised inputs: r^2 / w^2 ~ 2 between points
+        m = RJMCMCRegressor(random_state=seed, n_jobs=2, **k).fit(X, y)
         lo, hi = m.predict_interval(Xt, level=0.95)
         return m.predict(Xt), lo, hi, m
     return fit
@@ -114,6 +116,12 @@ CONFIGS = {
     "ridge20_gauss": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian"),
     "ridge40_gauss": rj(prior=RBFPrior(coef_prior="ridge", k_max=40), basis="gaussian"),
     "ridge20_gauss_ls": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian", learn_scales=True),
+    "ridge20_gauss_ls_wd": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian", learn_scales=True,
+                              width="sqrt_d"),
+    "g_gauss_ls_wd": rj(basis="gaussian", learn_scales=True, width="sqrt_d"),
+    "ridge_nb_gauss_ls_wd": rj(prior=RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0), basis="gaussian",
+                               learn_scales=True, width="sqrt_d"),
+    "ridge_nb": rj(prior=RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)),
     "tempered": rj(n_temps=4, n_tries=4),
     "tempered_ls": rj(n_temps=4, n_tries=4, learn_scales=True),
     "bmars": bmars(),
