@@ -55,3 +55,28 @@ def test_one_vocabulary_for_the_estimators():
     flat = {"lam", "k_max", "a_y", "b_y", "a_b", "b_b", "log_width_sd"}
     assert not flat & set(inspect.signature(SMCRegressor).parameters)
     assert set(SMCPrior.__dataclass_fields__) == flat
+
+
+def test_figure_chapters_keep_small_figures_and_nothing_else():
+    """Issue 37 item 4, the outputs policy (ARCHITECTURE.md, "Figures kept as outputs"): the plotting chapter and every
+    experiment keep their figures as outputs (`tools/keep_figures.py`), so they show them outside the built site; a
+    kept output is a PNG alone (no text, no metadata), at most 720 px wide and 120 KB. Every other notebook keeps no
+    output."""
+    import base64
+    import io
+    import json
+
+    from PIL import Image
+    figures = [ROOT / "nbs" / "14_plot.ipynb", *sorted((ROOT / "nbs" / "experiments").glob("*.ipynb"))]
+    for nb_path in sorted((ROOT / "nbs").rglob("*.ipynb")):
+        outs = [o for c in json.loads(nb_path.read_text())["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+        if nb_path not in figures:
+            assert outs == [], f"{nb_path.name} keeps outputs: only the figure chapters do"
+            continue
+        assert outs, f"{nb_path.name} keeps no figure: run python tools/keep_figures.py {nb_path.relative_to(ROOT)}"
+        for o in outs:
+            assert o["output_type"] == "display_data" and set(o["data"]) == {"image/png"} and o["metadata"] == {}, \
+                f"{nb_path.name}: a kept output other than a bare PNG ({o['output_type']}, {sorted(o.get('data', {}))})"
+            png = base64.b64decode(o["data"]["image/png"])
+            assert len(png) <= 120_000, f"{nb_path.name}: a kept PNG of {len(png)} bytes"
+            assert Image.open(io.BytesIO(png)).width <= 720, f"{nb_path.name}: a kept PNG wider than 720 px"
