@@ -119,6 +119,10 @@ CONFIGS = {
     "ridge20_gauss_ls_wd": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian", learn_scales=True,
                               width="sqrt_d"),
     "g_gauss_ls_wd": rj(basis="gaussian", learn_scales=True, width="sqrt_d"),
+    "ridge20_gauss_ls_wd_d2": rj(prior=RBFPrior(coef_prior="ridge", k_max=20, alpha_delta2=10, beta_delta2=5000),
+                                 basis="gaussian", learn_scales=True, width="sqrt_d"),   # delta^2 ~ IG(10, 5000): mean 556
+    "ridge20_gauss_ls_wd_d2s": rj(prior=RBFPrior(coef_prior="ridge", k_max=20, alpha_delta2=10, beta_delta2=50),
+                                  basis="gaussian", learn_scales=True, width="sqrt_d"),   # delta^2 ~ IG(10, 50): mean 5.6
     "ridge_nb_gauss_ls_wd": rj(prior=RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0), basis="gaussian",
                                learn_scales=True, width="sqrt_d"),
     "ridge_nb": rj(prior=RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)),
