@@ -57,7 +57,9 @@ QUICK = {}     # --quick: a cap on the automatic run length (max_iter), so the s
 def rj(**kw):
     def fit(X, y, Xt, seed):
         k = {**kw, **QUICK}
-        if k.get("width") == "sqrt_d": k["width"] = np.sqrt(X.shape[1])   # on standardised inputs: r^2 / w^2 ~ 2 between points
+        if k.get("width") == "sqrt_d":   # sqrt(d) on standardised inputs (r^2 / w^2 ~ 2 between points): a number is a
+            mu, sd = X.mean(0), X.std(0)  # length in units of X, the same in every direction, so standardise X first
+            X, Xt, k["width"] = (X - mu) / sd, (Xt - mu) / sd, np.sqrt(X.shape[1])
         m = RJMCMCRegressor(random_state=seed, n_jobs=2, **k).fit(X, y)
         lo, hi = m.predict_interval(Xt, level=0.95)
         return m.predict(Xt), lo, hi, m
