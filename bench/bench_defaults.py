@@ -108,6 +108,9 @@ def bart(X, y, Xt, seed):
     return yh.mean(1), np.quantile(draws, 0.025, 1), np.quantile(draws, 0.975, 1), None
 
 
+GAUSS_LS_WD = dict(basis="gaussian", learn_scales=True, width="sqrt_d")   # the Gaussian candidate's basis
+RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # k ~ NB(10, 1/2): p(k+1)/p(k) -> 1/2, so no pile at k_max
+
 CONFIGS = {
     "default": rj(),
     "default_extrapolate": rj(extrapolate=True),
@@ -118,16 +121,12 @@ CONFIGS = {
     "ridge20_gauss": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian"),
     "ridge40_gauss": rj(prior=RBFPrior(coef_prior="ridge", k_max=40), basis="gaussian"),
     "ridge20_gauss_ls": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian", learn_scales=True),
-    "ridge20_gauss_ls_wd": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian", learn_scales=True,
-                              width="sqrt_d"),
-    "g_gauss_ls_wd": rj(basis="gaussian", learn_scales=True, width="sqrt_d"),
+    "ridge20_gauss_ls_wd": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **GAUSS_LS_WD),
+    "g_gauss_ls_wd": rj(**GAUSS_LS_WD),
     "ridge20_gauss_ls_wd_d2": rj(prior=RBFPrior(coef_prior="ridge", k_max=20, alpha_delta2=10, beta_delta2=5000),
-                                 basis="gaussian", learn_scales=True, width="sqrt_d"),   # delta^2 ~ IG(10, 5000): mean 556
-    "ridge20_gauss_ls_wd_d2s": rj(prior=RBFPrior(coef_prior="ridge", k_max=20, alpha_delta2=10, beta_delta2=50),
-                                  basis="gaussian", learn_scales=True, width="sqrt_d"),   # delta^2 ~ IG(10, 50): mean 5.6
-    "ridge_nb_gauss_ls_wd": rj(prior=RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0), basis="gaussian",
-                               learn_scales=True, width="sqrt_d"),
-    "ridge_nb": rj(prior=RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)),
+                                 **GAUSS_LS_WD),   # delta^2 ~ IG(10, 5000): mean 556
+    "ridge_nb_gauss_ls_wd": rj(prior=RIDGE_NB, **GAUSS_LS_WD),
+    "ridge_nb": rj(prior=RIDGE_NB),
     "tempered": rj(n_temps=4, n_tries=4),
     "tempered_ls": rj(n_temps=4, n_tries=4, learn_scales=True),
     "bmars": bmars(),

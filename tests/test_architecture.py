@@ -63,11 +63,14 @@ def test_figure_chapters_keep_small_figures_and_nothing_else():
     kept output is a PNG alone (no text, no metadata), at most 720 px wide and 120 KB. Every other notebook keeps no
     output."""
     import base64
+    import importlib.util
     import io
     import json
 
     from PIL import Image
-    figures = [ROOT / "nbs" / "14_plot.ipynb", *sorted((ROOT / "nbs" / "experiments").glob("*.ipynb"))]
+    spec = importlib.util.spec_from_file_location("keep_figures", ROOT / "tools" / "keep_figures.py")
+    tool = importlib.util.module_from_spec(spec); spec.loader.exec_module(tool)
+    figures = tool.figure_chapters()                  # the tool's list: the test and the tool cannot disagree
     for nb_path in sorted((ROOT / "nbs").rglob("*.ipynb")):
         outs = [o for c in json.loads(nb_path.read_text())["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
         if nb_path not in figures:
@@ -79,4 +82,4 @@ def test_figure_chapters_keep_small_figures_and_nothing_else():
                 f"{nb_path.name}: a kept output other than a bare PNG ({o['output_type']}, {sorted(o.get('data', {}))})"
             png = base64.b64decode(o["data"]["image/png"])
             assert len(png) <= 120_000, f"{nb_path.name}: a kept PNG of {len(png)} bytes"
-            assert Image.open(io.BytesIO(png)).width <= 720, f"{nb_path.name}: a kept PNG wider than 720 px"
+            assert Image.open(io.BytesIO(png)).width <= tool.MAX_WIDTH <= 720, f"{nb_path.name}: a kept PNG too wide"
