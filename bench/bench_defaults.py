@@ -127,6 +127,7 @@ CONFIGS = {
                                  **GAUSS_LS_WD),   # delta^2 ~ IG(10, 5000): mean 556
     "ridge_nb_gauss_ls_wd": rj(prior=RIDGE_NB, **GAUSS_LS_WD),
     "ridge_nb": rj(prior=RIDGE_NB),
+    "ridge_nb_ls": rj(prior=RIDGE_NB, learn_scales=True),
     "tempered": rj(n_temps=4, n_tries=4),
     "tempered_ls": rj(n_temps=4, n_tries=4, learn_scales=True),
     "bmars": bmars(),

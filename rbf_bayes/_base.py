@@ -60,16 +60,15 @@ def _named_array_error(err: ValueError, X=None) -> ValueError:
 
 RAW_SCALE = (1e-30, 1e30)   # with standardize=False, the input columns' standard deviations the bases can work with
 
-def _check_raw_scale(X) -> None:
+def _check_raw_scale(X, limits=RAW_SCALE, why: str="the basis functions overflow or underflow double precision") -> None:
     """standardize=False: refuse input columns whose spread leaves double precision to the bases' powers (a cubic Gram
     holds sixth powers, BMARS products of hinges): on X * 1e150 the fit was a constant or the linear part (R^2 0.64)
     and on X * 1e-150 a bare LinAlgError (issue 36). Estimators whose widths follow the inputs' scale opt out."""
-    sd = X.std(0); bad = np.flatnonzero((sd > 0) & ((sd < RAW_SCALE[0]) | (sd > RAW_SCALE[1])))
+    sd = X.std(0); bad = np.flatnonzero((sd > 0) & ((sd < limits[0]) | (sd > limits[1])))
     if len(bad):
         raise ValueError(f"standardize=False: input column(s) {bad.tolist()} have standard deviation(s) "
-                         f"{', '.join(f'{v:.3g}' for v in sd[bad])}, outside [{RAW_SCALE[0]:g}, {RAW_SCALE[1]:g}], where the "
-                         "basis functions overflow or underflow double precision; use standardize=True (the default) or "
-                         "rescale X")
+                         f"{', '.join(f'{v:.3g}' for v in sd[bad])}, outside [{limits[0]:g}, {limits[1]:g}], where {why}; "
+                         "use standardize=True (the default) or rescale X")
 
 def _n_rows(a):
     "Rows of an array-like by its shape (len() of a DOK sparse matrix counts entries), else len(); None if unknown."
@@ -190,7 +189,7 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
             xs[xs == 0] = 1.0; ys[ys == 0] = 1.0       # a constant column is left as is (the model rejects it)
             if self._common_scale(): xs = np.full_like(xs, np.sqrt(np.mean(xs ** 2)))
         else:
-            if self._raw_scale_guard: _check_raw_scale(X)
+            if self._raw_scale_guard: _check_raw_scale(X, *self._raw_scale_limits())
             xm, xs, ym, ys = np.zeros(X.shape[1]), np.ones(X.shape[1]), np.zeros(Y.shape[1]), np.ones(Y.shape[1])
         self.x_shift_, self.x_scale_, self.y_shift_, self.y_scale_ = xm, xs, ym, ys
         self.x_min_, self.x_max_ = X.min(0), X.max(0)
@@ -206,11 +205,12 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         from rbf_bayes.basis import WIDTH_BASES
         return self._user_width() is not None and getattr(self, "basis", None) in (*WIDTH_BASES, "auto")
 
-    def _fit_width(self) -> float:
-        """The width the sampler gets, on the scale `fit` works on: None (the default) is 1 there (standardised units);
-        a number is in units of X, divided by the common scale of X (`_fit_scaling`). Called after `_fit_scaling`."""
+    def _fit_width(self, X=None) -> float:
+        """The width the sampler gets, on the scale `fit` works on: None (the default) is `_width_when_none(X)` there
+        (X: the inputs on that scale); a number is in units of X, divided by the common scale of X (`_fit_scaling`).
+        Called after `_fit_scaling`."""
         w = getattr(self, "width", None)
-        if w is None: return 1.0
+        if w is None: return self._width_when_none(X)
         if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (math.isfinite(w) and w > 0):
             raise ValueError(f"width must be a finite number > 0 (in units of X) or None, got {w!r}")
         return float(w) / float(self.x_scale_[0]) if self._common_scale() else float(w)
@@ -230,8 +230,16 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
                              "the basis functions exceed the floating-point range; predict nearer the data")
         return res
 
+    def _width_when_none(self, X) -> float:
+        "Hook: the width on the fitted scale when the user gives none (1; `RJMCMCRegressor`: sqrt(d) data sds)."
+        return 1.0
+
     _result_class = None     # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
     _raw_scale_guard = True  # standardize=False: refuse inputs of extreme scale (`_check_raw_scale`); False where widths follow the scale
+
+    def _raw_scale_limits(self) -> tuple:
+        "Hook: (limits, why) of `_check_raw_scale` for this estimator's model (RAW_SCALE: the bases' floating-point range)."
+        return RAW_SCALE, "the basis functions overflow or underflow double precision"
 
     def _fitted_json(self) -> dict:
         "Hook: extra JSON-able fitted state for `save` (e.g. a classifier's classes_)."

@@ -113,7 +113,7 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     print("posterior over k (largest): " + ", ".join(f"p(k={k})={pk[k]:.3f}" for k in sorted(top) if pk[k] > 0), file=out)
     if np.argmax(pk) == len(pk) - 1 and len(pk) - 1 == (k_max if k_max is not None else len(pk) - 1):
         print(f"  note: p(k | y) is piled at k_max = {len(pk) - 1} -- a property of the paper's model, not of the data; "
-              "the package's default prior (rbf-bayes fit, RJMCMCRegressor()) selects about 12 bases here", file=out)
+              "the package's default model (rbf-bayes fit, RJMCMCRegressor()) has a prior on k that stops the pile", file=out)
     acc = ", ".join(f"{m} {r:.2f}" for m, r in tr.acceptance_rates().items())
     print(f"acceptance rates: {acc}", file=out)
     print(f"sampler time: {secs:.2f} s ({n_done / secs:,.0f} iterations/s)", file=out)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import numpy as np
 from scipy import special
@@ -14,18 +15,19 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ._base import BaseBayesEstimator
+from ._base import RAW_SCALE, BaseBayesEstimator
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES
 from .chains import AUTO_START, auto_chains, chain_generators, check_auto, check_parallel, sample_chains
-from .priors import RBFPrior
+from .priors import REGRESSOR_PRIOR, RBFPrior
 from .probit import ProbitTrace, probit_run, sample_probit
 from .rjmcmc import RJConfig, Trace, rjmcmc_run, sample_rjmcmc
 
+RIDGE_RAW_MAX = 1e5   # standardize=False with the ridge prior: the largest spread of an input column (`_raw_scale_limits`)
 AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")   # basis="auto": the types among which the chain moves (05d)
 
 # %% auto #0
-__all__ = ['AUTO_BASES', 'RJMCMCRegressor', 'RJMCMCClassifier']
+__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'RJMCMCRegressor', 'RJMCMCClassifier']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -56,12 +58,12 @@ class RJMCMCRegressor(BaseBayesEstimator):
     True
     """
     def __init__(self, *,
-                 basis: str="cubic", # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian; `05d_learned_basis`): sets basis_probabilities_
-                 width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
+                 basis: str="gaussian", # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian; `05d_learned_basis`): sets basis_probabilities_
+                 width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: sqrt(d) on standardised inputs (r^2 / w^2 about 2 between two points)
                  n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
-                 prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(): g-prior, joint hierarchy; see 01_priors)
+                 prior: RBFPrior|None=None, # hyperparameters; None: `REGRESSOR_PRIOR` (ridge prior, k ~ NB(10, 1/2); 01_priors, "The regressor's default")
                  split_scale: float=0.1, # varsigma* of split/merge
                  rw_var: float=1e-3, # random-walk variance of the centre update
                  varpi: float=0.5, # probability of the uniform centre proposal
@@ -71,7 +73,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  n_chains: int=4, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
                  n_jobs: int=-1, # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
-                 learn_scales: bool=False, # sample one scale per input, phi(||diag(s)(x - mu)||) (`05d_learned_basis`): sets input_scales_
+                 learn_scales: bool=True, # sample one scale per input, phi(||diag(s)(x - mu)||) (`05d_learned_basis`): sets input_scales_
                  select_inputs: bool=False, # input selection: each input (its linear column and scale) in or out (`05d_learned_basis`): sets input_relevance_
                  n_tries: int=1, # candidate centres per birth and death (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_temps: int=1, # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); 1: no tempering
@@ -99,11 +101,11 @@ class RJMCMCRegressor(BaseBayesEstimator):
                        learn_scales=check_bool("learn_scales", self.learn_scales),
                        select_inputs=check_bool("select_inputs", self.select_inputs),
                        basis_types=AUTO_BASES if self.basis == "auto" else None, n_tries=self.n_tries, n_temps=self.n_temps)
-        prior = self.prior if self.prior is not None else RBFPrior()
-        one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self._fit_width())
+        prior = self.prior if self.prior is not None else REGRESSOR_PRIOR
+        one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self._fit_width(X))
         if auto:
             make = lambda rng, n: rjmcmc_run(X, Y, prior=prior, config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)), rng=rng,  # noqa: E731
-                                             basis=AUTO_BASES[0] if self.basis == "auto" else self.basis, width=self._fit_width())
+                                             basis=AUTO_BASES[0] if self.basis == "auto" else self.basis, width=self._fit_width(X))
             self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                          max_iter=self.max_iter, progress=self.progress))
         elif n_chains == 1: self._set_fitted(one(self._rng()))
@@ -112,6 +114,23 @@ class RJMCMCRegressor(BaseBayesEstimator):
         return self
 
     _result_class = Trace
+
+    def _raw_scale_limits(self) -> tuple:
+        """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance is in
+        units of the raw columns, and beyond a spread of about 1e5 the linear columns dwarf it (on X * 1e6 the fit lost a
+        third of its R^2, on X * 1e7 the initial design was refused as singular)."""
+        prior = self.prior if self.prior is not None else REGRESSOR_PRIOR
+        if getattr(prior, "coef_prior", "g") != "ridge": return super()._raw_scale_limits()
+        return (RAW_SCALE[0], RIDGE_RAW_MAX), ("the ridge prior on the coefficients (whose variance is in units of the "
+                                               "columns of X) no longer fits")
+
+    def _width_when_none(self, X) -> float:
+        """No width given: sqrt(d) on the standardised inputs, where two data points lie about sqrt(2 d) apart; with
+        standardize=False, sqrt(d) times the RMS of the columns' sds (the same length relative to the data)."""
+        d = X.shape[1]
+        if self.standardize: return float(np.sqrt(d))
+        rms = float(np.sqrt(np.mean(np.var(X, axis=0))))
+        return float(np.sqrt(d)) * (rms if math.isfinite(rms) and rms > 0 else 1.0)
 
     def _set_fitted(self, trace):
         """The common fitted attributes; with a learned basis (`05d_learned_basis`) also

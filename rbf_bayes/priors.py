@@ -15,9 +15,10 @@ from ._validation import check_choice, check_positive
 from .basis import CentreSpace
 
 # %% auto #0
-__all__ = ['COEF_PRIORS', 'K_PRIORS', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior', 'log_inv_gamma',
-           'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior', 'log_inputs_prior',
-           'coef_prior_cov', 'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior', 'k_marginal', 'SMCPrior']
+__all__ = ['COEF_PRIORS', 'K_PRIORS', 'REGRESSOR_PRIOR', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior',
+           'log_inv_gamma', 'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior',
+           'log_inputs_prior', 'coef_prior_cov', 'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior',
+           'k_marginal', 'SMCPrior']
 
 # %% ../nbs/01_priors.ipynb #d6288f75
 COEF_PRIORS = ("ridge", "g")
@@ -212,3 +213,6 @@ class SMCPrior:
     def replace(self, **kw) -> SMCPrior:
         "A copy with some fields changed."
         return replace(self, **kw)
+
+# %% ../nbs/01_priors.ipynb #c0e79060
+REGRESSOR_PRIOR = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # RJMCMCRegressor's prior: ridge, k ~ NB(10, 1/2)

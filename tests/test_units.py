@@ -11,6 +11,7 @@ import pytest
 
 from rbf_bayes import AnnealedRBFRegressor, RJMCMCClassifier, RJMCMCRegressor, SMCRegressor
 from rbf_bayes.datasets import sinc_data
+from rbf_bayes.priors import RBFPrior
 
 D = sinc_data(np.random.default_rng(0))
 REGRESSORS = {
@@ -45,14 +46,14 @@ def test_the_classifier_reads_its_width_in_units_of_x(standardize):
 def test_a_width_in_units_of_x_is_isotropic_on_columns_of_different_scales():
     """Two inputs on scales 1 and 100: a Gaussian width given in units of X scales both columns by one factor (a
     similarity transform), so the fitted model is the one of the rescaled problem X / c with width w / c; without a
-    width each column keeps its own scale, as before."""
+    width each column keeps its own scale, as before, and the width there is sqrt(d) (the regressor's default)."""
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, (60, 2)) * [1.0, 100.0]; y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(60)
     m = RJMCMCRegressor(basis="gaussian", width=50.0, n_iter=500, burn_in=200, n_chains=1, random_state=0).fit(X, y)
     sd = X.std(0); c = float(np.sqrt(np.mean(sd ** 2)))
     np.testing.assert_allclose(m.x_scale_, [c, c]); assert m.trace_.meta["width"] == pytest.approx(50.0 / c)
     d = RJMCMCRegressor(basis="gaussian", n_iter=500, burn_in=200, n_chains=1, random_state=0).fit(X, y)
-    np.testing.assert_allclose(d.x_scale_, sd); assert d.trace_.meta["width"] == 1.0 and d.get_params()["width"] is None
+    np.testing.assert_allclose(d.x_scale_, sd); assert d.trace_.meta["width"] == pytest.approx(np.sqrt(2)) and d.get_params()["width"] is None
 
 
 def test_raw_inputs_of_extreme_scale_are_refused_or_follow_the_scale():
@@ -66,4 +67,11 @@ def test_raw_inputs_of_extreme_scale_are_refused_or_follow_the_scale():
         assert SMCRegressor(n_particles=50, standardize=False, random_state=0).fit(X * s, y).score(X * s, y) == pytest.approx(ref, abs=0.02)
     with pytest.raises(ValueError, match=r"standardize=False: input column\(s\) \[0, 1\] .*use standardize=True"):
         RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False).fit(X * 1e150, y)
-    RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False, random_state=0).fit(X * 1e20, y)   # inside the range
+    # RAW_SCALE is the bases' range: the g-prior model fits inside it
+    RJMCMCRegressor(basis="cubic", learn_scales=False, prior=RBFPrior(), n_iter=300, burn_in=100, n_chains=1,
+                    standardize=False, random_state=0).fit(X * 1e20, y)
+    # the default ridge prior's variance is in units of the raw columns: refused beyond RIDGE_RAW_MAX, by name (it was a
+    # bare LinAlgError 'initial design ... singular' on X * 1e7 and above), and a fit below it
+    with pytest.raises(ValueError, match=r"standardize=False: input column\(s\) \[0, 1\] .*ridge prior"):
+        RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False).fit(X * 1e20, y)
+    assert RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False, random_state=0).fit(X * 1e4, y).score(X * 1e4, y) > 0.9
