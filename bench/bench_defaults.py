@@ -1,51 +1,66 @@
-"""Which model should `RJMCMCRegressor()` fit by default? Candidates against the peers on the same splits (issue: accurate by default).
+"""Every estimator of the package against scikit-learn's ARD GP, `stochtree` BART and pyBASS on the same splits
+(issue: accurate by default); `nbs/experiments/exp8_benchmarks.ipynb` runs it and shows the tables and a plot.
 
-    python bench/bench_defaults.py                         # every case, every candidate, the GP and BART
-    python bench/bench_defaults.py --cases robot friedman1 --configs default ridge20 gp
+    python bench/bench_defaults.py                         # every case, every configuration (an hour or more)
+    python bench/bench_defaults.py --cases robot friedman1 --configs default gp bart
     python bench/bench_defaults.py --quick                 # smoke run: the first split of each case, run length capped,
-                                                           # each configuration on one of the four cases
+                                                           # each configuration on one of the cases
 
 Cases (the issues' protocols): Boston 300/206 (permutation by default_rng(s), s = 0..9, inputs standardised with the
-training statistics; error = test MSE against the noisy targets); Friedman #1 (240 noisy points, 10 inputs, noise 1,
-1,000 noise-free test points) and #3 (240 points, 4 inputs, noise 0.1), seeds 0..4, error = MSE / var(f_test) against
-the noise-free f; the robot arm (`datasets.robot_arm(default_rng(s))`, s = 0..4, 200/200), error = squared error
-against the noise-free f summed over both outputs, averaged over the test points. Per fit: the error, the coverage of
-the 95 % predictive interval on noisy test targets (Boston's targets; for the others the noise-free test f plus fresh
-noise of the training sd, seeded), seconds, and for several chains split-R-hat of k. Then per case and configuration:
-the mean error, the mean ratio to the GP's error on the same split and the worst, mean coverage and seconds. `stochtree`
-(BART) and scikit-learn's GP are dev dependencies. One run: the machine is shared and noisy, so read the seconds as
-ratios within one run.
+training statistics; error = test MSE against the noisy targets); Friedman #1 (240 noisy points, 10 inputs, noise 1),
+#2 (240 points, 4 inputs, noise 125) and #3 (noise 0.1), 1,000 noise-free test points, seeds 0..4, error = MSE / var(f)
+against the noise-free f; the robot arm (`datasets.robot_arm(default_rng(s))`, s = 0..4, 200/200), error = squared
+error against the noise-free f summed over both outputs, averaged over the test points; sinc (the TD-SMC paper's 50
+points, noise 0.1, 1,000 test points; s = 0..9), error = MSE / var(f). Per fit: the error, the coverage of the 95 %
+predictive interval and the mean log predictive density (MLPD) of noisy test targets (Boston's own; for the others
+the noise-free f plus fresh noise of the data's sd, seeded), seconds, and for several chains split-R-hat of k. Then
+per case and configuration: the mean error, the mean and worst ratio to the GP's error on the same split, the paired
+difference from the GP with its standard error, mean coverage, MLPD and seconds. `stochtree` (BART), pyBASS
+(`pybass-emu`) and scikit-learn's GP are dev dependencies. One run: the machine is shared and noisy, so read the
+seconds as ratios within one run.
 """
 import argparse
+import contextlib
+import io
 import time
 import warnings
 
 import numpy as np
 
-from rbf_bayes import BMARSRegressor, ExtrapolationWarning, RJMCMCRegressor
-from rbf_bayes.datasets import friedman, load_boston, robot_arm
+from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, ExtrapolationWarning, RJMCMCRegressor, SMCRegressor
+from rbf_bayes.datasets import friedman, load_boston, robot_arm, sinc_data
 from rbf_bayes.priors import RBFPrior
 
+CASES = ("boston", "friedman1", "friedman2", "friedman3", "robot", "sinc")
+NOISE = {1: 1.0, 2: 125.0, 3: 0.1}   # Friedman's noise sds (Tipping 2001), also the sd of the fresh test targets
 
-def cases(quick):
-    n = 1 if quick else None
+
+def cases(quick, n_splits=None):
+    """(case, split, X, y, X_test, y_test, f_test) of every protocol; f_test is None where the error is against the
+    noisy targets (Boston). quick: the first split of each; n_splits: the first n_splits of each."""
+    n = 1 if quick else n_splits
     bx, by, _ = load_boston()
     for s in range(n or 10):
         idx = np.random.default_rng(s).permutation(len(by)); tr, te = idx[:300], idx[300:]
         mu, sd = bx[tr].mean(0), bx[tr].std(0)
         yield "boston", s, (bx[tr] - mu) / sd, by[tr], (bx[te] - mu) / sd, by[te], None
-    for which in (1, 3):
+    for which in (1, 2, 3):
         for s in range(n or 5):
             d = friedman(np.random.default_rng(s), which, n=240, p=10 if which == 1 else 4, n_test=1000)
             rng = np.random.default_rng(1000 + s)
-            yt = d.f_test + {1: 1.0, 3: 0.1}[which] * rng.standard_normal(len(d.f_test))
+            yt = d.f_test + NOISE[which] * rng.standard_normal(len(d.f_test))
             yield f"friedman{which}", s, d.x, d.y, d.x_test, yt, d.f_test
     for s in range(n or 5):
         d = robot_arm(np.random.default_rng(s))
         yield "robot", s, d.x, d.y, d.x_test, d.y_test, d.f_test
+    for s in range(n or 10):
+        d = sinc_data(np.random.default_rng(s))
+        yt = d.f_test + 0.1 * np.random.default_rng(1000 + s).standard_normal(len(d.f_test))
+        yield "sinc", s, d.x, d.y, d.x_test, yt, d.f_test
 
 
 def error(case, pred, yt, ft):
+    "Boston: test MSE; robot arm: squared error summed over both outputs against f; the others: MSE / var(f)."
     if case == "boston": return float(np.mean((pred - yt) ** 2))
     if case == "robot": return float(np.mean(np.sum((pred - ft) ** 2, axis=1)))
     return float(np.mean((pred - ft) ** 2) / np.var(ft))
@@ -54,26 +69,49 @@ def error(case, pred, yt, ft):
 QUICK = {}     # --quick: a cap on the automatic run length (max_iter), so the smoke run only checks that it runs
 
 
+def _fit_ours(m, X, y, Xt):
+    "One of our estimators: prediction, 95 % interval and the log predictive density of test targets."
+    m.fit(X, y)
+    lo, hi = m.predict_interval(Xt, level=0.95)
+    return dict(pred=m.predict(Xt), lo=lo, hi=hi, model=m, lpd=lambda yt: m.log_predictive_density(Xt, yt))
+
+
 def rj(**kw):
     def fit(X, y, Xt, seed):
-        k = {**kw, **QUICK}
-        if k.get("width") == "sqrt_d":   # sqrt(d) on standardised inputs (r^2 / w^2 ~ 2 between points): a number is a
-            mu, sd = X.mean(0), X.std(0)  # length in units of X, the same in every direction, so standardise X first
-            X, Xt, k["width"] = (X - mu) / sd, (Xt - mu) / sd, np.sqrt(X.shape[1])
-        m = RJMCMCRegressor(random_state=seed, n_jobs=2, **k).fit(X, y)
-        lo, hi = m.predict_interval(Xt, level=0.95)
-        return m.predict(Xt), lo, hi, m
+        return _fit_ours(RJMCMCRegressor(random_state=seed, n_jobs=2, **{**kw, **QUICK}), X, y, Xt)
     return fit
 
 
 def bmars(**kw):
     def fit(X, y, Xt, seed):
-        m = BMARSRegressor(random_state=seed, **{**kw, **(QUICK if kw.get("n_iter", "auto") == "auto" else {})}).fit(X, y)
-        lo, hi = m.predict_interval(Xt, level=0.95)
-        return m.predict(Xt), lo, hi, m
+        k = {**kw, **(QUICK if kw.get("n_iter", "auto") == "auto" else {})}
+        return _fit_ours(BMARSRegressor(random_state=seed, **k), X, y, Xt)
     return fit
 
 
+def other(cls, **kw):
+    "An estimator without a run length to cap (SMC, the annealer)."
+    return lambda X, y, Xt, seed: _fit_ours(cls(random_state=seed, **kw), X, y, Xt)
+
+
+def _mixture_lpd(F, sig, yt):
+    "log mean_s N(yt; F[s], sig[s]) per row: F (S, n), sig (S,)."
+    from scipy.special import logsumexp
+    z = (yt[None, :] - F) / sig[:, None]
+    return logsumexp(-0.5 * z ** 2 - np.log(sig)[:, None], axis=0) - np.log(len(sig)) - 0.5 * np.log(2 * np.pi)
+
+
+def per_output(fit1):
+    "A single-output peer applied to each output of y, its log densities summed."
+    def fit(X, y, Xt, seed):
+        if np.ndim(y) == 1: return fit1(X, y, Xt, seed)
+        outs = [fit1(X, y[:, j], Xt, seed) for j in range(y.shape[1])]
+        res = {k: np.stack([o[k] for o in outs], 1) for k in ("pred", "lo", "hi")}
+        return dict(res, model=None, lpd=lambda yt: sum(o["lpd"](yt[:, j]) for j, o in enumerate(outs)))
+    return fit
+
+
+@per_output
 def gp(X, y, Xt, seed):
     from scipy.stats import norm
     from sklearn.gaussian_process import GaussianProcessRegressor
@@ -85,95 +123,134 @@ def gp(X, y, Xt, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m.fit(X, y)
-    mu, sd = m.predict(Xt, return_std=True)
-    s = np.reshape(sd, np.shape(mu))            # the kernel's WhiteKernel puts the noise in the predictive sd
+    mu, s = m.predict(Xt, return_std=True)      # the kernel's WhiteKernel puts the noise in the predictive sd
     z = norm.ppf(0.975)
-    return mu, mu - z * s, mu + z * s, None
+    return dict(pred=mu, lo=mu - z * s, hi=mu + z * s, model=None, lpd=lambda yt: norm.logpdf(yt, mu, s))
 
 
+def _draws_result(F, sig, seed):
+    "Prediction, interval and log density from posterior draws of f (S, n) and of the noise sd (S,)."
+    draws = F + sig[:, None] * np.random.default_rng(seed).standard_normal(F.shape)
+    return dict(pred=F.mean(0), lo=np.quantile(draws, 0.025, 0), hi=np.quantile(draws, 0.975, 0), model=None,
+                lpd=lambda yt: _mixture_lpd(F, sig, yt))
+
+
+@per_output
 def bart(X, y, Xt, seed):
     try:
         from stochtree import BARTModel
     except ImportError:
         raise SystemExit("the bart configuration needs stochtree (pip install stochtree, or the dev extra)") from None
-    if np.ndim(y) > 1:
-        outs = [bart(X, y[:, j], Xt, seed) for j in range(y.shape[1])]
-        return tuple(np.stack([o[i] for o in outs], 1) for i in range(3)) + (None,)
     m = BARTModel()
     m.sample(X_train=X, y_train=y, X_test=Xt, general_params={"random_seed": seed})
-    yh = m.y_hat_test                                   # (n_test, n_draws)
-    sig = np.sqrt(m.global_var_samples)                 # (n_draws,)
-    rng = np.random.default_rng(seed)
-    draws = yh + sig[None, :] * rng.standard_normal(yh.shape)
-    return yh.mean(1), np.quantile(draws, 0.025, 1), np.quantile(draws, 0.975, 1), None
+    return _draws_result(m.y_hat_test.T, np.sqrt(m.global_var_samples), seed)     # y_hat_test: (n_test, n_draws)
 
 
-GAUSS_LS_WD = dict(basis="gaussian", learn_scales=True, width="sqrt_d")   # the Gaussian candidate's basis
-RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # k ~ NB(10, 1/2): p(k+1)/p(k) -> 1/2, so no pile at k_max
+@per_output
+def bass(X, y, Xt, seed):
+    "pyBASS (Francom's BASS, pybass-emu) at its defaults: 10,000 iterations, the last 1,000 kept."
+    try:
+        import pyBASS
+    except ImportError:
+        raise SystemExit("the bass configuration needs pybass-emu (pip install pybass-emu, or the dev extra)") from None
+    np.random.seed(seed)                       # pyBASS draws from NumPy's global generator
+    nmcmc = 10_000 if not QUICK else 2_000
+    with contextlib.redirect_stdout(io.StringIO()):     # its 'BASS MCMC Complete' line, printed even when not verbose
+        m = pyBASS.bass(X, y, nmcmc=nmcmc, nburn=nmcmc - 1000, verbose=False)
+    F = np.empty((m.nstore, len(Xt))); models = m.model_lookup[np.arange(m.nstore)]
+    for j in np.unique(models):                # predict() orders its rows by model: one call per model keeps the order
+        idx = np.flatnonzero(models == j); F[idx] = m.predict(Xt, mcmc_use=idx)
+    return _draws_result(F, np.sqrt(m.samples.s2[:m.nstore]), seed)
+
+
+OLD = dict(basis="cubic", learn_scales=False)   # the default model before stop 47, with its g-prior below
+RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # = priors.REGRESSOR_PRIOR, the default's
 
 CONFIGS = {
-    "default": rj(),
+    "default": rj(),                                  # Gaussian, width sqrt(d), learned scales, REGRESSOR_PRIOR
     "default_extrapolate": rj(extrapolate=True),
-    "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20)),
-    "ridge40": rj(prior=RBFPrior(coef_prior="ridge", k_max=40)),
-    "ridge20_ls": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), learn_scales=True),
-    "g_ls": rj(learn_scales=True),
-    "ridge20_gauss": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian"),
-    "ridge40_gauss": rj(prior=RBFPrior(coef_prior="ridge", k_max=40), basis="gaussian"),
-    "ridge20_gauss_ls": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), basis="gaussian", learn_scales=True),
-    "ridge20_gauss_ls_wd": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **GAUSS_LS_WD),
-    "g_gauss_ls_wd": rj(**GAUSS_LS_WD),
-    "ridge20_gauss_ls_wd_d2": rj(prior=RBFPrior(coef_prior="ridge", k_max=20, alpha_delta2=10, beta_delta2=5000),
-                                 **GAUSS_LS_WD),   # delta^2 ~ IG(10, 5000): mean 556
-    "ridge_nb_gauss_ls_wd": rj(prior=RIDGE_NB, **GAUSS_LS_WD),
-    "ridge_nb": rj(prior=RIDGE_NB),
-    "ridge_nb_ls": rj(prior=RIDGE_NB, learn_scales=True),
+    "old_default": rj(prior=RBFPrior(), **OLD),       # cubic, g-prior (the default until stop 46)
+    "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),   # the paper's coefficient prior, cubic
+    "ridge_nb": rj(prior=RIDGE_NB, **OLD),            # the default's prior on the old basis
     "tempered": rj(n_temps=4, n_tries=4),
-    "tempered_ls": rj(n_temps=4, n_tries=4, learn_scales=True),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
+    "smc": other(SMCRegressor),
+    "annealer": other(AnnealedRBFRegressor),
     "gp": gp,
     "bart": bart,
+    "bass": bass,
 }
+
+
+def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, log=print, n_splits=None):
+    """Every configuration on every split of the named cases: a list of rows (case, split, config, error, coverage of
+    the 95 % interval, mean log predictive density of the test targets, seconds, split-R-hat of k or NaN)."""
+    if quick: QUICK.update(max_iter=4000)   # one round of the automatic run length
+    rows = []
+    log(f"{'case':<10} {'split':>5} {'config':<20} {'error':>10} {'cover':>6} {'MLPD':>8} {'sec':>7} {'R(k)':>6}")
+    for i, (case, s, X, y, Xt, yt, ft) in enumerate(cases(quick, n_splits)):
+        if case not in case_names: continue
+        for j, name in enumerate(config_names):
+            if quick and len(config_names) > 3 and j % 4 != i % 4: continue   # smoke run: each configuration on one case
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ExtrapolationWarning)   # far-out test rows: held in the range, as documented
+                res = CONFIGS[name](X, y, Xt, s)
+            sec = time.perf_counter() - t0
+            pred, lo, hi = (np.reshape(res[v], np.shape(yt)) for v in ("pred", "lo", "hi"))
+            cover = float(np.mean((yt >= lo) & (yt <= hi)))
+            mlpd = float(np.mean(res["lpd"](yt)))
+            r, m = float("nan"), res["model"]
+            if m is not None and hasattr(m, "trace_") and getattr(m.trace_, "n_chains", 1) > 1:
+                from rbf_bayes.convergence import rhat
+                tr = m.trace_; b = tr.meta["auto"]["burn_in"] if "auto" in tr.meta else m.burn_in
+                r = float(rhat(np.stack(tr.chain_series(tr.k, b))))
+            rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
+                             sec=sec, rhat=r))
+            log(f"{case:<10} {s:>5} {name:<20} {rows[-1]['error']:10.5f} {cover:6.3f} {mlpd:8.3f} {sec:7.2f} {r:6.3f}")
+    return rows
+
+
+def summarise(rows, peer="gp"):
+    """Per case and configuration: the mean error, the mean and worst ratio to the peer's error on the same split, the
+    paired difference from the peer (mean over splits of error - peer's error, and its standard error), the mean
+    coverage, MLPD and seconds."""
+    out = []
+    for case in dict.fromkeys(r["case"] for r in rows):
+        ref = {r["split"]: r for r in rows if r["case"] == case and r["config"] == peer}
+        for name in dict.fromkeys(r["config"] for r in rows):
+            sel = [r for r in rows if r["case"] == case and r["config"] == name]
+            if not sel: continue
+            paired = [(r["error"], ref[r["split"]]["error"]) for r in sel if r["split"] in ref]
+            ratio = [e / g for e, g in paired]; diff = np.array([e - g for e, g in paired])
+            se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
+            out.append(dict(case=case, config=name, n=len(sel), error=float(np.mean([r["error"] for r in sel])),
+                            ratio=float(np.mean(ratio)) if ratio else float("nan"),
+                            worst=float(max(ratio)) if ratio else float("nan"),
+                            diff=float(diff.mean()) if len(diff) else float("nan"), diff_se=se,
+                            cover=float(np.mean([r["cover"] for r in sel])), mlpd=float(np.mean([r["mlpd"] for r in sel])),
+                            sec=float(np.mean([r["sec"] for r in sel]))))
+    return out
+
+
+def print_summary(summary, peer="gp", log=print):
+    log(f"\n{'case':<10} {'config':<20} {'mean error':>10} {'/' + peer + ' mean':>8} {'/' + peer + ' worst':>9} "
+        f"{'- ' + peer + ' (se)':>20} {'cover':>6} {'MLPD':>8} {'sec':>7}")
+    for r in summary:
+        log(f"{r['case']:<10} {r['config']:<20} {r['error']:10.5f} {r['ratio']:8.2f} {r['worst']:9.2f} "
+            f"{r['diff']:10.5f} ({r['diff_se']:7.5f}) {r['cover']:6.3f} {r['mlpd']:8.3f} {r['sec']:7.2f}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", nargs="*", default=["boston", "friedman1", "friedman3", "robot"])
+    ap.add_argument("--cases", nargs="*", default=list(CASES))
     ap.add_argument("--configs", nargs="*", default=list(CONFIGS))
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
-    if a.quick: QUICK.update(max_iter=4000)   # one round of the automatic run length
-    rows = []
-    print(f"{'case':<10} {'split':>5} {'config':<20} {'error':>10} {'cover':>6} {'sec':>7} {'R(k)':>6}", flush=True)
-    for i, (case, s, X, y, Xt, yt, ft) in enumerate(cases(a.quick)):
-        if case not in a.cases: continue
-        for j, name in enumerate(a.configs):
-            if a.quick and len(a.configs) > 3 and j % 4 != i % 4: continue   # smoke run: each configuration on one case
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ExtrapolationWarning)   # counted below instead
-                pred, lo, hi, m = CONFIGS[name](X, y, Xt, s)
-            sec = time.perf_counter() - t0
-            pred, lo, hi = (np.reshape(v, np.shape(yt)) for v in (pred, lo, hi))
-            cover = float(np.mean((yt >= lo) & (yt <= hi)))
-            r = ""
-            if m is not None and hasattr(m, "trace_") and getattr(m.trace_, "n_chains", 1) > 1:
-                from rbf_bayes.convergence import rhat
-                tr = m.trace_; b = tr.meta["auto"]["burn_in"] if "auto" in tr.meta else m.burn_in
-                r = f"{rhat(np.stack(tr.chain_series(tr.k, b))):6.3f}"
-            e = error(case, pred, yt, ft); rows.append((case, s, name, e, cover, sec))
-            print(f"{case:<10} {s:>5} {name:<20} {e:10.5f} {cover:6.3f} {sec:7.2f} {r:>6}", flush=True)
-    print(f"\n{'case':<10} {'config':<20} {'mean error':>10} {'/GP mean':>8} {'/GP worst':>9} {'cover':>6} {'sec':>7}")
-    for case in dict.fromkeys(r[0] for r in rows):
-        gpe = {r[1]: r[3] for r in rows if r[0] == case and r[2] == "gp"}
-        for name in a.configs:
-            sel = [r for r in rows if r[0] == case and r[2] == name]
-            if not sel: continue
-            ratio = [r[3] / gpe[r[1]] for r in sel if r[1] in gpe]
-            rs = f"{np.mean(ratio):8.2f} {max(ratio):9.2f}" if ratio else f"{'':>8} {'':>9}"
-            print(f"{case:<10} {name:<20} {np.mean([r[3] for r in sel]):10.5f} {rs} {np.mean([r[4] for r in sel]):6.3f} "
-                  f"{np.mean([r[5] for r in sel]):7.2f}")
+    unknown = [c for c in a.configs if c not in CONFIGS] + [c for c in a.cases if c not in CASES]
+    if unknown: raise SystemExit(f"unknown configuration(s) or case(s) {unknown}; configurations {list(CONFIGS)}, cases {list(CASES)}")
+    print_summary(summarise(run(a.cases, a.configs, a.quick, log=lambda s: print(s, flush=True))))
 
 
 if __name__ == "__main__":

@@ -413,6 +413,27 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
             raise ValueError("the predictive interval overflows at some rows of X: predict nearer the data")
         return self._shape_output((lo, hi))
 
+    def log_predictive_density(self, X, # inputs (n, d)
+                               y, # observations at X: (n,) or (n, c), as in fit
+                              ) -> np.ndarray:
+        """log p(y_i | training data) at every row: the log density of the posterior predictive mixture (`04a_results`)
+        at the observation, on the scale of y, summed over outputs within each component (the outputs of one posterior
+        draw are independent given it), shape (n,). Its mean over held-out rows is the mean log predictive density
+        (MLPD), the proper scoring rule the benchmarks report beside the error and the coverage."""
+        from scipy.special import logsumexp
+        n = self._validate_predict(X).shape[0]
+        Y = np.asarray(y, dtype=float)
+        if Y.size != n * int(self.n_outputs_) or not np.isfinite(Y).all():
+            raise ValueError(f"y must hold {n} finite rows of {self.n_outputs_} output(s) (one per row of X), "
+                             f"got shape {np.shape(y)}")
+        Y = Y.reshape(n, int(self.n_outputs_)); out = np.empty(n)
+        for i, w, m, s in self._mixture_blocks(X):
+            z = (Y[i:i + m.shape[1]] - m) / s                                  # (P, rows, c)
+            comp = np.sum(-0.5 * z ** 2 - np.log(s) - 0.5 * np.log(2 * np.pi), axis=-1)
+            with np.errstate(divide="ignore"):
+                out[i:i + m.shape[1]] = logsumexp(comp + np.log(w)[:, None], axis=0)
+        return out
+
     def to_arviz(self, X=None, # the training inputs: with y, adds observed_data and log_likelihood (for az.loo / az.compare)
                  y=None, # the training targets
                  *, posterior_predictive: bool=False, # also draws of y at X (needs X), one per posterior draw

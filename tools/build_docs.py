@@ -56,7 +56,8 @@ NAV = [
     ("Estimators and tools", ["12_estimators", "16_workflow", "14_plot", "13_datasets", "15_cli"]),
     ("Experiments", ["experiments/exp1_signal_detection", "experiments/exp2_robot_arm", "experiments/exp3_bmars",
                      "experiments/exp4_smc", "experiments/exp5_classification",
-                     "experiments/exp6_learned_basis", "experiments/exp7_annealing_study"]),
+                     "experiments/exp6_learned_basis", "experiments/exp7_annealing_study",
+                     "experiments/exp8_benchmarks"]),
     ("Foundations", ["00a_validation", "00b_base", "04a_results", "04b_progress"]),
 ]
 PUBLIC_MODULES = ["basis", "priors", "posterior", "moves", "kernel", "rjmcmc", "chains", "probit", "calibration", "annealing",
