@@ -197,10 +197,10 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ExtrapolationWarning)   # far-out test rows: held in the range, as documented
                 res = CONFIGS[name](X, y, Xt, s)
-            sec = time.perf_counter() - t0
+                sec = time.perf_counter() - t0
+                mlpd = float(np.mean(res["lpd"](yt)))
             pred, lo, hi = (np.reshape(res[v], np.shape(yt)) for v in ("pred", "lo", "hi"))
             cover = float(np.mean((yt >= lo) & (yt <= hi)))
-            mlpd = float(np.mean(res["lpd"](yt)))
             r, m = float("nan"), res["model"]
             if m is not None and hasattr(m, "trace_") and getattr(m.trace_, "n_chains", 1) > 1:
                 from rbf_bayes.convergence import rhat
