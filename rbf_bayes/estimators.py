@@ -101,11 +101,12 @@ class RJMCMCRegressor(BaseBayesEstimator):
                        learn_scales=check_bool("learn_scales", self.learn_scales),
                        select_inputs=check_bool("select_inputs", self.select_inputs),
                        basis_types=AUTO_BASES if self.basis == "auto" else None, n_tries=self.n_tries, n_temps=self.n_temps)
-        prior = self.prior if self.prior is not None else REGRESSOR_PRIOR
-        one = functools.partial(_one_chain, X, Y, prior, cfg, AUTO_BASES[0] if self.basis == "auto" else self.basis, self._fit_width(X))
+        prior, width = self._prior(), self._fit_width(X)
+        basis = AUTO_BASES[0] if self.basis == "auto" else self.basis     # basis="auto": the chain starts cubic
+        one = functools.partial(_one_chain, X, Y, prior, cfg, basis, width)
         if auto:
             make = lambda rng, n: rjmcmc_run(X, Y, prior=prior, config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)), rng=rng,  # noqa: E731
-                                             basis=AUTO_BASES[0] if self.basis == "auto" else self.basis, width=self._fit_width(X))
+                                             basis=basis, width=width)
             self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
                                          max_iter=self.max_iter, progress=self.progress))
         elif n_chains == 1: self._set_fitted(one(self._rng()))
@@ -115,12 +116,15 @@ class RJMCMCRegressor(BaseBayesEstimator):
 
     _result_class = Trace
 
+    def _prior(self) -> RBFPrior:
+        "The prior the fit uses: the one given, else `REGRESSOR_PRIOR`."
+        return self.prior if self.prior is not None else REGRESSOR_PRIOR
+
     def _raw_scale_limits(self) -> tuple:
         """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance is in
         units of the raw columns, and beyond a spread of about 1e5 the linear columns dwarf it (on X * 1e6 the fit lost a
         third of its R^2, on X * 1e7 the initial design was refused as singular)."""
-        prior = self.prior if self.prior is not None else REGRESSOR_PRIOR
-        if getattr(prior, "coef_prior", "g") != "ridge": return super()._raw_scale_limits()
+        if getattr(self._prior(), "coef_prior", "g") != "ridge": return super()._raw_scale_limits()
         return (RAW_SCALE[0], RIDGE_RAW_MAX), ("the ridge prior on the coefficients (whose variance is in units of the "
                                                "columns of X) no longer fits")
 
