@@ -9,6 +9,8 @@ cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const doub
                          int kind, double w2, double* out) noexcept nogil
 cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
                                 int kind, double w2, double* out) noexcept nogil
+cdef void basis_column_scaled_t(const double* xT, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
+                                int kind, double w2, double* out) noexcept nogil
 
 cdef class GramFactor:
     cdef readonly Py_ssize_t N, c, q, m_max, m

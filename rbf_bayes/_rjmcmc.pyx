@@ -19,7 +19,7 @@ from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
                                            random_standard_gamma, random_interval)
 from scipy.special.cython_special cimport log_ndtr, ndtri_exp
-from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_scaled_c
+from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_scaled_c, basis_column_scaled_t
 from rbf_bayes._kernel import BASIS_CODES
 from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI
 from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, N_RJ_MOVES, APPEND, DELETE, REPLACE,
@@ -154,13 +154,14 @@ cdef int _basis_type(RJCore c) noexcept nogil:
 cdef class RJCore:
     """State and loop of the reversible-jump sampler; driven in chunks from `rbf_bayes.rjmcmc`."""
     cdef GramFactor st
-    cdef object _x, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam, _d2, _s2
+    cdef object _x, _xT, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam, _d2, _s2
     cdef double* lgam          # lgamma(j + 1), j = 0..kmax
     cdef Likelihood lik        # the likelihood seam: collapsed over sigma^2, reads delta2_buf
     cdef double logS_cur       # log S(Lambda) (conditional hierarchy)
     cdef double logZk          # log Z of the joint hierarchy (a constant)
     cdef bint joint            # prior.k_prior == "joint"
     cdef double* x
+    cdef double* xT            # (d, N): the inputs transposed (the scaled columns' contiguous loads)
     cdef double* lo
     cdef double* hi
     cdef double* C            # (kmax + 2, d) centres in column order
@@ -244,6 +245,7 @@ cdef class RJCore:
         self.st = st
         self._x = np.ascontiguousarray(x, dtype=float)
         self.N, self.d = self._x.shape
+        self._xT = np.ascontiguousarray(self._x.T)
         self.c = st.c
         self._d2 = np.zeros(self.c)
         self._s2 = np.full(self.c, np.nan)
@@ -267,6 +269,7 @@ cdef class RJCore:
         cdef double[::1] lgv = self._lgam
         self.lgam = &lgv[0]
         cdef const double[:, ::1] xv = self._x
+        cdef const double[:, ::1] xtv = self._xT
         cdef const double[::1] lov = self._lo
         cdef const double[::1] hiv = self._hi
         cdef double[:, ::1] Cv = self._C
@@ -274,6 +277,7 @@ cdef class RJCore:
         cdef double[:, ::1] tv = self._tmp
         cdef double[:, ::1] av = self._alpha
         self.x, self.lo, self.hi = <double*> &xv[0, 0], <double*> &lov[0], <double*> &hiv[0]
+        self.xT = <double*> &xtv[0, 0]
         self.C, self.W, self.tmp, self.alpha = &Cv[0, 0], &Wv[0, 0], &tv[0, 0], &av[0, 0]
         self.kind = BASIS_CODES[basis]
         self.w2 = width * width
@@ -616,7 +620,7 @@ cdef class RJCore:
         if self.st.recompute:       # the kernel evaluates the column itself, block by block, when it needs it
             memcpy(self.st.scratch_centre(), mu, self.d * sizeof(double))
         elif self.scaled:
-            basis_column_scaled_c(self.x, self.N, self.d, mu, self.sc, self.kind, self.w2, self.st.scratch())
+            basis_column_scaled_t(self.xT, self.N, self.d, mu, self.sc, self.kind, self.w2, self.st.scratch())
         else:
             self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
 
@@ -637,11 +641,13 @@ cdef class RJCore:
                 cols[n] = 1.0
         elif first != p0:
             return 2
-        if not self.scaled:
-            s = NULL      # the unscaled distance (basis_column_c's arithmetic)
         for i in range(self.k):
-            basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, s, kind, self.w2,
-                                  cols + (p0 + i) * self.N)
+            if self.scaled:
+                basis_column_scaled_t(self.xT, self.N, self.d, self.C + i * self.d, s, kind, self.w2,
+                                      cols + (p0 + i) * self.N)
+            else:         # the unscaled distance (basis_column_c's arithmetic)
+                basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, NULL, kind, self.w2,
+                                      cols + (p0 + i) * self.N)
         return self.st._prop_rebuild_m(first, p0 + self.k)
 
     cdef int _scale_step(self) noexcept nogil:
