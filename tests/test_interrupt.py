@@ -271,7 +271,9 @@ def test_a_model_without_its_run_says_so(name, sigint_at, tmp_path):
 def test_ctrl_c_from_another_thread_while_fitting():
     "The asynchronous case: SIGINT from a timer thread at an arbitrary moment of a running fit; continue_fit = full fit."
     X, y = _data(120)
-    make = lambda: RJMCMCRegressor(n_iter=300_000, burn_in=1000, thin=50, random_state=5, n_chains=1)   # noqa: E731
+    # 100k iterations of the default model take seconds on any machine we run: the signal, 50 ms after the handler is
+    # in place, lands mid-run (the check below says so if it ever does not)
+    make = lambda: RJMCMCRegressor(n_iter=100_000, burn_in=1000, thin=50, random_state=5, n_chains=1)   # noqa: E731
 
     def send_when_running():
         deadline = time.monotonic() + 30
@@ -289,7 +291,7 @@ def test_ctrl_c_from_another_thread_while_fitting():
     with pytest.warns(InterruptedWarning):
         m.fit(X, y)
     th.join()
-    assert m.interrupted_ and 0 < len(m.trace_.k) < 300_000
+    assert m.interrupted_ and 0 < len(m.trace_.k) < 100_000
     m.continue_fit()
     _same_result(m.trace_, make().fit(X, y).trace_)
 
