@@ -18,10 +18,7 @@ What this script does, in order:
 3. writes the navigation (hidden toctrees appended to the index notebook, in the order of NAV below) and
    one API page per module, each an `automodule` over the module's `__all__` (every exported name, with its
    signature and docments: `docs/rbf_docs.py`);
-4. executes the pages the execution cache does not hold, one kernel per core on a longest-first queue
-   (`pre_execute`), and caches them;
-5. runs `sphinx-build` with the configuration in `docs/conf.py`, which finds every page in the cache; warnings are
-   errors (`-W --keep-going`).
+4. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
 
 Every notebook under `nbs/` must appear in NAV: the build fails on a notebook that has no place in the book.
 `--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty).
@@ -220,64 +217,6 @@ def prepare(shash):
             p.unlink()
 
 
-# the notebooks that take longest, started first (seconds measured by `nbdev_test --timing`, stop 48): a work queue
-# fed longest-first finishes the executions about together; sphinx's parallel readers split the pages into fixed
-# chunks up front, and a chunk holding two of these ran one after the other while the other core idled
-HEAVY_FIRST = ["experiments/exp6_learned_basis", "experiments/exp5_classification", "experiments/exp4_smc",
-               "experiments/exp7_annealing_study", "experiments/exp8_benchmarks", "05d_learned_basis",
-               "experiments/exp1_signal_detection", "index", "02_posterior", "05c_probit", "12_estimators",
-               "16_workflow", "experiments/exp3_bmars"]
-
-
-def _execute_one(path, timeout):
-    """Run one page's notebook in its own kernel, in its directory (as myst-nb does): (path, notebook, seconds,
-    error text or None)."""
-    import nbformat
-    from jupyter_cache.executors.utils import single_nb_execution
-    nb = nbformat.read(path, as_version=4)
-    r = single_nb_execution(nb, cwd=str(Path(path).parent), allow_errors=False, timeout=timeout, meta_override=True)
-    return path, nb, r.time, (None if r.err is None else r.exc_string)
-
-
-def pre_execute(jobs, timeout=3600):
-    """Execute the pages whose outputs are not in the execution cache, `jobs` at a time on a longest-first queue, and
-    cache them there; myst-nb then finds every page in the cache (the same notebook, so the same cache key) and runs
-    nothing. A failing notebook fails the build, with its traceback, as in myst-nb (nb_execution_raise_on_error)."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    import nbformat
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
-    cache = get_cache(str(CACHE))
-    pages = sorted(SRC.rglob("*.ipynb"))
-    rank = {n: i for i, n in enumerate(HEAVY_FIRST)}
-    todo = []
-    for p in pages:
-        try:
-            cache.match_cache_notebook(nbformat.read(p, as_version=4))
-        except KeyError:
-            todo.append(p)
-    todo.sort(key=lambda p: rank.get(p.relative_to(SRC).with_suffix("").as_posix(), len(rank)))
-    if not todo:
-        return 0
-    n = (os.cpu_count() or 1) if jobs == "auto" else max(1, int(jobs))
-    failed = 0
-    with ProcessPoolExecutor(max_workers=min(n, len(todo))) as pool:
-        futs = [pool.submit(_execute_one, str(p), timeout) for p in todo]
-        for f in as_completed(futs):
-            path, nb, sec, err = f.result()
-            name = Path(path).relative_to(SRC).as_posix()
-            if err is not None:
-                failed += 1
-                print(f"executing {name} FAILED:\n{err}", file=sys.stderr)
-                continue
-            uri = cache.add_nb_to_project(path).uri
-            cache.cache_notebook_bundle(CacheBundleIn(nb, uri, data={"execution_seconds": sec}), check_validity=False,
-                                        overwrite=True)
-            print(f"executed {name} in {sec:.0f} s", flush=True)
-    return failed
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fresh", action="store_true", help="empty the execution cache first")
@@ -303,11 +242,6 @@ def main(argv=None):
     shash = source_hash(f" tremor={env.get('RBF_BAYES_TREMOR_DIR', '')}")
     prepare(shash)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "docs"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    if not a.no_exec:
-        os.environ.clear(); os.environ.update(env)       # the kernels' environment: the one sphinx gets
-        if pre_execute(a.jobs):
-            print(f"docs build FAILED after {time.perf_counter() - t0:.0f} s: a notebook failed", file=sys.stderr)
-            return 1
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "docs"), "-W", "--keep-going",
            "-j", a.jobs, "-q", str(SRC), str(OUT), "-d", str(SITE / "doctrees")]
     r = subprocess.run(cmd, cwd=ROOT, env=env)
