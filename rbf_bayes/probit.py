@@ -103,7 +103,8 @@ def class_log_probabilities(U: np.ndarray, # mean utilities (..., C)
 
 def class_probabilities(U: np.ndarray, # mean utilities (..., C)
                        ) -> np.ndarray:
-    "P(y = j | utilities U) of the multinomial probit, shape (..., C); rows sum to 1 (products of Phi: half the cost of the log form)."
+    """P(y = j | utilities U) of the multinomial probit, shape (..., C); rows sum to 1 (products of Phi, Phi once per
+    pair of classes: a quarter of the log form's evaluations)."""
     return _quadrature(U, False)
 
 # %% ../nbs/05c_probit.ipynb #cf4f4102
