@@ -70,23 +70,9 @@ RBF_CLONES static void rbf_phi_inplace(double* v, Py_ssize_t n, int kind, double
     for (Py_ssize_t i = 0; i < n; i++) v[i] = NAN;
 }
 
-/* out[i] = ||diag(s)(x_i - mu)||^2 for the rows of a C-contiguous (n, d) x: input by input over all rows (the
-   arithmetic vectorises across rows), each row's sum in input order 0 + t_0^2 + t_1^2 + ..., the order of a row-wise
-   loop, so the values are the same bit for bit */
-RBF_CLONES static void rbf_sqdist_scaled(const double* x, Py_ssize_t n, Py_ssize_t d, const double* mu,
-                                         const double* s, double* out) {
-    for (Py_ssize_t i = 0; i < n; i++) out[i] = 0.0;
-    for (Py_ssize_t j = 0; j < d; j++) {
-        double m = mu[j], sj = s[j];
-        for (Py_ssize_t i = 0; i < n; i++) {
-            double t = (x[i * d + j] - m) * sj;
-            out[i] += t * t;
-        }
-    }
-}
-
-/* rbf_sqdist_scaled from the transposed inputs xT (d, n), C-contiguous: the same arithmetic in the same order, so
-   the same values, with every load contiguous */
+/* out[i] = ||diag(s)(x_i - mu)||^2 from the transposed inputs xT (d, n), C-contiguous: input by input over all
+   rows (every load contiguous, the arithmetic vectorised across rows), each row's sum in input order
+   0 + t_0^2 + t_1^2 + ..., the order of a row-wise loop, so the values are those of one bit for bit */
 RBF_CLONES static void rbf_sqdist_scaled_t(const double* xT, Py_ssize_t n, Py_ssize_t d, const double* mu,
                                            const double* s, double* out) {
     for (Py_ssize_t i = 0; i < n; i++) out[i] = 0.0;

@@ -7,8 +7,6 @@ cdef double phi_r2(double r2, int kind, double w2) noexcept nogil
 cdef double log_trunc_poisson_norm(double L, Py_ssize_t kmax, const double* lgam) noexcept nogil
 cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
                          int kind, double w2, double* out) noexcept nogil
-cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
-                                int kind, double w2, double* out) noexcept nogil
 cdef void basis_column_scaled_t(const double* xT, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
                                 int kind, double w2, double* out) noexcept nogil
 

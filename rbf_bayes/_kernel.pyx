@@ -55,8 +55,6 @@ cdef extern from "_basis_loops.h":
     double rbf_phi_r2(double r2, int kind, double w2) noexcept nogil
     void rbf_phi_inplace(double* v, Py_ssize_t n, int kind, double w2) noexcept nogil
     void rbf_sqdist2(const double* x, Py_ssize_t n, double m0, double m1, double* out) noexcept nogil
-    void rbf_sqdist_scaled(const double* x, Py_ssize_t n, Py_ssize_t d, const double* mu, const double* s,
-                           double* out) noexcept nogil
     void rbf_sqdist_scaled_t(const double* xT, Py_ssize_t n, Py_ssize_t d, const double* mu, const double* s,
                              double* out) noexcept nogil
 
@@ -84,36 +82,26 @@ cdef double phi_r2(double r2, int kind, double w2) noexcept nogil:
 cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu,
                          int kind, double w2, double* out) noexcept nogil:
     """out[n] = phi(||x_n - mu||) for a C-contiguous (N, d) x."""
-    basis_column_scaled_c(x, N, d, mu, NULL, kind, w2, out)
-
-
-cdef void basis_column_scaled_c(const double* x, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
-                                int kind, double w2, double* out) noexcept nogil:
-    """out[n] = phi(||diag(s)(x_n - mu)||): the per-input scaled distance of the learned basis (nbs/05d); s = NULL:
-    the unscaled distance (the same arithmetic as s = 1)."""
     cdef Py_ssize_t n, i
     cdef double r2, t
-    if s == NULL and d == 2:    # the common case spelled out: 0 + t0^2 + t1^2 = t0^2 + t1^2 exactly
+    if d == 2:                  # the common case spelled out: 0 + t0^2 + t1^2 = t0^2 + t1^2 exactly
         rbf_sqdist2(x, N, mu[0], mu[1], out)
         rbf_phi_inplace(out, N, kind, w2)
         return
-    if s == NULL:               # two passes, each a plain loop the compiler vectorises; the same arithmetic
-        for n in range(N):
-            r2 = 0.0
-            for i in range(d):
-                t = x[n * d + i] - mu[i]
-                r2 += t * t
-            out[n] = r2
-        rbf_phi_inplace(out, N, kind, w2)
-        return
-    rbf_sqdist_scaled(x, N, d, mu, s, out)     # the same two passes: distances, then phi over the column
+    for n in range(N):          # two passes, each a plain loop the compiler vectorises; the same arithmetic
+        r2 = 0.0
+        for i in range(d):
+            t = x[n * d + i] - mu[i]
+            r2 += t * t
+        out[n] = r2
     rbf_phi_inplace(out, N, kind, w2)
 
 
 cdef void basis_column_scaled_t(const double* xT, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
                                 int kind, double w2, double* out) noexcept nogil:
-    """`basis_column_scaled_c` (s not NULL) from the transposed inputs xT (d, N): the same values bit for bit, every
-    load contiguous (the learned-scale step rebuilds every column with it)."""
+    """out[n] = phi(||diag(s)(x_n - mu)||), the per-input scaled distance of the learned basis (nbs/05d), from the
+    transposed inputs xT (d, N): distances input by input over contiguous rows, then phi over the column (the
+    learned-scale step rebuilds every column with it)."""
     rbf_sqdist_scaled_t(xT, N, d, mu, s, out)
     rbf_phi_inplace(out, N, kind, w2)
 

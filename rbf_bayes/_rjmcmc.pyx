@@ -19,7 +19,7 @@ from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_standard_normal,
                                            random_standard_gamma, random_interval)
 from scipy.special.cython_special cimport log_ndtr, ndtri_exp
-from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_scaled_c, basis_column_scaled_t
+from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_c, basis_column_scaled_t
 from rbf_bayes._kernel import BASIS_CODES
 from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI
 from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, N_RJ_MOVES, APPEND, DELETE, REPLACE,
@@ -645,9 +645,8 @@ cdef class RJCore:
             if self.scaled:
                 basis_column_scaled_t(self.xT, self.N, self.d, self.C + i * self.d, s, kind, self.w2,
                                       cols + (p0 + i) * self.N)
-            else:         # the unscaled distance (basis_column_c's arithmetic)
-                basis_column_scaled_c(self.x, self.N, self.d, self.C + i * self.d, NULL, kind, self.w2,
-                                      cols + (p0 + i) * self.N)
+            else:
+                basis_column_c(self.x, self.N, self.d, self.C + i * self.d, kind, self.w2, cols + (p0 + i) * self.N)
         return self.st._prop_rebuild_m(first, p0 + self.k)
 
     cdef int _scale_step(self) noexcept nogil:
