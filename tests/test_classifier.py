@@ -78,12 +78,13 @@ def test_three_classes_probit(tmp_path):
     D, L = m.decision_function(xt), m.predict_log_proba(xt)
     np.testing.assert_allclose(np.exp(L), P, rtol=1e-10)
     assert np.isfinite(L).all()
-    np.testing.assert_array_equal(m.predict(xt), m.classes_[P.argmax(1)])
+    pred = m.predict(xt)        # each prediction is a quadrature per draw and point: computed once, checked twice
+    np.testing.assert_array_equal(pred, m.classes_[P.argmax(1)])
     np.testing.assert_array_equal(D.argmax(1), P.argmax(1))
-    assert np.mean(m.predict(xt) != yt) < 0.26
+    assert np.mean(pred != yt) < 0.26
     m.save(tmp_path / "c3.npz")
     q = RJMCMCClassifier.load(tmp_path / "c3.npz")
-    np.testing.assert_array_equal(q.predict_proba(xt), P)
+    np.testing.assert_array_equal(q.predict_proba(xt[:200]), P[:200])     # every draw enters every point's probability
 
 
 def _tremor_dir():
