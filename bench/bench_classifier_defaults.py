@@ -1,10 +1,16 @@
-"""The classifier's default run length against the old fixed one: `RJMCMCClassifier()` (four chains, n_iter="auto")
-and the same with n_iter=5000, per data set and link: seconds, split-R-hat of k and of the log posterior, bulk ESS of k
-(on the kept draws, as the summary), test error and iterations per chain (128,000 = the cap).
+"""The classifier's defaults: `RJMCMCClassifier()` (four chains, n_iter="auto") against a fixed n_iter=5000 and
+against the other coefficient prior, per data set and link: seconds, split-R-hat of k and of the log posterior, bulk
+ESS of k (on the kept draws, as the summary), test error, Brier score (the mean over test points of the squared
+distance between the probability vector and the class's indicator, halved for two classes, so that it is
+(p1 - y)^2) and iterations per chain (128,000 = the cap).
 
-    python bench/bench_classifier_defaults.py                      # probit and discriminant
+    python bench/bench_classifier_defaults.py                      # probit and discriminant, the default prior
     python bench/bench_classifier_defaults.py --links probit --tremor ../shared/data
+    python bench/bench_classifier_defaults.py --priors g ridge_nb --n-iter auto    # the probit's prior, chosen here
     python bench/bench_classifier_defaults.py --quick              # Pima, probit only (smoke run)
+
+Priors: "default" (what the estimator uses without prior=), "g" (`RBFPrior()`, the 1999 paper's g-prior) and
+"ridge_nb" (`priors.REGRESSOR_PRIOR`: the ridge prior with k ~ NB(10, 1/2), the regressor's default).
 
 Data: tremor (if its directory is given or found at ../shared/data), Ripley, Pima, a three-class problem in two inputs
 (300 training points, the one `exp5_classification` uses) and the first stratified CV fold of iris (scikit-learn's
@@ -19,6 +25,9 @@ import numpy as np
 
 from rbf_bayes import ExtrapolationWarning, RJMCMCClassifier
 from rbf_bayes.datasets import load_pima, load_ripley, load_tremor
+from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
+
+PRIORS = {"default": None, "g": RBFPrior(), "ridge_nb": REGRESSOR_PRIOR}
 
 
 def data_sets(tremor):
@@ -43,25 +52,34 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--links", nargs="*", default=["probit", "discriminant"])
     ap.add_argument("--tremor", default=None, help="directory of tremor_{train,test}.csv (default: ../shared/data if there)")
+    ap.add_argument("--priors", nargs="*", default=["default"], choices=list(PRIORS))
+    ap.add_argument("--n-iter", nargs="*", default=["auto", "5000"], help="run lengths: auto and/or iterations per chain")
     ap.add_argument("--quick", action="store_true", help="Pima with the probit only (a smoke run)")
     a = ap.parse_args()
+    runs = [v if v == "auto" else int(v) for v in a.n_iter]
     if a.quick: a.links = ["probit"]
     tremor = a.tremor or next((p for p in [Path("../shared/data")] if (p / "tremor_train.csv").exists()), None)
-    print(f"{'data':<7} {'link':<12} {'n_iter':>6} {'sec':>6} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>6} {'error':>6} {'it/chain':>8}")
+    print(f"{'data':<7} {'link':<12} {'prior':<8} {'n_iter':>6} {'sec':>6} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>6} "
+          f"{'error':>6} {'Brier':>6} {'it/chain':>8}")
     for name, (x, y, xt, yt) in data_sets(tremor):
         if a.quick and name != "pima": continue
         for link in a.links:
             if link == "discriminant" and len(np.unique(y)) > 2: continue
-            for n_iter in ("auto", 5000):
-                t = time.perf_counter()
-                m = RJMCMCClassifier(link=link, n_iter=n_iter, random_state=0).fit(x, y)
-                sec = time.perf_counter() - t
-                cd = m.trace_.chain_diagnostics()
-                with warnings.catch_warnings():     # Pima's test set has rows past the training range: held, as by default
-                    warnings.simplefilter("ignore", ExtrapolationWarning)
-                    err = float(np.mean(m.predict(xt) != yt))
-                print(f"{name:<7} {link:<12} {n_iter!s:>6} {sec:6.1f} {cd['k'][0]:6.3f} {cd['log posterior'][0]:6.3f} "
-                      f"{cd['k'][1]:6.0f} {err:6.4f} {len(m.trace_.k) // m.trace_.n_chains:8d}", flush=True)
+            for prior in a.priors:
+                for n_iter in runs:
+                    t = time.perf_counter()
+                    m = RJMCMCClassifier(link=link, n_iter=n_iter, prior=PRIORS[prior], random_state=0).fit(x, y)
+                    sec = time.perf_counter() - t
+                    cd = m.trace_.chain_diagnostics()
+                    with warnings.catch_warnings():     # Pima's test set has rows past the training range: held, as by default
+                        warnings.simplefilter("ignore", ExtrapolationWarning)
+                        P = m.predict_proba(xt)
+                    Y = (yt[:, None] == m.classes_[None, :]).astype(float)
+                    err = float(np.mean(m.classes_[P.argmax(1)] != yt))
+                    brier = float(np.mean(np.sum((P - Y) ** 2, 1))) / (2 if P.shape[1] == 2 else 1)
+                    print(f"{name:<7} {link:<12} {prior:<8} {n_iter!s:>6} {sec:6.1f} {cd['k'][0]:6.3f} "
+                          f"{cd['log posterior'][0]:6.3f} {cd['k'][1]:6.0f} {err:6.4f} {brier:6.4f} "
+                          f"{len(m.trace_.k) // m.trace_.n_chains:8d}", flush=True)
 
 
 if __name__ == "__main__":

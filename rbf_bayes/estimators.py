@@ -198,7 +198,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
                  n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in
-                 prior: RBFPrior|None=None, # hyperparameters (default RBFPrior(); the probit model fixes sigma^2 = 1)
+                 prior: RBFPrior|None=None, # hyperparameters; default: `priors.REGRESSOR_PRIOR` for the probit (which fixes sigma^2 = 1), `RBFPrior()` for the discriminant
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5,
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # show a progress bar
@@ -248,7 +248,7 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=AUTO_START // 2 if auto else self.burn_in,
                        thin=self.thin, split_scale=self.split_scale, rw_var=self.rw_var, varpi=self.varpi,
                        progress=progress and n_chains == 1, n_tries=self.n_tries)
-        prior = self.prior if self.prior is not None else RBFPrior()
+        prior = self.prior if self.prior is not None else REGRESSOR_PRIOR if self.link == "probit" else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)    # labels are labels: no scaling of y
