@@ -169,6 +169,7 @@ RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # = priors.REGRESS
 CONFIGS = {
     "default": rj(),                                  # Gaussian, width sqrt(d), learned scales, REGRESSOR_PRIOR
     "default_extrapolate": rj(extrapolate=True),
+    "select": rj(select_inputs=True),                 # the default with input selection (05d): a candidate default
     "old_default": rj(prior=RBFPrior(), **OLD),       # cubic, g-prior (the default until stop 46)
     "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),   # the paper's coefficient prior, cubic
     "ridge_nb": rj(prior=RIDGE_NB, **OLD),            # the default's prior on the old basis
