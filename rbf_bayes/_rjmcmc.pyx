@@ -39,6 +39,7 @@ cdef struct RJSettings:
     bint joint_k_prior          # k_prior == "joint"
     double log_k_normaliser     # log Z of the joint hierarchy of k (0 for the conditional one)
     double log_scale_sd         # learned scales: theta = log s ~ N(0, log_scale_sd^2)
+    double log_scale_sd_up      # ... and its sd above 0 (a two-piece normal, nbs/05d; = log_scale_sd: the normal)
     double inclusion_prob       # input selection: gamma_j ~ Bernoulli(inclusion_prob)
     # the moves
     double c_star, varpi, rw_var, split_scale, scale_step
@@ -218,7 +219,7 @@ cdef class RJCore:
     cdef double* th            # (d,) log scales
     cdef double* sc            # (d,) scales exp(theta)
     cdef bint learn
-    cdef double sstep, s_sd
+    cdef double sstep, s_sd, s_sd_up
     cdef readonly int64_t n_scale_prop, n_scale_acc
     # input selection and the basis type as parameters (nbs/05d_learned_basis): input j enters (its linear column and
     # its scale) iff inc[j]; gamma_j ~ Bernoulli(pi) i.i.d. given at least one input; kind ~ uniform on `kinds`
@@ -333,6 +334,7 @@ cdef class RJCore:
         self.learn = S.learn_scales
         self.sstep = S.scale_step
         self.s_sd = S.log_scale_sd
+        self.s_sd_up = S.log_scale_sd_up
         self._th = np.zeros(self.d)
         self._sc = np.ones(self.d)
         cdef double[::1] thv = self._th
@@ -574,7 +576,7 @@ cdef class RJCore:
         if self.learn:
             for o in range(self.d):
                 if self.inc[o]:
-                    lp -= 0.5 * (self.th[o] / self.s_sd) ** 2 + log(self.s_sd) + 0.5 * LOG_2PI
+                    lp -= 0.5 * (self.th[o] / self._tsd(self.th[o])) ** 2 + log(self._tsd(self.th[o])) + 0.5 * LOG_2PI
         if self.select:
             lp += self.nincl * self.lodds + self.lsel0
         if self.learn_kind:
@@ -649,6 +651,10 @@ cdef class RJCore:
                 basis_column_c(self.x, self.N, self.d, self.C + i * self.d, kind, self.w2, cols + (p0 + i) * self.N)
         return self.st._prop_rebuild_m(first, p0 + self.k)
 
+    cdef inline double _tsd(self, double t) noexcept nogil:
+        "The prior sd of a log scale t: log_scale_sd_up above 0, log_scale_sd at or below (nbs/05d)."
+        return self.s_sd_up if t > 0 else self.s_sd
+
     cdef int _scale_step(self) noexcept nogil:
         """Random-walk MH on one log scale theta_j (j uniform among the included inputs): centres, Lambda and delta^2
         held, every basis column rebuilt. Symmetric in theta, so r = p(y | theta') p(theta') / (p(y | theta) p(theta))
@@ -658,7 +664,8 @@ cdef class RJCore:
         cdef int rc = 0
         cdef bint acc
         new_t = old_t + self.sstep * random_standard_normal(self.rng)
-        dlp = 0.5 * ((old_t / self.s_sd) ** 2 - (new_t / self.s_sd) ** 2)
+        dlp = 0.5 * ((old_t / self._tsd(old_t)) ** 2 - (new_t / self._tsd(new_t)) ** 2) \
+            + (log(self._tsd(old_t)) - log(self._tsd(new_t)))      # 0 unless theta crosses 0 with two sds
         self.n_scale_prop += 1
         self.sc[j] = exp(new_t)
         if not self.prior_only:
@@ -685,13 +692,14 @@ cdef class RJCore:
         Leaving no input has prior mass 0: rejected. Every column is rebuilt (the number of columns changes)."""
         cdef Py_ssize_t j = <Py_ssize_t> random_interval(self.rng, self.d - 1), i
         cdef bint out = self.inc[j] != 0, acc
-        cdef double old_s = self.sc[j], new_t = 0.0, lr, new = 0.0, dll = 0.0, dlf
+        cdef double old_s = self.sc[j], new_t = 0.0, lr, new = 0.0, dll = 0.0, dlf, new_s
         cdef int rc = 0
         self.n_sel_prop += 1
         if out and self.nincl == 1:
             return 0
         if not out and self.learn:
-            new_t = self.s_sd * random_standard_normal(self.rng)
+            new_t = random_standard_normal(self.rng)
+            new_t = self._tsd(new_t) * new_t      # a draw of the (two-piece) normal: its halves have mass 1/2 each
         self.inc[j] = 0 if out else 1
         self.sc[j] = 0.0 if out else (exp(new_t) if self.learn else 1.0)
         if not self.prior_only:
@@ -704,8 +712,9 @@ cdef class RJCore:
         lr = self.beta * dll + (-self.lodds if out else self.lodds)
         dlf = dll + (-self.lodds if out else self.lodds)
         if self.learn:   # the change of the log posterior (for the annealing factor): the scale's prior density
-            dlf += (1.0 if out else -1.0) * (0.5 * ((self.th[j] if out else new_t) / self.s_sd) ** 2
-                                             + log(self.s_sd) + 0.5 * LOG_2PI)
+            new_s = self.th[j] if out else new_t
+            dlf += (1.0 if out else -1.0) * (0.5 * (new_s / self._tsd(new_s)) ** 2 + log(self._tsd(new_s))
+                                             + 0.5 * LOG_2PI)
         acc = self._accept(lr, dlf)
         if not self.prior_only and rc == 0:
             settle(self.st, acc, new, &self.lml)

@@ -187,7 +187,7 @@ def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
                  *, feature_names=None, # names of the inputs (default x0, x1, ...; the model's feature_names_in_)
                  ax=None):
     """Each input's posterior of its scale (05d_learned_basis): box plots of log s over the kept samples, with the
-    prior's central 95% (|log s| <= 1.96 tau) shaded. Small scales mean the basis ignores that input."""
+    prior's central 95% (-1.96 tau <= log s <= 1.96 tau_up) shaded. Small scales mean the basis ignores that input."""
     r = _result(obj); sc = getattr(r, "scales", None)
     if sc is None or len(sc) == 0 or not r.meta.get("config", {}).get("learn_scales", True):
         raise ValueError("no learned scales: fit with learn_scales=True (RJConfig(learn_scales=True))")
@@ -196,9 +196,10 @@ def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
     names = feature_names if feature_names is not None else getattr(obj, "feature_names_in_", None)
     names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
     if len(names) != d: raise ValueError(f"feature_names must have {d} names, got {len(names)}")
-    tau = float(r.meta.get("prior", {}).get("log_scale_sd", 1.0))
+    pr = r.meta.get("prior", {}); tau = float(pr.get("log_scale_sd", 1.0))
+    up = tau if pr.get("log_scale_sd_up") is None else float(pr["log_scale_sd_up"])   # the two-piece prior's upper sd
     ax = _ax(ax, (0.45 * d + 2, 3))
-    ax.axhspan(-1.96 * tau, 1.96 * tau, color="0.92", zorder=0, label="prior 95%")
+    ax.axhspan(-1.96 * tau, 1.96 * up, color="0.92", zorder=0, label="prior 95%")
     ax.boxplot(th, tick_labels=names, showfliers=False)
     ax.axhline(0, color="0.6", lw=0.8); ax.set_ylabel("log scale  (log s)"); ax.set_title("learned input scales")
     ax.legend(loc="lower right", fontsize=8)

@@ -39,6 +39,7 @@ class RBFPrior:
     iota: float = 0.1           # centre space = data range extended by iota * spread
     log_scale_sd: float = 1.0   # learned per-input scales (05d): log s_j ~ N(0, log_scale_sd^2) i.i.d. on standardised inputs
     inclusion_prob: float = 0.5 # input selection (05d): gamma_j ~ Bernoulli(inclusion_prob) i.i.d., given >= 1 input in
+    log_scale_sd_up: float | None = None  # the sd of log s_j above 0 (05d, "A prior that narrows less"); None: log_scale_sd
 
     def __post_init__(self):
         check_positive("alpha_delta2", self.alpha_delta2)
@@ -48,6 +49,7 @@ class RBFPrior:
         check_positive("eps2", self.eps2)
         check_positive("iota", self.iota, allow_zero=True)
         check_positive("log_scale_sd", self.log_scale_sd)
+        if self.log_scale_sd_up is not None: check_positive("log_scale_sd_up", self.log_scale_sd_up)
         if not (isinstance(self.inclusion_prob, (int, float)) and 0 < self.inclusion_prob < 1):
             raise ValueError(f"inclusion_prob must be a number in (0, 1), got {self.inclusion_prob!r}")
         if not (isinstance(self.eps1, (int, float)) and math.isfinite(self.eps1) and self.eps1 > -0.5):
@@ -118,10 +120,14 @@ def log_centres_prior(centres, # (k, d)
     return -len(centres) * space.log_volume
 
 def log_scales_prior(scales, # per-input scales s (d,), > 0
-                     prior: RBFPrior, # its log_scale_sd
+                     prior: RBFPrior, # its log_scale_sd (and log_scale_sd_up)
                     ) -> float:
-    "log p(theta) for theta = log s, theta_j ~ N(0, log_scale_sd^2) i.i.d. (the learned basis, 05d): a density in theta."
+    """log p(theta) for theta = log s, theta_j ~ N(0, log_scale_sd^2) i.i.d. (the learned basis, 05d): a density in theta.
+    With log_scale_sd_up, each theta_j is a two-piece normal: mass 1/2 on each side of 0, sd log_scale_sd_up above."""
     th = np.log(np.asarray(scales, dtype=float)); sd = prior.log_scale_sd
+    if prior.log_scale_sd_up is not None:
+        sd = np.where(th > 0, prior.log_scale_sd_up, sd)
+        return float(np.sum(-0.5 * (th / sd) ** 2 - np.log(sd) - 0.5 * math.log(2 * math.pi)))
     return float(np.sum(-0.5 * (th / sd) ** 2 - math.log(sd) - 0.5 * math.log(2 * math.pi)))
 
 def log_inputs_prior(inputs, # inclusion mask (d,) of the inputs, at least one True

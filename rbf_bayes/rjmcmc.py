@@ -135,7 +135,9 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
     return dict(alpha_delta2=prior.alpha_delta2, beta_delta2=prior.beta_delta2, v0=prior.v0, gamma0=prior.gamma0,
                 eps1=prior.eps1, eps2=prior.eps2, g_prior=prior.coef_prior == "g", joint_k_prior=joint,
                 log_k_normaliser=log_joint_k_normaliser(k_max, prior) if joint else 0.0,
-                log_scale_sd=prior.log_scale_sd, inclusion_prob=prior.inclusion_prob,
+                log_scale_sd=prior.log_scale_sd,
+                log_scale_sd_up=prior.log_scale_sd if prior.log_scale_sd_up is None else prior.log_scale_sd_up,
+                inclusion_prob=prior.inclusion_prob,
                 c_star=config.c_star, varpi=config.varpi, rw_var=config.rw_var, split_scale=config.split_scale,
                 scale_step=config.scale_step, birth_death="birth" in mv, split_merge="split" in mv,
                 update="update" in mv, prior_only=config.prior_only, fix_Lambda=config.fix_Lambda is not None,
@@ -724,10 +726,11 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                 pick = cand[multiple_try_pick(lw, rng)]
                 lb = log_mean_weight(np.concatenate([[0.0], [lml(swapped(c_)) - cur for c_ in om.sample(rng, K - 1)]]))
                 if math.log(rng.random()) < lf - lb: S = swapped(pick); cur = lml(S); n_acc[4] += 1
+        tsd = lambda t: prior.log_scale_sd_up if t > 0 and prior.log_scale_sd_up is not None else prior.log_scale_sd  # noqa: E731
         if learn:    # random-walk MH on one log scale (an input that is in), everything else held (05d)
             j = rng.choice(np.flatnonzero(g)) if sel else rng.integers(d); t1 = th[j] + config.scale_step * rng.standard_normal()
-            s1 = sc.copy(); s1[j] = math.exp(t1); sd = prior.log_scale_sd
-            new = lml(S, s1); dlp = 0.5 * ((th[j] / sd) ** 2 - (t1 / sd) ** 2); n_scale[0] += 1
+            s1 = sc.copy(); s1[j] = math.exp(t1); sd0, sd1 = tsd(th[j]), tsd(t1)     # the C loop's arithmetic
+            new = lml(S, s1); dlp = 0.5 * ((th[j] / sd0) ** 2 - (t1 / sd1) ** 2) + (math.log(sd0) - math.log(sd1)); n_scale[0] += 1
             if math.log(rng.random()) < new - cur + dlp: th[j], sc, cur = t1, s1, new; n_scale[1] += 1
         if sel:      # the reversible jump switching input j in (theta_j from its prior) or out (05d)
             j = rng.integers(d); out_ = bool(g[j]); n_sel[0] += 1
@@ -735,7 +738,8 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                 g1 = g.copy(); g1[j] = not out_; s1 = sc.copy(); t1 = 0.0
                 if out_: s1[j] = 0.0
                 else:
-                    t1 = prior.log_scale_sd * rng.standard_normal() if learn else 0.0; s1[j] = math.exp(t1)
+                    z = rng.standard_normal() if learn else 0.0       # a draw of theta_j's (two-piece) normal prior
+                    t1 = tsd(z) * z; s1[j] = math.exp(t1)
                 new = lml(S, s1, g1)
                 if math.log(rng.random()) < new - cur + (-lodds if out_ else lodds):
                     g, sc, cur = g1, s1, new; n_sel[1] += 1

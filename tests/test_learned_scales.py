@@ -153,3 +153,41 @@ def test_estimator_attributes_save_load_and_chains(tmp_path):
     assert mc.trace_.scales.shape == (mc.trace_.n_samples, 3)
     assert not hasattr(RJMCMCRegressor(n_iter=200, burn_in=100, learn_scales=False).fit(X, y), "input_scales_")
     assert math.isfinite(float(mc.predict(X[:3])[0]))
+
+
+def _two_piece_cdf(lo, up):
+    "The CDF of the two-piece normal prior on theta = log s (mass 1/2 on each side of 0): Phi(t / sd(t))."
+    return lambda t: stats.norm.cdf(t / np.where(t > 0, up, lo))
+
+
+@pytest.mark.parametrize("fn", [sample_rjmcmc, sample_rjmcmc_reference])
+def test_two_piece_scale_prior_recovered(fn):
+    """log_scale_sd_up (05d, "A prior that narrows less"): with the likelihood off, the scale step (the walk crosses 0,
+    where the sd changes: the ratio's log-sd term) and input selection's draw from the prior both give the two-piece
+    normal, in the C loop and the reference; and the KS test tells it from the symmetric normal."""
+    x = np.random.default_rng(0).uniform(size=(30, 2)); y = np.random.default_rng(1).normal(size=30)
+    n = 80_000 if fn is sample_rjmcmc else 12_000
+    pr = RBFPrior(k_max=6, log_scale_sd=1.0, log_scale_sd_up=0.4)
+    for sel in (False, True):
+        cfg = RJConfig(n_iter=n, burn_in=1000, thin=40 if fn is sample_rjmcmc else 10, prior_only=True, fix_Lambda=2.0,
+                       learn_scales=True, scale_step=0.8, select_inputs=sel)
+        tr = fn(x, y, prior=pr, config=cfg, rng=np.random.default_rng(7), basis="gaussian", width=0.3)
+        for i in range(2):
+            th = np.log(tr.scales[tr.scales[:, i] > 0, i])
+            assert stats.kstest(th, _two_piece_cdf(1.0, 0.4)).pvalue > P_MIN, (sel, i)
+    assert stats.kstest(th, stats.norm(0, 1.0).cdf).pvalue < P_MIN        # the check can fail
+
+
+def test_two_piece_prior_density_and_the_symmetric_case():
+    "log_scales_prior: the two-piece density integrates to 1; log_scale_sd_up = log_scale_sd is the normal, bit for bit."
+    from scipy import integrate
+
+    from rbf_bayes.priors import log_scales_prior
+    pr = RBFPrior(log_scale_sd=1.0, log_scale_sd_up=0.4)
+    total = integrate.quad(lambda t: math.exp(log_scales_prior([math.exp(t)], pr)), -12, 12, points=[0.0])[0]
+    assert abs(total - 1.0) < 1e-8
+    s = np.array([0.3, 1.0, 2.5])
+    assert log_scales_prior(s, RBFPrior(log_scale_sd=0.7, log_scale_sd_up=0.7)) == pytest.approx(
+        log_scales_prior(s, RBFPrior(log_scale_sd=0.7)), rel=1e-15)
+    with pytest.raises(ValueError, match="log_scale_sd_up"):
+        RBFPrior(log_scale_sd_up=0.0)
