@@ -45,7 +45,7 @@ def sigint_at(monkeypatch):
     def update(self, n=1, **status):
         state["calls"] = state.get("calls", 0) + 1
         if state["calls"] == state.get("at"):
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
         return real(self, n, **status)
 
     monkeypatch.setattr(progress_mod.Progress, "update", update)
@@ -153,7 +153,7 @@ def test_ctrl_c_during_the_final_descent_then_continue_fit(monkeypatch):
 
     def varpro(*a, **kw):
         calls.append(1)
-        if len(calls) == 3: os.kill(os.getpid(), signal.SIGINT)   # inside the descent's first round
+        if len(calls) == 3: signal.raise_signal(signal.SIGINT)   # inside the descent's first round
         return real(*a, **kw)
 
     monkeypatch.setattr(annealing, "_varpro", varpro)
@@ -187,7 +187,7 @@ def test_ctrl_c_while_a_restart_assembles_its_result(monkeypatch):
 
     def result(self):
         calls.append(1)
-        if len(calls) == 1: os.kill(os.getpid(), signal.SIGINT)   # the first restart's assembly
+        if len(calls) == 1: signal.raise_signal(signal.SIGINT)   # the first restart's assembly
         return real(self)
 
     monkeypatch.setattr(annealing._AnnealRun, "_result", result)
@@ -306,7 +306,7 @@ def test_exhaustive_search_stops_after_the_k_in_progress(monkeypatch):
         calls.append(1)
         assert kw["interruptible"] is False
         if len(calls) == 2:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
         return real(*a, **kw)
 
     monkeypatch.setattr(annealing, "anneal_rbf", anneal)

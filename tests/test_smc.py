@@ -141,7 +141,6 @@ def test_capacity_grows_with_the_stream(cls):
 def test_ctrl_c_stops_between_observations_and_the_run_can_continue():
     """SIGINT during an observation: that observation completes, the fit stops with a warning and `interrupted`, and
     partial_fit on the remaining rows gives exactly the uninterrupted run."""
-    import os
     import signal
 
     class Interrupted(TDSMC):
@@ -150,7 +149,7 @@ def test_ctrl_c_stops_between_observations_and_the_run_can_continue():
         def _move_and_weight(self, xt, yt):
             Interrupted.calls += 1
             if Interrupted.calls == 5:
-                os.kill(os.getpid(), signal.SIGINT)
+                signal.raise_signal(signal.SIGINT)
             return super()._move_and_weight(xt, yt)
 
     rng = np.random.default_rng(3)
