@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -622,12 +623,28 @@ class _PTRun(_RJRun):
 
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
-def _kernel_accepts(D, ridges) -> bool:
+def _kernel_accepts(D, ridges,
+                    seen: set | None=None, # digests of the prefixes D[:, :j] already accepted (one set per chain), or None
+                   ) -> bool:
     """Whether the C kernel takes the design D: its pivot rule column by column, as its NumPy specification
-    `GramFactorRef` applies it. A design it refuses is a rejected move in the C loop, so here too."""
-    r = np.atleast_1d(np.asarray(ridges, dtype=float))
-    g = GramFactorRef(len(D), 1, max(D.shape[1], 1), ridge=r, out_factor=np.zeros(1, np.intp))
-    return all(g.append(D[:, j]) for j in range(D.shape[1]))
+    `GramFactorRef` applies it. A design it refuses is a rejected move in the C loop, so here too.
+
+    The rule for column j depends on the ridges and D[:, :j + 1] only, so with `seen` a design that shares its first
+    j columns with one accepted before (a birth, a death, an update: all the columns before the changed one) checks
+    the rest only: the same answers, fewer solves."""
+    r = np.atleast_1d(np.asarray(ridges, dtype=float)); m = D.shape[1]
+    g = GramFactorRef(len(D), 1, max(m, 1), ridge=r, out_factor=np.zeros(1, np.intp))
+    if seen is None: return all(g.append(D[:, j]) for j in range(m))
+    h, keys = hashlib.blake2b(r.tobytes() + np.int64(len(D)).tobytes(), digest_size=16), []
+    for j in range(m):
+        h.update(np.ascontiguousarray(D[:, j]).tobytes()); keys.append(h.digest())
+    start = next((j + 1 for j in range(m - 1, -1, -1) if keys[j] in seen), 0)
+    g.D = np.array(D[:, :start])                       # the factor's state is its columns: the accepted prefix
+    if len(seen) > 200_000: seen.clear()               # bounded: ~30 MB of digests at most
+    for j in range(start, m):
+        if not g.append(D[:, j]): return False
+        seen.add(keys[j])
+    return True
 
 # %% ../nbs/05_rjmcmc.ipynb #b7a00212
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
@@ -649,6 +666,7 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         if learn: th[~g] = 0.0
     lodds = math.log(prior.inclusion_prob) - math.log1p(-prior.inclusion_prob)
     n_scale, n_sel, n_kind = [0, 0], [0, 0], [0, 0]      # steps proposed, accepted
+    seen = set()                                         # the kernel rule's memo (`_kernel_accepts`)
     def design(S_, s_=None, g_=None, kind_=None):
         "[1, x_j (j in), phi(||diag(s)(x - mu)||)] of the state, or of the state with the given parts changed."
         D_ = design_matrix(x, S_, kind if kind_ is None else kind_, width, sc if s_ is None else s_)
@@ -663,7 +681,7 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         if config.prior_only: return 0.0
         try:
             D_ = design(S_, s_, g_, kind_)
-            if not _kernel_accepts(D_, 0.0 if prior.coef_prior == "g" else 1.0 / np.asarray(d2)): return -math.inf
+            if not _kernel_accepts(D_, 0.0 if prior.coef_prior == "g" else 1.0 / np.asarray(d2), seen): return -math.inf
             if s2k is None: return log_marginal_likelihood(D_, Y, d2, prior)
             return float(np.sum(log_ml_terms_known(*dense_summaries(D_, Y, d2, prior), N, s2k)))
         except np.linalg.LinAlgError: return -math.inf
