@@ -137,7 +137,8 @@ def test_bad_scale_arguments_name_themselves():
 def test_estimator_attributes_save_load_and_chains(tmp_path):
     rng = np.random.default_rng(8)
     X = rng.uniform(-1, 1, size=(120, 3)); y = np.sin(3 * X[:, 0]) + 0.05 * rng.normal(size=120)
-    m = RJMCMCRegressor(basis="gaussian", n_iter=3000, burn_in=1500, learn_scales=True, random_state=0).fit(X, y)
+    m = RJMCMCRegressor(basis="gaussian", n_iter=3000, burn_in=1500, learn_scales=True, select_inputs=False,
+                        random_state=0).fit(X, y)          # the scales alone (the default also selects inputs)
     assert m.input_scales_.shape == (3,) and m.input_scales_[0] > 2 * max(m.input_scales_[1:])
     assert "input scales" in str(m.summary())
     p = tmp_path / "m.npz"; m.save(p)
@@ -148,11 +149,26 @@ def test_estimator_attributes_save_load_and_chains(tmp_path):
     tr1 = m.trace_.__class__(**{**{f: getattr(m.trace_, f) for f in m.trace_.__dataclass_fields__}, "scales": np.ones_like(m.trace_.scales)})
     assert not np.allclose(tr1.predict(m._scale_x(X[:10])), m.trace_.predict(m._scale_x(X[:10])))
     # chains pool the scales
-    mc = RJMCMCRegressor(basis="gaussian", n_iter=1000, burn_in=500, learn_scales=True, n_chains=2, n_jobs=2,
-                         random_state=0).fit(X, y)
+    mc = RJMCMCRegressor(basis="gaussian", n_iter=1000, burn_in=500, learn_scales=True, select_inputs=False, n_chains=2,
+                         n_jobs=2, random_state=0).fit(X, y)
     assert mc.trace_.scales.shape == (mc.trace_.n_samples, 3)
     assert not hasattr(RJMCMCRegressor(n_iter=200, burn_in=100, learn_scales=False).fit(X, y), "input_scales_")
     assert math.isfinite(float(mc.predict(X[:3])[0]))
+
+
+def test_default_selects_inputs_with_learned_scales():
+    """select_inputs=None (the default): input selection with the learned scales (the default model), none without
+    (the paper's model); a bool says it explicitly; anything else is a TypeError naming the argument."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(60, 3)); y = np.sin(3 * X[:, 0]) + 0.05 * rng.normal(size=60)
+    fit = lambda **kw: RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, random_state=0, **kw).fit(X, y)  # noqa: E731
+    m = fit()
+    assert m.select_inputs is None and m.input_relevance_.shape == (3,) and "input_acceptance" in m.trace_.meta
+    for kw in (dict(learn_scales=False), dict(select_inputs=False)):
+        assert not hasattr(fit(**kw), "input_relevance_"), kw
+    assert fit(learn_scales=False, select_inputs=True).input_relevance_.shape == (3,)
+    with pytest.raises(TypeError, match="select_inputs"):
+        fit(select_inputs="yes")
 
 
 def _two_piece_cdf(lo, up):
