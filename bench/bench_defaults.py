@@ -170,9 +170,9 @@ TWO_PIECE = dataclasses.replace(RIDGE_NB, log_scale_sd_up=0.5)  # log scales: sd
 TWO_PIECE_NB20 = dataclasses.replace(TWO_PIECE, eps2=0.5)       # k ~ NB(10, 1/3): prior mean 10 / eps2 = 20
 
 CONFIGS = {
-    "default": rj(),                                  # Gaussian, width sqrt(d), learned scales and input selection, REGRESSOR_PRIOR
+    "default": rj(),                                  # Gaussian, width sqrt(d), learned scales (+ selection if d >= 3), REGRESSOR_PRIOR
     "default_extrapolate": rj(extrapolate=True),
-    "select": rj(select_inputs=True),                 # input selection said explicitly: the default since stop 50
+    "select": rj(select_inputs=True),                 # input selection on any d (the default from d = 3 since stop 50)
     "no_select": rj(select_inputs=False),             # the default until stop 50: learned scales without selection
     "select_tp": rj(select_inputs=True, prior=TWO_PIECE),           # ... and the two-piece prior on the log scales
     "select_tp_nb20": rj(select_inputs=True, prior=TWO_PIECE_NB20),  # ... and k ~ NB(10, 1/3), mean 20
