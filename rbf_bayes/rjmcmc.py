@@ -665,6 +665,8 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         sc = np.where(g, 1.0 if sc is None else sc, 0.0)
         if learn: th[~g] = 0.0
     lodds = math.log(prior.inclusion_prob) - math.log1p(-prior.inclusion_prob)
+    def tsd(t):       # the prior sd of a log scale t: log_scale_sd_up above 0 (the two-piece prior, 05d), else log_scale_sd
+        return prior.log_scale_sd_up if t > 0 and prior.log_scale_sd_up is not None else prior.log_scale_sd
     n_scale, n_sel, n_kind = [0, 0], [0, 0], [0, 0]      # steps proposed, accepted
     seen = set()                                         # the kernel rule's memo (`_kernel_accepts`)
     def design(S_, s_=None, g_=None, kind_=None):
@@ -744,7 +746,6 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                 pick = cand[multiple_try_pick(lw, rng)]
                 lb = log_mean_weight(np.concatenate([[0.0], [lml(swapped(c_)) - cur for c_ in om.sample(rng, K - 1)]]))
                 if math.log(rng.random()) < lf - lb: S = swapped(pick); cur = lml(S); n_acc[4] += 1
-        tsd = lambda t: prior.log_scale_sd_up if t > 0 and prior.log_scale_sd_up is not None else prior.log_scale_sd  # noqa: E731
         if learn:    # random-walk MH on one log scale (an input that is in), everything else held (05d)
             j = rng.choice(np.flatnonzero(g)) if sel else rng.integers(d); t1 = th[j] + config.scale_step * rng.standard_normal()
             s1 = sc.copy(); s1[j] = math.exp(t1); sd0, sd1 = tsd(th[j]), tsd(t1)     # the C loop's arithmetic
