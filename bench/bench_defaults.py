@@ -167,7 +167,6 @@ def bass(X, y, Xt, seed):
 OLD = dict(basis="cubic", learn_scales=False)   # the default model before stop 47, with its g-prior below
 RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # = priors.REGRESSOR_PRIOR, the default's
 TWO_PIECE = dataclasses.replace(RIDGE_NB, log_scale_sd_up=0.5)  # log scales: sd 1 below 0, 0.5 above (05d)
-TWO_PIECE_NB20 = dataclasses.replace(TWO_PIECE, eps2=0.5)       # k ~ NB(10, 1/3): prior mean 10 / eps2 = 20
 
 CONFIGS = {
     "default": rj(),                                  # Gaussian, width sqrt(d), learned scales (+ selection if d >= 3), REGRESSOR_PRIOR
@@ -175,7 +174,6 @@ CONFIGS = {
     "select": rj(select_inputs=True),                 # input selection on any d (the default from d = 3 since stop 50)
     "no_select": rj(select_inputs=False),             # the default until stop 50: learned scales without selection
     "select_tp": rj(select_inputs=True, prior=TWO_PIECE),           # ... and the two-piece prior on the log scales
-    "select_tp_nb20": rj(select_inputs=True, prior=TWO_PIECE_NB20),  # ... and k ~ NB(10, 1/3), mean 20
     "old_default": rj(prior=RBFPrior(), **OLD),       # cubic, g-prior (the default until stop 46)
     "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),   # the paper's coefficient prior, cubic
     "ridge_nb": rj(prior=RIDGE_NB, **OLD),            # the default's prior on the old basis
