@@ -18,9 +18,7 @@ What this script does, in order:
 3. writes the navigation (hidden toctrees appended to the index notebook, in the order of NAV below) and
    one API page per module, each an `automodule` over the module's `__all__` (every exported name, with its
    signature and docments: `docs/rbf_docs.py`);
-4. executes the notebooks the cache does not hold, one per core, heaviest first, into the cache (`preexecute`);
-5. runs `sphinx-build` with the configuration in `docs/conf.py`, which finds every notebook in the cache and
-   renders it; warnings are errors (`-W --keep-going`).
+4. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
 
 Every notebook under `nbs/` must appear in NAV: the build fails on a notebook that has no place in the book.
 `--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty).
@@ -219,63 +217,6 @@ def prepare(shash):
             p.unlink()
 
 
-# seconds each notebook took to execute in a CI build (jupyter-cache's records): only the order of the pre-execution
-# (heaviest first), so that the last notebooks to start are short ones; a notebook not listed goes last
-COST = {"experiments/exp5_classification": 155, "experiments/exp4_smc": 125, "experiments/exp1_signal_detection": 101,
-        "05d_learned_basis": 100, "experiments/exp8_benchmarks": 79, "experiments/exp6_learned_basis": 76,
-        "experiments/exp7_annealing_study": 61, "02_posterior": 50, "16_workflow": 43, "index": 43,
-        "12_estimators": 40, "09_smc": 32, "experiments/exp3_bmars": 28, "experiments/exp2_robot_arm": 22,
-        "05c_probit": 19, "08_convergence": 16, "10_bmars": 15, "01_priors": 13, "03_moves": 12, "14_plot": 12,
-        "05b_chains": 11}
-
-
-def _set_env(env):
-    "A pre-execution worker's environment: the one the kernels it starts inherit (the tremor data, no MPLBACKEND)."
-    os.environ.clear(); os.environ.update(env)
-
-
-def _execute(path):
-    "Execute one notebook as myst-nb's cache mode does (its directory as cwd): (notebook, seconds, traceback or None)."
-    import nbformat
-    from jupyter_cache.executors.utils import single_nb_execution
-    nb = nbformat.read(path, as_version=4)
-    r = single_nb_execution(nb, cwd=str(Path(path).parent), timeout=3600, allow_errors=False, meta_override=True)
-    return r.nb, r.time, r.exc_string
-
-
-def preexecute(jobs, env):
-    """Execute every page notebook the cache does not hold, `jobs` at a time, heaviest first, and put it in the cache
-    as myst-nb's cache mode would; sphinx then finds every notebook there and only renders. Why not leave it to
-    sphinx: its parallel reader hands out the pages in chunks of consecutive names, so the experiments (half of the
-    execution time) ran in one or two chunks while the other process idled. Returns the failures' tracebacks."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    import nbformat
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
-    cache = get_cache(str(CACHE))
-    todo = []
-    for p in sorted(SRC.rglob("*.ipynb")):
-        try:
-            cache.match_cache_notebook(nbformat.read(p, as_version=4))
-        except KeyError:
-            todo.append(p)
-    todo.sort(key=lambda p: -COST.get(p.relative_to(SRC).with_suffix("").as_posix(), 0))
-    failed = []
-    n = (os.cpu_count() or 1) if jobs == "auto" else int(jobs)
-    with ProcessPoolExecutor(max_workers=max(n, 1), initializer=_set_env, initargs=(env,)) as ex:
-        futures = {ex.submit(_execute, str(p)): p for p in todo}
-        for f in as_completed(futures):
-            p = futures[f]; nb, secs, tb = f.result()
-            if tb is not None:
-                failed.append(f"{p.relative_to(SRC)}:\n{tb}"); continue
-            record = cache.add_nb_to_project(str(p))
-            cache.cache_notebook_bundle(CacheBundleIn(nb, record.uri, data={"execution_seconds": secs}),
-                                        check_validity=False, overwrite=True)
-            print(f"  executed {p.relative_to(SRC)} in {secs:.0f} s", flush=True)
-    return failed
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fresh", action="store_true", help="empty the execution cache first")
@@ -301,11 +242,6 @@ def main(argv=None):
     shash = source_hash(f" tremor={env.get('RBF_BAYES_TREMOR_DIR', '')}")
     prepare(shash)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "docs"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    if not a.no_exec:
-        failed = preexecute(a.jobs, env)
-        if failed:
-            print("docs build FAILED: a notebook does not execute\n" + "\n".join(failed), file=sys.stderr)
-            return 1
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "docs"), "-W", "--keep-going",
            "-j", a.jobs, "-q", str(SRC), str(OUT), "-d", str(SITE / "doctrees")]
     r = subprocess.run(cmd, cwd=ROOT, env=env)
