@@ -101,16 +101,53 @@ def _quadrature(U) -> np.ndarray:
         out[..., j] = prod @ _GH_W / np.sqrt(np.pi)
     return out
 
+_R3 = np.sqrt(0.75)   # sqrt(1 - rho^2) for rho = 1/2
+
+def _phi2_half(h, k) -> np.ndarray:
+    """Phi_2(h, k; 1/2), the bivariate normal distribution function with correlation 1/2, by Owen's T function (the
+    formula above; a = 1/sqrt 3 at h = k = 0, its limit)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ah, ak = (k - 0.5 * h) / (h * _R3), (h - 0.5 * k) / (k * _R3)
+    both = (h == 0) & (k == 0)
+    ah, ak = np.where(both, 1 / np.sqrt(3.0), ah), np.where(both, 1 / np.sqrt(3.0), ak)
+    hk = h * k; beta = np.where((hk < 0) | ((hk == 0) & (h + k < 0)), 0.5, 0.0)
+    return 0.5 * (special.ndtr(h) + special.ndtr(k)) - special.owens_t(h, ah) - special.owens_t(k, ak) - beta
+
+def _three_classes(U) -> np.ndarray:
+    "P(y = j | U) for three classes in closed form, P(z_j > z_l, z_j > z_m) = Phi_2(h, k; 1/2), shape (..., 3)."
+    U = np.asarray(U, dtype=float); out = np.empty(U.shape); s = np.sqrt(2.0)
+    for j, l, m in ((0, 1, 2), (1, 0, 2), (2, 0, 1)):
+        out[..., j] = _phi2_half((U[..., j] - U[..., l]) / s, (U[..., j] - U[..., m]) / s)
+    return out
+
+def _class_products(U, j: int) -> np.ndarray:
+    "P(y = j | U) by the Gauss-Hermite products for one class, shape U.shape[:-1] (relative accuracy in the tails)."
+    arg = (U[..., j:j + 1] - np.delete(U, j, axis=-1))[..., None] + np.sqrt(2.0) * _GH_S
+    return special.ndtr(arg).prod(-2) @ _GH_W / np.sqrt(np.pi)
+
 _LOG_FROM_PRODUCTS = 1e-3   # above it, log of the products (relative error <= 1e-12 there); below, the log_ndtr sums
+_OWEN_FROM = _LOG_FROM_PRODUCTS   # three classes: the closed form above it (the same reason), one class's products below
+
+def _probabilities(U) -> np.ndarray:
+    """P(y = j | U), shape (..., C): three classes by the closed form, except where a probability is below 1e-3 (its
+    absolute error of up to ~6e-16, a cancellation, is a relative 1e-12 or more there: the products instead); more
+    classes by the quadrature."""
+    U = np.asarray(U, dtype=float)
+    if U.shape[-1] != 3: return _quadrature(U)
+    U2 = U.reshape(-1, 3); P = _three_classes(U2)
+    for j in range(3):
+        r = np.flatnonzero(P[:, j] < _OWEN_FROM)
+        if len(r): P[r, j] = _class_products(U2[r], j)
+    return P.reshape(U.shape)
 
 def class_log_probabilities(U: np.ndarray, # mean utilities (..., C)
                            ) -> np.ndarray:
     """log P(y = j | utilities U) of the multinomial probit (unit-variance independent noise), shape (..., C), finite
     however small the probability: the log of the products where the probability is at least 1e-3 (their absolute
-    error of ~1e-15 is then a relative 1e-12), the sums of log_ndtr for the smaller ones (a fraction of the entries,
+    error of ~1e-15 is then a relative 1e-12; three classes: of the closed form), the sums of log_ndtr for the smaller ones (a fraction of the entries,
     at ~4x the cost per entry)."""
     U = np.asarray(U, dtype=float); C = U.shape[-1]
-    U2 = U.reshape(-1, C); P = _quadrature(U2)
+    U2 = U.reshape(-1, C); P = _three_classes(U2) if C == 3 else _quadrature(U2)   # the small ones are replaced below
     with np.errstate(divide="ignore"): out = np.log(P)
     for j in range(C):
         r = np.flatnonzero(P[:, j] < _LOG_FROM_PRODUCTS)
@@ -119,9 +156,9 @@ def class_log_probabilities(U: np.ndarray, # mean utilities (..., C)
 
 def class_probabilities(U: np.ndarray, # mean utilities (..., C)
                        ) -> np.ndarray:
-    """P(y = j | utilities U) of the multinomial probit, shape (..., C); rows sum to 1 (products of Phi, Phi once per
-    pair of classes: a quarter of the log form's evaluations)."""
-    return _quadrature(U)
+    """P(y = j | utilities U) of the multinomial probit, shape (..., C); rows sum to 1 (three classes: Owen's closed
+    form; more: products of Phi, Phi once per pair of classes, a quarter of the log form's evaluations)."""
+    return _probabilities(np.asarray(U, dtype=float))
 
 # %% ../nbs/05c_probit.ipynb #cf4f4102
 @dataclasses.dataclass(kw_only=True, repr=False)
