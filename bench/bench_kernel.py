@@ -86,6 +86,11 @@ def main():
                 a, b = r["cython"][op] * 1e6, r["reference"][op] * 1e6
                 print(f"{N:>7} {m:>3} {prior:>6} {op:>15} {a:>11.2f} {b:>13.1f} {b / a:>7.0f}")
         print(f"{N:>7} {'':>3} {'':>6} {'cubic column':>15} {r['column'] * 1e6:>11.2f}   (d = 2, C column generator)")
+        x = np.random.default_rng(0).uniform(-1, 1, (N, 2)); mu = np.array([0.1, -0.2])
+        c_col = timeit(lambda x=x, mu=mu: basis_column(x, mu, "gaussian", 0.7))
+        np_col = timeit(lambda x=x, mu=mu: np.exp(-np.sum((x - mu) ** 2, axis=1) / 0.49))
+        print(f"{N:>7} {'':>3} {'':>6} {'gaussian column':>15} {c_col * 1e6:>11.2f} {np_col * 1e6:>13.1f} "
+              f"{np_col / c_col:>7.1f}   (d = 2; reference column: NumPy's exp)")
 
 
 if __name__ == "__main__":

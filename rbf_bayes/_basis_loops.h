@@ -4,6 +4,43 @@
 #ifndef RBF_BASIS_LOOPS_H
 #define RBF_BASIS_LOOPS_H
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* exp(x) in plain IEEE arithmetic, so that the compiler vectorises the Gaussian's loop (a call to libm's exp does not
+   vectorise) and every clone computes the same bits (+, -, * and correctly rounded; no FMA: setup.py). Derived in
+   nbs/00_basis.ipynb ("The Gaussian's exp in C"): x = n ln 2 + r with n = round(x / ln 2) (the 1.5 * 2^52 shift rounds
+   to nearest) and |r| <= ln 2 / 2 (Cody & Waite's two-part ln 2: n * ln2_hi is exact for |n| < 2^11), e^r by its Taylor
+   polynomial of degree 13 (truncation below 4e-18 relative) in Horner form, and 2^n built in the exponent bits.
+   Within 1 ulp of the correctly rounded value (checked at import against libm's exp, and in 00_basis against
+   mpmath). Domain: x <= 709 (every use here is the Gaussian's -r2 / w2 <= 0); below -708 it returns 0 where libm
+   gives a subnormal (< 3.3e-308); NaN in, NaN out. */
+static inline double rbf_exp(double x) {
+    const double log2e = 1.4426950408889634074, shift = 6755399441055744.0;
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    double xc = x < -708.0 ? -708.0 : x;
+    double t = xc * log2e + shift;
+    double n = t - shift;
+    double r = (xc - n * ln2_hi) - n * ln2_lo;
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    int64_t tb; memcpy(&tb, &t, sizeof tb);                       /* t = shift + n exactly: its low bits are n */
+    int64_t sb = (tb - (int64_t)0x4338000000000000LL + 1023) << 52;  /* the bits of 2^n (n >= -1021 here) */
+    double s; memcpy(&s, &sb, sizeof s);
+    return x < -708.0 ? 0.0 : p * s;
+}
 
 /* THE BASIS REGISTRY. One line per basis: its name (as in rbf_bayes.basis.BASES, in the same order: the position
    is the basis code) and phi as an expression of the squared distance r2 >= 0 and the squared width w2. Adding a
@@ -16,7 +53,7 @@
     X(cubic,        r2 * sqrt(r2))                                      \
     X(thin_plate,   r2 <= 0.0 ? 0.0 : 0.5 * r2 * log(r2))               \
     X(multiquadric, sqrt(r2 + w2))                                      \
-    X(gaussian,     exp(-r2 / w2))
+    X(gaussian,     rbf_exp(-r2 / w2))
 /* thin_plate: rho^2 ln rho = (rho^2 / 2) ln rho^2, and its limit 0 at rho = 0 */
 
 enum {
@@ -34,8 +71,8 @@ static const char* const rbf_basis_names[] = {
 
 /* The loops are compiled for AVX-512 and AVX2 as well as the baseline; the loader picks the best the processor has
    (GCC function multiversioning). sqrt, +, * and / are correctly rounded in every instruction set, setup.py turns
-   off contraction into FMA, and exp / log are the same libm calls in every clone (no vector math without
-   -ffast-math), so the values are the same bit for bit. */
+   off contraction into FMA, the Gaussian's exp is rbf_exp (plain arithmetic, above) and log is the same libm call in
+   every clone (no vector math without -ffast-math), so the values are the same bit for bit. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define RBF_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
