@@ -25,6 +25,7 @@ import numpy as np
 
 from rbf_bayes import ExtrapolationWarning, RJMCMCClassifier
 from rbf_bayes.datasets import load_pima, load_ripley, load_tremor
+from rbf_bayes.plot import brier_score
 from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
 
 PRIORS = {"default": None, "g": RBFPrior(), "ridge_nb": REGRESSOR_PRIOR}
@@ -74,9 +75,8 @@ def main():
                     with warnings.catch_warnings():     # Pima's test set has rows past the training range: held, as by default
                         warnings.simplefilter("ignore", ExtrapolationWarning)
                         P = m.predict_proba(xt)
-                    Y = (yt[:, None] == m.classes_[None, :]).astype(float)
                     err = float(np.mean(m.classes_[P.argmax(1)] != yt))
-                    brier = float(np.mean(np.sum((P - Y) ** 2, 1))) / (2 if P.shape[1] == 2 else 1)
+                    brier = brier_score(yt, P, m.classes_)
                     print(f"{name:<7} {link:<12} {prior:<8} {n_iter!s:>6} {sec:6.1f} {cd['k'][0]:6.3f} "
                           f"{cd['log posterior'][0]:6.3f} {cd['k'][1]:6.0f} {err:6.4f} {brier:6.4f} "
                           f"{len(m.trace_.k) // m.trace_.n_chains:8d}", flush=True)

@@ -351,11 +351,24 @@ def neyman_pearson(fpr, tpr, # a convex ROC (e.g. from `roc_convex_hull`), fpr i
     f, t = np.asarray(fpr, float), np.asarray(tpr, float)
     return float(alpha), float(np.interp(alpha, f, t))
 
-def brier_score(y_true, prob) -> float:
-    "Mean squared difference between predicted probabilities of class 1 and the 0/1 outcomes."
-    y, p = np.asarray(y_true, float).ravel(), np.asarray(prob, float).ravel()
-    if len(y) != len(p): raise ValueError(f"y_true has {len(y)} entries but prob has {len(p)}")
-    return float(np.mean((p - y) ** 2))
+def brier_score(y_true, # 0/1 outcomes (prob 1-d), or class labels (prob (n, C))
+                prob, # P(class 1), (n,); or every class's probability, (n, C), columns in the order of `classes`
+                classes=None, # prob (n, C): the label of each column (a fitted classifier's classes_); None: 0..C-1
+               ) -> float:
+    """Brier's score: with P(class 1) the mean of (p_i - y_i)^2; with every class's probability the mean over rows of
+    sum_j (P_ij - [y_i = class j])^2 (Brier 1950), halved for two classes so that both forms give the same number."""
+    p = np.asarray(prob, float)
+    if p.ndim < 2:
+        y, p = np.asarray(y_true, float).ravel(), p.ravel()
+        if len(y) != len(p): raise ValueError(f"y_true has {len(y)} entries but prob has {len(p)}")
+        return float(np.mean((p - y) ** 2))
+    if p.ndim != 2 or p.shape[1] < 2: raise ValueError(f"prob must be (n,) or (n, C) with C >= 2, got shape {p.shape}")
+    y = np.asarray(y_true).ravel(); cl = np.arange(p.shape[1]) if classes is None else np.asarray(classes).ravel()
+    if len(y) != len(p): raise ValueError(f"y_true has {len(y)} entries but prob has {len(p)} rows")
+    if len(cl) != p.shape[1]: raise ValueError(f"classes has {len(cl)} labels but prob has {p.shape[1]} columns")
+    Y = y[:, None] == cl[None, :]
+    if not Y.any(1).all(): raise ValueError(f"y_true holds labels not in classes: {np.unique(y[~Y.any(1)])[:5].tolist()}")
+    return float(np.mean(np.sum((p - Y) ** 2, 1)) / (2 if p.shape[1] == 2 else 1))
 
 def _classifier(model):
     if not hasattr(model, "classes_") or not hasattr(model, "predict_proba"):
