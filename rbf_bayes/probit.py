@@ -17,7 +17,7 @@ from .priors import RBFPrior
 from .rjmcmc import RJConfig, Trace, _check_rj_memory, _prepare, _RJRun, rj_core, sample_rjmcmc_reference
 
 # %% auto #0
-__all__ = ['check_binary', 'sample_latent', 'check_labels', 'sample_utilities', 'class_log_probabilities', 'class_probabilities',
+__all__ = ['check_binary', 'sample_latent', 'class_log_probabilities', 'class_probabilities', 'check_labels', 'sample_utilities',
            'ProbitTrace', 'sample_probit', 'probit_run']
 
 # %% ../nbs/05c_probit.ipynb #c0c591ae
@@ -41,10 +41,99 @@ def sample_latent(f: np.ndarray, # current network outputs f(x_i), (N,)
     x = np.where(pos, -special.ndtri_exp(logu + special.log_ndtr(f)), special.ndtri_exp(logu + special.log_ndtr(-f)))
     return f + x
 
-# %% ../nbs/05c_probit.ipynb #64030352
+# %% ../nbs/05c_probit.ipynb #acc2c02d
 _GH_S, _GH_W = np.polynomial.hermite.hermgauss(48)    # nodes and weights for the integral against exp(-s^2)
 _GH_S, _GH_W = 0.5 * (_GH_S - _GH_S[::-1]), 0.5 * (_GH_W + _GH_W[::-1])   # symmetric to the last bit (they are, to rounding)
 
+def _log_class(U, j: int) -> np.ndarray:
+    """log P(y = j | U) by Gauss-Hermite over the integral above, summing log_ndtr terms (relative accuracy in the
+    tails: finite however small the probability), shape U.shape[:-1]."""
+    arg = (U[..., j:j + 1] - np.delete(U, j, axis=-1))[..., None] + np.sqrt(2.0) * _GH_S   # f_j - f_l + sqrt(2) s
+    return special.logsumexp(special.log_ndtr(arg).sum(-2) + np.log(_GH_W), axis=-1) - 0.5 * np.log(np.pi)
+
+def _log_quadrature(U) -> np.ndarray:
+    "log P(y = j | U) for every class by the log_ndtr sums, shape (..., C) (the specification of the logs)."
+    U = np.asarray(U, dtype=float)
+    return np.stack([_log_class(U, j) for j in range(U.shape[-1])], -1)
+
+def _quadrature(U) -> np.ndarray:
+    """P(y = j | U) by Gauss-Hermite over the integral above, shape (..., C), evaluating Phi once per pair of classes:
+    the nodes are symmetric (s_{n-1-g} = -s_g), so Phi(f_l - f_j + sqrt(2) s_g) = 1 - Phi(f_j - f_l + sqrt(2) s_{n-1-g}),
+    half the Phi evaluations (an absolute error of a rounding, as the products')."""
+    U = np.asarray(U, dtype=float); C = U.shape[-1]
+    out = np.empty(U.shape)
+    F = {(j, l): special.ndtr((U[..., j] - U[..., l])[..., None] + np.sqrt(2.0) * _GH_S)
+         for j in range(C) for l in range(j + 1, C)}                       # Phi(f_j - f_l + sqrt(2) s), j < l
+    for j in range(C):
+        prod = np.ones(U.shape[:-1] + _GH_S.shape)
+        for l in range(C):
+            if l != j: prod *= F[j, l] if j < l else 1.0 - F[l, j][..., ::-1]
+        out[..., j] = prod @ _GH_W / np.sqrt(np.pi)
+    return out
+
+_LOG_FROM_PRODUCTS = 1e-3   # above it, log of the products (relative error <= 1e-12 there); below, the log_ndtr sums
+
+# %% ../nbs/05c_probit.ipynb #d3d5415b
+_R3 = np.sqrt(0.75)   # sqrt(1 - rho^2) for rho = 1/2
+
+def _phi2_half(h, k) -> np.ndarray:
+    """Phi_2(h, k; 1/2), the bivariate normal distribution function with correlation 1/2, by Owen's T function (the
+    formula above; a = 1/sqrt 3 at h = k = 0, its limit)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ah, ak = (k - 0.5 * h) / (h * _R3), (h - 0.5 * k) / (k * _R3)
+    both = (h == 0) & (k == 0)
+    ah, ak = np.where(both, 1 / np.sqrt(3.0), ah), np.where(both, 1 / np.sqrt(3.0), ak)
+    hk = h * k; beta = np.where((hk < 0) | ((hk == 0) & (h + k < 0)), 0.5, 0.0)
+    return 0.5 * (special.ndtr(h) + special.ndtr(k)) - special.owens_t(h, ah) - special.owens_t(k, ak) - beta
+
+def _three_classes(U) -> np.ndarray:
+    "P(y = j | U) for three classes in closed form, P(z_j > z_l, z_j > z_m) = Phi_2(h, k; 1/2), shape (..., 3)."
+    U = np.asarray(U, dtype=float); out = np.empty(U.shape); s = np.sqrt(2.0)
+    for j, l, m in ((0, 1, 2), (1, 0, 2), (2, 0, 1)):
+        out[..., j] = _phi2_half((U[..., j] - U[..., l]) / s, (U[..., j] - U[..., m]) / s)
+    return out
+
+def _class_products(U, j: int) -> np.ndarray:
+    "P(y = j | U) by the Gauss-Hermite products for one class, shape U.shape[:-1] (relative accuracy in the tails)."
+    arg = (U[..., j:j + 1] - np.delete(U, j, axis=-1))[..., None] + np.sqrt(2.0) * _GH_S
+    return special.ndtr(arg).prod(-2) @ _GH_W / np.sqrt(np.pi)
+
+_OWEN_FROM = _LOG_FROM_PRODUCTS   # three classes: the closed form above it (the same reason), one class's products below
+
+def _probabilities(U) -> np.ndarray:
+    """P(y = j | U), shape (..., C): three classes by the closed form, except where a probability is below 1e-3 (its
+    absolute error of up to ~6e-16, a cancellation, is a relative 1e-12 or more there: the products instead); more
+    classes by the quadrature."""
+    U = np.asarray(U, dtype=float)
+    if U.shape[-1] != 3: return _quadrature(U)
+    U2 = U.reshape(-1, 3); P = _three_classes(U2)
+    for j in range(3):
+        r = np.flatnonzero(P[:, j] < _OWEN_FROM)
+        if len(r): P[r, j] = _class_products(U2[r], j)
+    return P.reshape(U.shape)
+
+# %% ../nbs/05c_probit.ipynb #aacb20ec
+def class_log_probabilities(U: np.ndarray, # mean utilities (..., C)
+                           ) -> np.ndarray:
+    """log P(y = j | utilities U) of the multinomial probit (unit-variance independent noise), shape (..., C), finite
+    however small the probability: the log of the products where the probability is at least 1e-3 (their absolute
+    error of ~1e-15 is then a relative 1e-12; three classes: of the closed form), the sums of log_ndtr for the smaller
+    ones (a fraction of the entries, at ~4x the cost per entry)."""
+    U = np.asarray(U, dtype=float); C = U.shape[-1]
+    U2 = U.reshape(-1, C); P = _three_classes(U2) if C == 3 else _quadrature(U2)   # the small ones are replaced below
+    with np.errstate(divide="ignore"): out = np.log(P)
+    for j in range(C):
+        r = np.flatnonzero(P[:, j] < _LOG_FROM_PRODUCTS)
+        if len(r): out[r, j] = _log_class(U2[r], j)
+    return out.reshape(U.shape)
+
+def class_probabilities(U: np.ndarray, # mean utilities (..., C)
+                       ) -> np.ndarray:
+    """P(y = j | utilities U) of the multinomial probit, shape (..., C); rows sum to 1 (three classes: Owen's closed
+    form; more: products of Phi, Phi once per pair of classes, a quarter of the log form's evaluations)."""
+    return _probabilities(np.asarray(U, dtype=float))
+
+# %% ../nbs/05c_probit.ipynb #6d937f8d
 def check_labels(y, name: str="y") -> np.ndarray:
     "Class labels as ints 0..C-1 (C >= 2, every class present, a 1-d array), or a ValueError naming the argument."
     y = np.asarray(y)
@@ -74,91 +163,6 @@ def sample_utilities(U: np.ndarray, # current utilities (N, C); in each row z_{i
         x = np.where(own, -special.ndtri_exp(logu + special.log_ndtr(f - lo)), special.ndtri_exp(logu + special.log_ndtr(hi - f)))
         U[:, j] = f + x
     return U
-
-def _log_class(U, j: int) -> np.ndarray:
-    """log P(y = j | U) by Gauss-Hermite over the integral above, summing log_ndtr terms (relative accuracy in the
-    tails: finite however small the probability), shape U.shape[:-1]."""
-    arg = (U[..., j:j + 1] - np.delete(U, j, axis=-1))[..., None] + np.sqrt(2.0) * _GH_S   # f_j - f_l + sqrt(2) s
-    return special.logsumexp(special.log_ndtr(arg).sum(-2) + np.log(_GH_W), axis=-1) - 0.5 * np.log(np.pi)
-
-def _log_quadrature(U) -> np.ndarray:
-    "log P(y = j | U) for every class by the log_ndtr sums, shape (..., C) (the specification of the logs)."
-    U = np.asarray(U, dtype=float)
-    return np.stack([_log_class(U, j) for j in range(U.shape[-1])], -1)
-
-def _quadrature(U) -> np.ndarray:
-    """P(y = j | U) by Gauss-Hermite over the integral above, shape (..., C), evaluating Phi once per pair of classes:
-    the nodes are symmetric (s_{n-1-g} = -s_g), so Phi(f_l - f_j + sqrt(2) s_g) = 1 - Phi(f_j - f_l + sqrt(2) s_{n-1-g}),
-    half the Phi evaluations (an absolute error of a rounding, as the products')."""
-    U = np.asarray(U, dtype=float); C = U.shape[-1]
-    out = np.empty(U.shape)
-    F = {(j, l): special.ndtr((U[..., j] - U[..., l])[..., None] + np.sqrt(2.0) * _GH_S)
-         for j in range(C) for l in range(j + 1, C)}                       # Phi(f_j - f_l + sqrt(2) s), j < l
-    for j in range(C):
-        prod = np.ones(U.shape[:-1] + _GH_S.shape)
-        for l in range(C):
-            if l != j: prod *= F[j, l] if j < l else 1.0 - F[l, j][..., ::-1]
-        out[..., j] = prod @ _GH_W / np.sqrt(np.pi)
-    return out
-
-_R3 = np.sqrt(0.75)   # sqrt(1 - rho^2) for rho = 1/2
-
-def _phi2_half(h, k) -> np.ndarray:
-    """Phi_2(h, k; 1/2), the bivariate normal distribution function with correlation 1/2, by Owen's T function (the
-    formula above; a = 1/sqrt 3 at h = k = 0, its limit)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ah, ak = (k - 0.5 * h) / (h * _R3), (h - 0.5 * k) / (k * _R3)
-    both = (h == 0) & (k == 0)
-    ah, ak = np.where(both, 1 / np.sqrt(3.0), ah), np.where(both, 1 / np.sqrt(3.0), ak)
-    hk = h * k; beta = np.where((hk < 0) | ((hk == 0) & (h + k < 0)), 0.5, 0.0)
-    return 0.5 * (special.ndtr(h) + special.ndtr(k)) - special.owens_t(h, ah) - special.owens_t(k, ak) - beta
-
-def _three_classes(U) -> np.ndarray:
-    "P(y = j | U) for three classes in closed form, P(z_j > z_l, z_j > z_m) = Phi_2(h, k; 1/2), shape (..., 3)."
-    U = np.asarray(U, dtype=float); out = np.empty(U.shape); s = np.sqrt(2.0)
-    for j, l, m in ((0, 1, 2), (1, 0, 2), (2, 0, 1)):
-        out[..., j] = _phi2_half((U[..., j] - U[..., l]) / s, (U[..., j] - U[..., m]) / s)
-    return out
-
-def _class_products(U, j: int) -> np.ndarray:
-    "P(y = j | U) by the Gauss-Hermite products for one class, shape U.shape[:-1] (relative accuracy in the tails)."
-    arg = (U[..., j:j + 1] - np.delete(U, j, axis=-1))[..., None] + np.sqrt(2.0) * _GH_S
-    return special.ndtr(arg).prod(-2) @ _GH_W / np.sqrt(np.pi)
-
-_LOG_FROM_PRODUCTS = 1e-3   # above it, log of the products (relative error <= 1e-12 there); below, the log_ndtr sums
-_OWEN_FROM = _LOG_FROM_PRODUCTS   # three classes: the closed form above it (the same reason), one class's products below
-
-def _probabilities(U) -> np.ndarray:
-    """P(y = j | U), shape (..., C): three classes by the closed form, except where a probability is below 1e-3 (its
-    absolute error of up to ~6e-16, a cancellation, is a relative 1e-12 or more there: the products instead); more
-    classes by the quadrature."""
-    U = np.asarray(U, dtype=float)
-    if U.shape[-1] != 3: return _quadrature(U)
-    U2 = U.reshape(-1, 3); P = _three_classes(U2)
-    for j in range(3):
-        r = np.flatnonzero(P[:, j] < _OWEN_FROM)
-        if len(r): P[r, j] = _class_products(U2[r], j)
-    return P.reshape(U.shape)
-
-def class_log_probabilities(U: np.ndarray, # mean utilities (..., C)
-                           ) -> np.ndarray:
-    """log P(y = j | utilities U) of the multinomial probit (unit-variance independent noise), shape (..., C), finite
-    however small the probability: the log of the products where the probability is at least 1e-3 (their absolute
-    error of ~1e-15 is then a relative 1e-12; three classes: of the closed form), the sums of log_ndtr for the smaller ones (a fraction of the entries,
-    at ~4x the cost per entry)."""
-    U = np.asarray(U, dtype=float); C = U.shape[-1]
-    U2 = U.reshape(-1, C); P = _three_classes(U2) if C == 3 else _quadrature(U2)   # the small ones are replaced below
-    with np.errstate(divide="ignore"): out = np.log(P)
-    for j in range(C):
-        r = np.flatnonzero(P[:, j] < _LOG_FROM_PRODUCTS)
-        if len(r): out[r, j] = _log_class(U2[r], j)
-    return out.reshape(U.shape)
-
-def class_probabilities(U: np.ndarray, # mean utilities (..., C)
-                       ) -> np.ndarray:
-    """P(y = j | utilities U) of the multinomial probit, shape (..., C); rows sum to 1 (three classes: Owen's closed
-    form; more: products of Phi, Phi once per pair of classes, a quarter of the log form's evaluations)."""
-    return _probabilities(np.asarray(U, dtype=float))
 
 # %% ../nbs/05c_probit.ipynb #cf4f4102
 @dataclasses.dataclass(kw_only=True, repr=False)
