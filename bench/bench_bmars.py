@@ -35,7 +35,9 @@ def main():
         tr = sample_bmars(d.x, (d.y - ym) / ys, prior=BMARSPrior(max_interaction=2, k_max=50), n_iter=n_iter,
                           burn_in=burn, thin=1, rng=np.random.default_rng(s))
         secs = time.perf_counter() - t0
-        rows.setdefault("rbf_bayes BMARS (C loop), I=2", []).append((n_iter / secs, rmse(tr.predict(d.x_test)[:, 0] * ys + ym)))
+        rows.setdefault("rbf_bayes BMARS (C loop), I=2", []).append(
+            (n_iter / secs, rmse(tr.predict(d.x_test)[:, 0] * ys + ym))
+        )
     try:
         import pyBASS as pb
     except ImportError:
@@ -48,7 +50,9 @@ def main():
                 t0 = time.perf_counter()
                 mod = pb.bass(d.x, d.y, nmcmc=n_iter, nburn=burn, thin=1, maxInt=max_int, verbose=False)
                 secs = time.perf_counter() - t0
-                rows.setdefault(f"pyBASS (maxInt={max_int})", []).append((n_iter / secs, rmse(mod.predict(d.x_test).mean(axis=0))))
+                rows.setdefault(f"pyBASS (maxInt={max_int})", []).append(
+                    (n_iter / secs, rmse(mod.predict(d.x_test).mean(axis=0)))
+                )
     print(f"Friedman #1, n = 500, p = 10, unit noise, {n_iter} iterations ({burn} burn-in), {args.seeds} seeds; "
           f"RMSE against the noise-free function on 1,000 points")
     print(f"{'sampler':>32} {'it/s (mean)':>12} {'RMSE per seed':>24} {'RMSE mean':>10}")
@@ -57,7 +61,10 @@ def main():
         print(f"{name:>32} {np.mean(rates):>12.0f} {str(np.round(rm, 3)):>24} {np.mean(rm):>10.3f}")
     names = list(rows)
     for other in names[1:]:
-        print(f"speed ratio rbf_bayes / {other}: {np.mean([a for a, _ in rows[names[0]]]) / np.mean([a for a, _ in rows[other]]):.1f}x")
+        print(
+            f"speed ratio rbf_bayes / {other}: "
+            f"{np.mean([a for a, _ in rows[names[0]]]) / np.mean([a for a, _ in rows[other]]):.1f}x"
+        )
 
 
 if __name__ == "__main__":

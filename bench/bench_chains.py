@@ -34,11 +34,15 @@ def main():
         for jobs in (1, 2):
             m = RJMCMCRegressor(n_iter=n_iter, burn_in=n_iter // 2, n_chains=a.chains, n_jobs=jobs, random_state=0)
             t0 = time.perf_counter(); m.fit(d.x, d.y); times[jobs] = time.perf_counter() - t0
-            print(f"[{r + 1}/{reps}] {a.chains} chains x {n_iter:,} iterations on {jobs} thread(s): {times[jobs]:.2f} s, "
-                  f"{a.chains / times[jobs]:.2f} chains/s, {a.chains * n_iter / times[jobs]:,.0f} it/s")
+            print(
+                f"[{r + 1}/{reps}] {a.chains} chains x {n_iter:,} iterations on {jobs} thread(s): {times[jobs]:.2f} s, "
+                f"{a.chains / times[jobs]:.2f} chains/s, {a.chains * n_iter / times[jobs]:,.0f} it/s"
+            )
         ratios.append(times[1] / times[2])
-    print(f"throughput 2 threads / 1 thread: median {np.median(ratios):.2f}x, range {min(ratios):.2f}-{max(ratios):.2f}x "
-          f"over {reps} alternating pairs (cores: {os.cpu_count()})")
+    print(
+        f"throughput 2 threads / 1 thread: median {np.median(ratios):.2f}x, range {min(ratios):.2f}-{max(ratios):.2f}x "
+        f"over {reps} alternating pairs (cores: {os.cpu_count()})"
+    )
     print(m.summary())
 
 

@@ -52,9 +52,13 @@ def data_sets(tremor):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--links", nargs="*", default=["probit", "discriminant"])
-    ap.add_argument("--tremor", default=None, help="directory of tremor_{train,test}.csv (default: ../shared/data if there)")
+    ap.add_argument(
+        "--tremor", default=None, help="directory of tremor_{train,test}.csv (default: ../shared/data if there)"
+    )
     ap.add_argument("--priors", nargs="*", default=["default"], choices=list(PRIORS))
-    ap.add_argument("--n-iter", nargs="*", default=["auto", "5000"], help="run lengths: auto and/or iterations per chain")
+    ap.add_argument(
+        "--n-iter", nargs="*", default=["auto", "5000"], help="run lengths: auto and/or iterations per chain"
+    )
     ap.add_argument("--quick", action="store_true", help="Pima with the probit only (a smoke run)")
     a = ap.parse_args()
     runs = [v if v == "auto" else int(v) for v in a.n_iter]
@@ -72,7 +76,9 @@ def main():
                     m = RJMCMCClassifier(link=link, n_iter=n_iter, prior=PRIORS[prior], random_state=0).fit(x, y)
                     sec = time.perf_counter() - t
                     cd = m.trace_.chain_diagnostics()
-                    with warnings.catch_warnings():     # Pima's test set has rows past the training range: held, as by default
+                    with (
+                        warnings.catch_warnings()
+                    ):  # Pima's test set has rows past the training range: held, as by default
                         warnings.simplefilter("ignore", ExtrapolationWarning)
                         P = m.predict_proba(xt)
                     err = float(np.mean(m.classes_[P.argmax(1)] != yt))

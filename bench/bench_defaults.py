@@ -169,14 +169,14 @@ RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # = priors.REGRESS
 TWO_PIECE = dataclasses.replace(RIDGE_NB, log_scale_sd_up=0.5)  # log scales: sd 1 below 0, 0.5 above (05d)
 
 CONFIGS = {
-    "default": rj(),                                  # Gaussian, width sqrt(d), learned scales (+ selection if d >= 3), REGRESSOR_PRIOR
+    "default": rj(),  # Gaussian, width sqrt(d), learned scales (+ selection if d >= 3), REGRESSOR_PRIOR
     "default_extrapolate": rj(extrapolate=True),
-    "select": rj(select_inputs=True),                 # input selection on any d (the default from d = 3 since stop 50)
-    "no_select": rj(select_inputs=False),             # the default until stop 50: learned scales without selection
-    "select_tp": rj(select_inputs=True, prior=TWO_PIECE),           # ... and the two-piece prior on the log scales
-    "old_default": rj(prior=RBFPrior(), **OLD),       # cubic, g-prior (the default until stop 46)
-    "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),   # the paper's coefficient prior, cubic
-    "ridge_nb": rj(prior=RIDGE_NB, **OLD),            # the default's prior on the old basis
+    "select": rj(select_inputs=True),  # input selection on any d (the default from d = 3 since stop 50)
+    "no_select": rj(select_inputs=False),  # the default until stop 50: learned scales without selection
+    "select_tp": rj(select_inputs=True, prior=TWO_PIECE),  # ... and the two-piece prior on the log scales
+    "old_default": rj(prior=RBFPrior(), **OLD),  # cubic, g-prior (the default until stop 46)
+    "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),  # the paper's coefficient prior, cubic
+    "ridge_nb": rj(prior=RIDGE_NB, **OLD),  # the default's prior on the old basis
     "tempered": rj(n_temps=4, n_tries=4),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
@@ -197,10 +197,13 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
     for i, (case, s, X, y, Xt, yt, ft) in enumerate(cases(quick, n_splits)):
         if case not in case_names: continue
         for j, name in enumerate(config_names):
-            if quick and len(config_names) > 3 and j % 4 != i % 4: continue   # smoke run: each configuration on one case
+            if quick and len(config_names) > 3 and j % 4 != i % 4:
+                continue  # smoke run: each configuration on one case
             t0 = time.perf_counter()
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ExtrapolationWarning)   # far-out test rows: held in the range, as documented
+                warnings.simplefilter(
+                    "ignore", ExtrapolationWarning
+                )  # far-out test rows: held in the range, as documented
                 res = CONFIGS[name](X, y, Xt, s)
                 sec = time.perf_counter() - t0
                 mlpd = float(np.mean(res["lpd"](yt)))
@@ -230,12 +233,21 @@ def summarise(rows, peer="gp"):
             paired = [(r["error"], ref[r["split"]]["error"]) for r in sel if r["split"] in ref]
             ratio = [e / g for e, g in paired]; diff = np.array([e - g for e, g in paired])
             se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
-            out.append(dict(case=case, config=name, n=len(sel), error=float(np.mean([r["error"] for r in sel])),
-                            ratio=float(np.mean(ratio)) if ratio else float("nan"),
-                            worst=float(max(ratio)) if ratio else float("nan"),
-                            diff=float(diff.mean()) if len(diff) else float("nan"), diff_se=se,
-                            cover=float(np.mean([r["cover"] for r in sel])), mlpd=float(np.mean([r["mlpd"] for r in sel])),
-                            sec=float(np.mean([r["sec"] for r in sel]))))
+            out.append(
+                dict(
+                    case=case,
+                    config=name,
+                    n=len(sel),
+                    error=float(np.mean([r["error"] for r in sel])),
+                    ratio=float(np.mean(ratio)) if ratio else float("nan"),
+                    worst=float(max(ratio)) if ratio else float("nan"),
+                    diff=float(diff.mean()) if len(diff) else float("nan"),
+                    diff_se=se,
+                    cover=float(np.mean([r["cover"] for r in sel])),
+                    mlpd=float(np.mean([r["mlpd"] for r in sel])),
+                    sec=float(np.mean([r["sec"] for r in sel])),
+                )
+            )
     return out
 
 
@@ -254,7 +266,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     unknown = [c for c in a.configs if c not in CONFIGS] + [c for c in a.cases if c not in CASES]
-    if unknown: raise SystemExit(f"unknown configuration(s) or case(s) {unknown}; configurations {list(CONFIGS)}, cases {list(CASES)}")
+    if unknown:
+        raise SystemExit(
+            f"unknown configuration(s) or case(s) {unknown}; configurations {list(CONFIGS)}, cases {list(CASES)}"
+        )
     print_summary(summarise(run(a.cases, a.configs, a.quick, log=lambda s: print(s, flush=True))))
 
 

@@ -15,7 +15,8 @@ incremental updates maintain) it measures
 
 and at the end that no recorded quantity (k, log posterior, Lambda, delta^2, sigma^2, kept centres and coefficients;
 BMARS: k, log marginal likelihood, lambda, kept coefficients and sigma^2) is NaN or infinite, and the peak resident
-memory of each run (VmHWM, reset before each) against the sampler's own estimate (`rjmcmc.rj_memory`, the BMARS guard's formula).
+memory of each run (VmHWM, reset before each) against the sampler's own estimate (`rjmcmc.rj_memory`, the BMARS guard's
+formula).
 
 The script exits with an error if a check fails: backward error above 1e-8, a non-finite value, columns that do not
 match the centres, or a peak memory increase above twice the estimate plus 200 MiB. Timings are reported, never
@@ -133,7 +134,8 @@ def report(title, rows, secs, n_iter, peak_delta, estimate, failures):
           f"the sampler's estimate is {estimate / 2**20:.0f} MiB")
     if worst > TOL: failures.append(f"{title}: backward error {worst:.2e} > {TOL:g}")
     if any(r.get("columns", 0.0) > 1e-12 for r in rows): failures.append(f"{title}: columns differ from the centres")
-    if peak_delta > 2 * estimate / 2**20 + 200: failures.append(f"{title}: peak memory {peak_delta:.0f} MiB above 2x estimate")
+    if peak_delta > 2 * estimate / 2**20 + 200:
+        failures.append(f"{title}: peak memory {peak_delta:.0f} MiB above 2x estimate")
 
 
 def main():
@@ -182,8 +184,16 @@ def main():
     k_max = bt.meta["k_max"]; n_kept = len(bt.kept)
     est = 26.0 * n_iter + n_kept * (k_max * (24.0 * pr.max_interaction + 200) + 16.0 * (k_max + 1) * c) \
         + 8.0 * (3 * N * (k_max + 1) + 3 * (k_max + 1) ** 2)
-    report(f"Bayesian MARS (k_max = {k_max}; k at the end {bt.k[-1]}, mean after burn-in {bt.k[n_iter // 2:].mean():.1f})",
-           w.rows, secs, n_iter, peak_mib() - base, est, failures)
+    report(
+        f"Bayesian MARS (k_max = {k_max}; k at the end {bt.k[-1]}, "
+        f"mean after burn-in {bt.k[n_iter // 2 :].mean():.1f})",
+        w.rows,
+        secs,
+        n_iter,
+        peak_mib() - base,
+        est,
+        failures,
+    )
 
     print(f"\npeak RSS of the whole process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     if failures:

@@ -1,7 +1,8 @@
 """Many rows (issue 36 item 5): the annealer, RJMCMC and TD-SMC on a two-input surface of N rows.
 
     python bench/bench_many_rows.py            # N = 200,000 (the issue's size)
-    python bench/bench_many_rows.py --quick    # N = 40,000 (the CI smoke run: above the descent's 20,000 rows and TD-SMC's limit)
+    # N = 40,000 (the CI smoke run: above the descent's 20,000 rows and TD-SMC's limit)
+    python bench/bench_many_rows.py --quick
 
 Prints seconds per fit for RJMCMC (200 iterations, one chain: the peer), the annealer with one restart and no final
 descent, the annealer at n_iter=200 with its other defaults (4 restarts, polish "auto": off above 20,000 rows), and

@@ -47,16 +47,24 @@ def measure(name, X, y, Xt, ft, random_state=0, **kw):
     acc = tr.acceptance_rates()
     tm = tr.meta.get("tempering")
     swaps = "" if not tm else " swaps " + " ".join(f"{r:.2f}" for r in tm["swap_rate"])
-    print(f"{name:<34} {sec:7.2f} {rhat(ks):6.3f} {rhat(lp):6.3f} {ess(ks):7.0f} {ess(ks) / sec:7.1f} {ess(lp) / sec:7.1f} "
-          f"{e_f / sec:7.1f} {err:9.5f}  b {acc['birth']:.3f} d {acc['death']:.3f}{swaps}", flush=True)
+    print(
+        f"{name:<34} {sec:7.2f} {rhat(ks):6.3f} {rhat(lp):6.3f} "
+        f"{ess(ks):7.0f} {ess(ks) / sec:7.1f} {ess(lp) / sec:7.1f} "
+        f"{e_f / sec:7.1f} {err:9.5f}  b {acc['birth']:.3f} d {acc['death']:.3f}{swaps}",
+        flush=True,
+    )
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--boston", action="store_true")
-    ap.add_argument("--tremor", default=None, help="directory with tremor_train.csv / tremor_test.csv (skipped if absent)")
-    ap.add_argument("--seeds", type=int, default=1, help="run each robot-arm configuration with random_state 0 .. seeds - 1")
+    ap.add_argument(
+        "--tremor", default=None, help="directory with tremor_train.csv / tremor_test.csv (skipped if absent)"
+    )
+    ap.add_argument(
+        "--seeds", type=int, default=1, help="run each robot-arm configuration with random_state 0 .. seeds - 1"
+    )
     a = ap.parse_args()
     d = robot_arm(np.random.default_rng(12345))
     n = lambda it: max(it // 50, 200) if a.quick else it  # noqa: E731   (the smoke run: 1/50 of the lengths)
@@ -90,7 +98,10 @@ def main():
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
             measure(name, X, by[tr_], Xt, by[te], learn_scales=True, **kw)
         fd = friedman(np.random.default_rng(0), 1, n=240, p=10, noise_sd=1.0, n_test=1000)
-        print("\nFriedman #1 (240 points, 10 inputs, noise 1), select_inputs=True; 'f error' = MSE against the noise-free f")
+        print(
+            "\nFriedman #1 (240 points, 10 inputs, noise 1), "
+            "select_inputs=True; 'f error' = MSE against the noise-free f"
+        )
         for name, kw in [("select_inputs, 5k", dict(n_iter=5000, burn_in=2500)),
                          ("select_inputs, auto (default)", dict(max_iter=n(128_000))),
                          ("select_inputs, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
@@ -106,7 +117,10 @@ def main():
         from rbf_bayes.datasets import load_tremor
         x, y, xt, yt = load_tremor(a.tremor)
         print("\ntremor (179/178), probit, thin-plate, 4 chains on 2 threads; 'error' = test misclassification")
-        print(f"{'configuration':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'it/s':>9} {'error':>7}")
+        print(
+            f"{'configuration':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} "
+            f"{'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'it/s':>9} {'error':>7}"
+        )
         for name, kw in [("probit, 5k", dict()), ("probit, n_tries=4, 5k", dict(n_tries=4)),
                          ("probit, auto", dict(n_iter="auto", max_iter=n(128_000))),
                          ("probit, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),

@@ -5,7 +5,8 @@
 
 1. Robot arm (N = 200, d = 2, c = 2, cubic, ridge prior with the papers' hyperparameters, all moves):
    iterations per second of `sample_rjmcmc` over a 50,000-iteration run (k_max = 20, Experiment 1's value,
-   and the largest default k_max, min(N - (d + 2), 100) = 100), and of `sample_rjmcmc_reference` over a short run started from the
+   and the largest default k_max, min(N - (d + 2), 100) = 100), and of `sample_rjmcmc_reference` over a short run
+   started from the
    C chain's final state (so both work at the same k), and their ratio. One run, one machine.
    Then the estimator with every argument at its default (g-prior, joint hierarchy, standardised data, k_max =
    min(N - (d + 2), 100)): seconds for 50,000 iterations with 30,000 burn-in, p(k | y), warnings, and the ratio to
@@ -39,7 +40,14 @@ def robot(n_iter, k_max, seed=1, n_train=200):
     d = robot_arm(np.random.default_rng(0), n_train=n_train, n_test=10)
     cfg = RJConfig(n_iter=n_iter, burn_in=n_iter - 1, chunk_size=min(n_iter, 10_000))
     t0 = time.perf_counter()
-    tr = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=k_max, coef_prior="ridge", k_prior="conditional"), config=cfg, rng=np.random.default_rng(seed), basis="cubic")
+    tr = sample_rjmcmc(
+        d.x,
+        d.y,
+        prior=RBFPrior(k_max=k_max, coef_prior="ridge", k_prior="conditional"),
+        config=cfg,
+        rng=np.random.default_rng(seed),
+        basis="cubic",
+    )
     return tr, time.perf_counter() - t0, d
 
 
@@ -60,12 +68,21 @@ def main():
         cen = tr.sample_centres(tr.n_samples - 1)
         cfg = RJConfig(n_iter=n_r, burn_in=n_r - 1)
         t0 = time.perf_counter()
-        sample_rjmcmc_reference(d.x, d.y, prior=RBFPrior(k_max=k_max, coef_prior="ridge", k_prior="conditional"), config=cfg, rng=np.random.default_rng(2),
-                                basis="cubic", init={"centres": cen, "Lambda": float(tr.Lambda[-1]),
-                                                     "delta2": tr.delta2[-1]})
+        sample_rjmcmc_reference(
+            d.x,
+            d.y,
+            prior=RBFPrior(k_max=k_max, coef_prior="ridge", k_prior="conditional"),
+            config=cfg,
+            rng=np.random.default_rng(2),
+            basis="cubic",
+            init={"centres": cen, "Lambda": float(tr.Lambda[-1]), "delta2": tr.delta2[-1]},
+        )
         r_secs = time.perf_counter() - t0
         c_rate, r_rate = n_c / secs, n_r / r_secs
-        print(f"{str(k_max if k_max else 100):>6} {k_mean:>16.1f} {c_rate:>10.0f} {secs:>10.2f} {r_rate:>9.1f} {c_rate / r_rate:>7.0f}")
+        print(
+            f"{str(k_max if k_max else 100):>6} {k_mean:>16.1f} {c_rate:>10.0f} "
+            f"{secs:>10.2f} {r_rate:>9.1f} {c_rate / r_rate:>7.0f}"
+        )
         if k_max == 20: paper_secs = secs
     n_d, b_d = (5_000, 3_000) if args.quick else (50_000, 30_000)
     d = robot_arm(np.random.default_rng(0))
@@ -75,9 +92,12 @@ def main():
         m = RJMCMCRegressor(basis="cubic", n_iter=n_d, burn_in=b_d, random_state=0).fit(d.x, d.y)
         secs = time.perf_counter() - t0
     pk = m.k_posterior_; lo, hi = np.searchsorted(np.cumsum(pk), [0.05, 0.95])
-    print(f"\nRJMCMCRegressor(basis='cubic', n_iter={n_d}, burn_in={b_d}, random_state=0), every other argument at its "
-          f"default: {secs:.2f} s ({secs / paper_secs:.2f} x the paper's model at k_max = 20), k_max {m.trace_.meta['k_max']}, "
-          f"p(k|y) mode {pk.argmax()}, mean {np.arange(len(pk)) @ pk:.1f}, 90% [{lo}, {hi}], {len(caught)} warnings")
+    print(
+        f"\nRJMCMCRegressor(basis='cubic', n_iter={n_d}, burn_in={b_d}, random_state=0), every other argument at its "
+        f"default: {secs:.2f} s ({secs / paper_secs:.2f} x the paper's "
+        f"model at k_max = 20), k_max {m.trace_.meta['k_max']}, "
+        f"p(k|y) mode {pk.argmax()}, mean {np.arange(len(pk)) @ pk:.1f}, 90% [{lo}, {hi}], {len(caught)} warnings"
+    )
     print("\ncost in N (k_max = 20, after burn-in):")
     print(f"{'N':>8} {'k':>4} {'ms/iteration':>13} {'ns/(iteration*N)':>17}")
     for N in ((1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)):
@@ -88,11 +108,30 @@ def main():
         tr = None
         # time only the measured iterations: run burn-in and measurement as one chain, timing the tail
         cfg_b = RJConfig(n_iter=burn, burn_in=burn - 1)
-        trb = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional"), config=cfg_b, rng=np.random.default_rng(3), basis="cubic")
-        init = {"centres": trb.sample_centres(trb.n_samples - 1), "Lambda": float(trb.Lambda[-1]), "delta2": trb.delta2[-1]}
+        trb = sample_rjmcmc(
+            d.x,
+            d.y,
+            prior=RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional"),
+            config=cfg_b,
+            rng=np.random.default_rng(3),
+            basis="cubic",
+        )
+        init = {
+            "centres": trb.sample_centres(trb.n_samples - 1),
+            "Lambda": float(trb.Lambda[-1]),
+            "delta2": trb.delta2[-1],
+        }
         cfg_m = RJConfig(n_iter=meas, burn_in=meas - 1)
         t0 = time.perf_counter()
-        trm = sample_rjmcmc(d.x, d.y, prior=RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional"), config=cfg_m, rng=np.random.default_rng(4), basis="cubic", init=init)
+        trm = sample_rjmcmc(
+            d.x,
+            d.y,
+            prior=RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional"),
+            config=cfg_m,
+            rng=np.random.default_rng(4),
+            basis="cubic",
+            init=init,
+        )
         dt = (time.perf_counter() - t0) / meas
         print(f"{N:>8} {trm.k.mean():>4.0f} {dt * 1e3:>13.3f} {dt / N * 1e9:>17.2f}")
 

@@ -133,11 +133,24 @@ def smc_rows(quick, rows):
 def smc_stream(n, P, kmax=60):
     d = friedman(np.random.default_rng(0), 1, n=n, p=10, noise_sd=1.0, n_test=100)
     rss0 = peak_mb()
-    s = TDSMC(P, "gaussian", 2.0, prior=SMCPrior(lam=5.0, k_max=kmax), capacity=n, ess_threshold=0.5, rng=np.random.default_rng(0))
-    designs = 8.0 * P * (kmax + 2) * n / 2 ** 30          # what per-particle designs (m_max + 1 columns each) held
-    print(f"4. TD-SMC, {P} particles, k_max {kmax}, Friedman #1 (d = 10), capacity {n:,} rows (the shared column store; "
-          f"per-particle designs would hold {designs:.2f} GiB)")
-    print(f"   {'rows':>8} {'ms/obs':>7} {'mean k':>6} {'columns held':>12} {'store GiB':>9} {'peak RSS GiB':>12} {'elapsed s':>9}")
+    s = TDSMC(
+        P,
+        "gaussian",
+        2.0,
+        prior=SMCPrior(lam=5.0, k_max=kmax),
+        capacity=n,
+        ess_threshold=0.5,
+        rng=np.random.default_rng(0),
+    )
+    designs = 8.0 * P * (kmax + 2) * n / 2 ** 30  # what per-particle designs (m_max + 1 columns each) held
+    print(
+        f"4. TD-SMC, {P} particles, k_max {kmax}, Friedman #1 (d = 10), capacity {n:,} rows (the shared column store; "
+        f"per-particle designs would hold {designs:.2f} GiB)"
+    )
+    print(
+        f"   {'rows':>8} {'ms/obs':>7} {'mean k':>6} {'columns held':>12} "
+        f"{'store GiB':>9} {'peak RSS GiB':>12} {'elapsed s':>9}"
+    )
     step, t0 = n // 10, time.perf_counter()
     last = t0
     for i in range(0, n, step):

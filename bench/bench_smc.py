@@ -2,7 +2,8 @@
 
     python bench/bench_smc.py            # sinc (50 points) and Boston (300 points), 250 particles
     python bench/bench_smc.py --quick    # 100 particles
-    python bench/bench_smc.py --stream   # C engine only: a 2,000-point stream (Friedman #1, d = 10), time per 500 points
+    # C engine only: a 2,000-point stream (Friedman #1, d = 10), time per 500 points
+    python bench/bench_smc.py --stream
 
 Both engines get the same data, settings and seed and (tested in tests/test_smc.py) make the same random draws, so
 they do the same arithmetic: the ratio is the cost of running the particle loop in Python. Prints seconds per pass
@@ -50,7 +51,8 @@ def main():
 
 
 def stream():
-    """Per-observation cost as t grows: add_row and the variance refresh are O(m^2) and O(m^3) per particle, a birth and a
+    """Per-observation cost as t grows: add_row and the variance refresh are O(m^2) and O(m^3) per particle, a birth
+    and a
     resampling copy O(t m); resampling every step (ess_threshold=1, the paper) or when the ESS falls below N/2."""
     from rbf_bayes.datasets import friedman
     d = friedman(np.random.default_rng(0), 1, n=2000, p=10, noise_sd=1.0, n_test=500)

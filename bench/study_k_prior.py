@@ -30,7 +30,14 @@ def data_sets():
     d = robot_arm(np.random.default_rng(0))
     out["robot arm"] = (d.x, d.y, d.x_test, d.y_test, "cubic", 1.0)
     s = signal_detection(np.random.default_rng(0), 50, 1.0)
-    out["signal s2=1"] = (s.x, s.y, s.x_test, s.y_test, "gaussian", 0.2 * float(s.x.std()))   # 0.2 on the standardised input, in units of x
+    out["signal s2=1"] = (
+        s.x,
+        s.y,
+        s.x_test,
+        s.y_test,
+        "gaussian",
+        0.2 * float(s.x.std()),
+    )  # 0.2 on the standardised input, in units of x
     if os.path.isdir(TREMOR):
         x, y, xt, yt = load_tremor(TREMOR)
         out["tremor (0/1)"] = (x, y.astype(float), xt, yt.astype(float), "thin_plate", 1.0)
@@ -46,8 +53,11 @@ def one_chain(args):
                             prior=RBFPrior(k_max=k_max, k_prior=k_prior, coef_prior=coef_prior)).fit(x, y)
         secs = time.perf_counter() - t0
     p = m.predict(xt)
-    err = np.mean((p > 0.5) != (yt > 0.5)) if name.startswith("tremor") else np.mean(np.sum((np.reshape(p, (len(xt), -1))
-                                                                                                - np.reshape(yt, (len(xt), -1))) ** 2, 1))
+    err = (
+        np.mean((p > 0.5) != (yt > 0.5))
+        if name.startswith("tremor")
+        else np.mean(np.sum((np.reshape(p, (len(xt), -1)) - np.reshape(yt, (len(xt), -1))) ** 2, 1))
+    )
     return m.trace_.k[burn_in:], secs, sorted({type(x).__name__ for x in (q.message for q in w)}), err
 
 

@@ -28,21 +28,41 @@ def main(n_iter: int, basis: str, n_splits: int):
         tr, te = random_split(np.random.default_rng(split), len(y), 300)
         mu, sd = X[tr].mean(0), X[tr].std(0)
         t = time.perf_counter()
-        gp = GaussianProcessRegressor(Ck(1.0) * RBF(np.ones(X.shape[1]), (1e-2, 1e3)) + WhiteKernel(0.1), normalize_y=True,
-                                      random_state=0, n_restarts_optimizer=2).fit((X[tr] - mu) / sd, y[tr])
+        gp = GaussianProcessRegressor(
+            Ck(1.0) * RBF(np.ones(X.shape[1]), (1e-2, 1e3)) + WhiteKernel(0.1),
+            normalize_y=True,
+            random_state=0,
+            n_restarts_optimizer=2,
+        ).fit((X[tr] - mu) / sd, y[tr])
         tg = time.perf_counter() - t
         mg = np.mean((gp.predict((X[te] - mu) / sd) - y[te]) ** 2)
         out = []
         for learn in (False, True):
             t = time.perf_counter()
-            m = RJMCMCRegressor(basis=basis, width=None, n_iter=n_iter, burn_in=n_iter // 2, thin=10, learn_scales=learn,
-                                random_state=split).fit(X[tr], y[tr])
-            out.append((np.mean((m.predict(X[te]) - y[te]) ** 2), time.perf_counter() - t, m.trace_.k[n_iter // 2:].mean()))
-        print(f"split {split}: GP ARD {mg:.2f} ({tg:.1f} s); fixed {out[0][0]:.2f} ({out[0][1]:.1f} s, k {out[0][2]:.1f}); "
-              f"learned {out[1][0]:.2f} ({out[1][1]:.1f} s, k {out[1][2]:.1f}); scales {np.round(m.input_scales_, 2)}", flush=True)
+            m = RJMCMCRegressor(
+                basis=basis,
+                width=None,
+                n_iter=n_iter,
+                burn_in=n_iter // 2,
+                thin=10,
+                learn_scales=learn,
+                random_state=split,
+            ).fit(X[tr], y[tr])
+            out.append(
+                (np.mean((m.predict(X[te]) - y[te]) ** 2), time.perf_counter() - t, m.trace_.k[n_iter // 2 :].mean())
+            )
+        print(
+            f"split {split}: GP ARD {mg:.2f} ({tg:.1f} s); fixed "
+            f"{out[0][0]:.2f} ({out[0][1]:.1f} s, k {out[0][2]:.1f}); "
+            f"learned {out[1][0]:.2f} ({out[1][1]:.1f} s, k {out[1][2]:.1f}); scales {np.round(m.input_scales_, 2)}",
+            flush=True,
+        )
         res.append((mg, out[0][0], out[1][0]))
     r = np.array(res)
-    print(f"mean test MSE over {n_splits} splits: GP ARD {r[:, 0].mean():.2f}, fixed {r[:, 1].mean():.2f}, learned {r[:, 2].mean():.2f}")
+    print(
+        f"mean test MSE over {n_splits} splits: GP ARD {r[:, 0].mean():.2f}, "
+        f"fixed {r[:, 1].mean():.2f}, learned {r[:, 2].mean():.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ extensions = [
 
 napoleon_google_docstring = False   # only numpydoc's underlined sections; "Attributes: ..." prose stays prose
 napoleon_numpy_docstring = True
-napoleon_use_ivar = True   # an "Attributes" section as fields of its class, not a second description of autodoc's members
+# an "Attributes" section as fields of its class, not a second description of autodoc's members
+napoleon_use_ivar = True
 
 root_doc = "index"
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]

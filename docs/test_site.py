@@ -122,7 +122,8 @@ PAGE_FACTS = """() => {
   const clone = document.querySelector('main, article, body').cloneNode(true);
   clone.querySelectorAll('pre, code, script, style, mjx-container, .highlight').forEach(e => e.remove());
   const text = clone.innerText;
-  const imgs = Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}));
+  const imgs = Array.from(document.images).map(
+      i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0}));
   const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'));
   return {math, typeset, mjxErrors, rawDisplay: (text.match(/\\$\\$/g) || []).length,
           rawInline: (text.match(/\\\\\\(|\\\\\\[/g) || []).length, imgs, links};

@@ -35,7 +35,9 @@ def test_criteria_relations():
     mu = d.x[:3]
     assert bic(d.x, d.y, mu, "gaussian", 0.1) == mdl(d.x, d.y, mu, "gaussian", 0.1)
     # AIC penalty xi vs BIC xi log(N)/2 with xi = 3*2 + 1*2 = 8
-    assert np.isclose(bic(d.x, d.y, mu, "gaussian", 0.1) - aic(d.x, d.y, mu, "gaussian", 0.1), 8 * (math.log(50) / 2 - 1))
+    assert np.isclose(
+        bic(d.x, d.y, mu, "gaussian", 0.1) - aic(d.x, d.y, mu, "gaussian", 0.1), 8 * (math.log(50) / 2 - 1)
+    )
 
 
 def test_temperature_one_is_the_homogeneous_sampler():
@@ -72,8 +74,9 @@ def test_schedules_and_errors():
 
 def test_annealed_regressor_protocol():
     d = signal_detection(np.random.default_rng(3), 50, 0.01)
-    m = AnnealedRBFRegressor(criterion="mdl", basis="gaussian", width=SIGNAL_WIDTH, n_iter=1000, k_max=20, random_state=0,
-                             standardize=False)   # the paper's width is on the raw inputs
+    m = AnnealedRBFRegressor(
+        criterion="mdl", basis="gaussian", width=SIGNAL_WIDTH, n_iter=1000, k_max=20, random_state=0, standardize=False
+    )   # the paper's width is on the raw inputs
     m.fit(d.x, d.y)
     p, s = m.predict(d.x_test, return_std=True)
     assert p.shape == (50,) and np.all(s > 0)
@@ -167,9 +170,17 @@ def test_recorded_traces_come_from_the_core_and_equal_the_dense_fit(monkeypatch)
         real(self, i)
         m, cen = self.meta, self.core.centres
         D = design_matrix(self.x, cen, m["basis"], m["width"]); coef, _ = least_squares_fit(D, self.Y)
-        dense = (criterion_value(self.x, self.Y, cen, m["basis"], m["width"], self.criterion), annealing._mse(D, coef, self.Y),
-                 annealing._mse(design_matrix(self.x_test, cen, m["basis"], m["width"]), coef, self.y_test))
-        worst.append(max(abs(a - b) / abs(b) for a, b in zip((self.crit[-1], self.tr_err[-1], self.te_err[-1]), dense, strict=True)))
+        dense = (
+            criterion_value(self.x, self.Y, cen, m["basis"], m["width"], self.criterion),
+            annealing._mse(D, coef, self.Y),
+            annealing._mse(design_matrix(self.x_test, cen, m["basis"], m["width"]), coef, self.y_test),
+        )
+        worst.append(
+            max(
+                abs(a - b) / abs(b)
+                for a, b in zip((self.crit[-1], self.tr_err[-1], self.te_err[-1]), dense, strict=True)
+            )
+        )
 
     monkeypatch.setattr(annealing._AnnealRun, "_record", record)
     rng = np.random.default_rng(1)

@@ -23,7 +23,9 @@ def _doc_layers() -> list[set[str]]:
 def _contract_layers() -> list[set[str]]:
     "The contract's layers, bottom up, as module names without the package."
     cfg = configparser.ConfigParser(); cfg.read(ROOT / ".importlinter")
-    (contract,) = [cfg[s] for s in cfg.sections() if s.startswith("importlinter:contract:") and cfg[s]["type"] == "layers"]
+    (contract,) = [
+        cfg[s] for s in cfg.sections() if s.startswith("importlinter:contract:") and cfg[s]["type"] == "layers"
+    ]
     layers = [line.strip() for line in contract["layers"].splitlines() if line.strip()]
     return [{m.strip().removeprefix("rbf_bayes.") for m in re.split(r"[:|]", layer)} for layer in reversed(layers)]
 

@@ -1,4 +1,5 @@
-"""to_arviz (issue: the Bayesian workflow): every sampler's fit as ArviZ data (the annealer's point estimate refused) that az.summary, az.plot_trace,
+"""to_arviz (issue: the Bayesian workflow): every sampler's fit as ArviZ data (the annealer's point estimate refused)
+that az.summary, az.plot_trace,
 az.loo and az.compare accept; its numbers are the package's own (R-hat of k, the pointwise log-likelihood)."""
 import warnings
 
@@ -61,7 +62,8 @@ def test_summary_trace_plot_loo_compare(rj):
 
 def test_centres_padded_with_a_mask_learned_scales_and_several_outputs():
     rng = np.random.default_rng(1)
-    X = rng.uniform(-2, 2, (60, 2)); Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2]) + 0.1 * rng.standard_normal((60, 2))
+    X = rng.uniform(-2, 2, (60, 2))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2]) + 0.1 * rng.standard_normal((60, 2))
     m = RJMCMCRegressor(n_iter=1500, burn_in=500, n_chains=2, n_jobs=2, learn_scales=True, random_state=0).fit(X, Y)
     idata = m.to_arviz(X, Y, centres=True)
     post = idata.posterior
@@ -77,15 +79,19 @@ def test_classifier_and_smc():
     """The probit classifier: labels as class indices, no sigma^2 (the model fixes it), each draw's log P(y_i | x_i) by
     hand; TD-SMC: one chain of draws resampled by the particle weights; LOO runs on both."""
     rng = np.random.default_rng(0)
-    x = rng.uniform(-1, 1, (150, 2)); y = np.where(x[:, 0] ** 2 + x[:, 1] ** 2 + 0.3 * rng.standard_normal(150) < 0.5, "in", "out")
+    x = rng.uniform(-1, 1, (150, 2))
+    y = np.where(x[:, 0] ** 2 + x[:, 1] ** 2 + 0.3 * rng.standard_normal(150) < 0.5, "in", "out")
     c = RJMCMCClassifier(n_iter=3000, burn_in=1000, n_jobs=2, random_state=0).fit(x, y)
     ic = c.to_arviz(x, y, posterior_predictive=True)
     assert "sigma2" not in ic.posterior and ic.posterior.sizes["chain"] == 4
     np.testing.assert_array_equal(ic.observed_data["y"].values, (y == "out").astype(int))
     t = c.trace_
-    chain = np.searchsorted(np.cumsum(t.meta["chain_lengths"]), t.kept, side="right"); s = int(np.flatnonzero(chain == 2)[3])
+    chain = np.searchsorted(np.cumsum(t.meta["chain_lengths"]), t.kept, side="right")
+    s = int(np.flatnonzero(chain == 2)[3])
     f = t.latent_draws(c._scale_x(x))[:, s]
-    np.testing.assert_allclose(ic.log_likelihood["y"].values[2, 3], stats.norm.logcdf(np.where(y == "out", f, -f)), rtol=1e-10)
+    np.testing.assert_allclose(
+        ic.log_likelihood["y"].values[2, 3], stats.norm.logcdf(np.where(y == "out", f, -f)), rtol=1e-10
+    )
     assert set(np.unique(ic.posterior_predictive["y"].values)) <= {0, 1}
     smc = SMCRegressor(random_state=0).fit(D.x, D.y).to_arviz(D.x, D.y)
     assert smc.posterior.sizes["chain"] == 1 and set(smc.posterior.data_vars) >= {"k", "sigma2"}
@@ -109,7 +115,9 @@ def test_errors_name_what_is_wrong(rj):
 
 def _same_numbers(model, names):
     "az.summary of the export against the model's summary (its chain_diagnostics, and the printed rows), to 1e-6."
-    s = az.summary(model.to_arviz(), var_names=list({row.split("[")[0] for _, row in names}), kind="diagnostics", round_to="none")
+    s = az.summary(
+        model.to_arviz(), var_names=list({row.split("[")[0] for _, row in names}), kind="diagnostics", round_to="none"
+    )
     diag = model.trace_.chain_diagnostics()
     text = model.summary()
     for name, row in names:
@@ -120,7 +128,8 @@ def _same_numbers(model, names):
 
 
 def test_arviz_diagnostics_equal_the_summarys_by_default(rj):
-    """One set of draws ("One set of draws", 04a_results): the summary diagnoses the kept snapshots that to_arviz exports,
+    """One set of draws ("One set of draws", 04a_results): the summary diagnoses the kept snapshots that to_arviz
+    exports,
     so ArviZ's R-hat and bulk ESS of k and sigma^2 equal the summary's to 1e-6, for the default regressor (thinned,
     automatic run length), the probit classifier (k; sigma^2 is fixed) and Bayesian MARS (sigma^2 kept per snapshot).
     TD-SMC has no chains to compare: its summary gives the particle weights' ESS, not an R-hat."""
@@ -137,7 +146,9 @@ def test_arviz_diagnostics_equal_the_summarys_by_default(rj):
 def test_every_iteration_on_request():
     """chain_diagnostics(every_iteration=True) reads every iteration after burn-in; with thin=1 that is the kept draws,
     so both readings agree; with thin=5 the kept draws are a fifth of them."""
-    m = RJMCMCRegressor(basis="gaussian", width=1.6, n_iter=3000, burn_in=1000, thin=1, n_chains=2, n_jobs=2, random_state=0).fit(D.x, D.y)
+    m = RJMCMCRegressor(
+        basis="gaussian", width=1.6, n_iter=3000, burn_in=1000, thin=1, n_chains=2, n_jobs=2, random_state=0
+    ).fit(D.x, D.y)
     a, b = m.trace_.chain_diagnostics(), m.trace_.chain_diagnostics(every_iteration=True)
     for name in ("k", "σ²", "log posterior"):
         np.testing.assert_allclose(a[name], b[name], rtol=1e-12)

@@ -25,7 +25,12 @@ BIG = 10**12
 
 FAST = {RJMCMCRegressor: dict(n_iter=300, burn_in=100), AnnealedRBFRegressor: dict(n_iter=300, n_restarts=1),
         SMCRegressor: dict(n_particles=20), BMARSRegressor: dict(n_iter=300, burn_in=100)}
-SIZE = {RJMCMCRegressor: "n_iter", AnnealedRBFRegressor: "n_iter", SMCRegressor: "n_particles", BMARSRegressor: "n_iter"}
+SIZE = {
+    RJMCMCRegressor: "n_iter",
+    AnnealedRBFRegressor: "n_iter",
+    SMCRegressor: "n_particles",
+    BMARSRegressor: "n_iter",
+}
 
 
 def _fit(est, X_=X, y_=Y, **kw):
@@ -81,7 +86,12 @@ SPECIFIC = [
     ("smc-k-max", lambda: _fit(SMCRegressor, prior=SMCPrior(k_max=0))(), ValueError, "k_max"),
     ("smc-shuffle", _fit(SMCRegressor, shuffle="yes"), TypeError, "shuffle"),
     ("smc-particles-huge", _fit(SMCRegressor, n_particles=10**7), ResourceError, "n_particles"),
-    ("smc-first-batch", lambda: SMCRegressor(n_particles=10).partial_fit(X[:1], Y[:1]), ValueError, "first partial_fit batch"),
+    (
+        "smc-first-batch",
+        lambda: SMCRegressor(n_particles=10).partial_fit(X[:1], Y[:1]),
+        ValueError,
+        "first partial_fit batch",
+    ),
     ("bm-interaction", _fit(BMARSRegressor, max_interaction=0), ValueError, "max_interaction"),
     ("bm-burn-in-float", _fit(BMARSRegressor, burn_in=1.5), TypeError, "burn_in"),
     ("bm-thin", _fit(BMARSRegressor, thin=0), ValueError, "thin"),
@@ -116,10 +126,17 @@ def _clf_mixed_labels():
     RJMCMCClassifier(n_iter=200, burn_in=100, n_chains=1).fit(X[:8], np.array(["a", 1] * 4, dtype=object))
 
 
-SPECIFIC += [("rj-n-chains-huge", _fit(RJMCMCRegressor, n_chains=10**9), ValueError, "n_chains must be an integer <= 4,096"),
-             ("sa-n-restarts-huge", _fit(AnnealedRBFRegressor, n_restarts=10**9), ValueError, "n_restarts must be an integer <= 4,096"),
-             ("smc-k-max-huge", _fit(SMCRegressor, prior=SMCPrior(k_max=10**9)), ResourceError, "lower k_max"),
-             ("clf-mixed-label-types", _clf_mixed_labels, ValueError, "y mixes label types (int, str)")]
+SPECIFIC += [
+    ("rj-n-chains-huge", _fit(RJMCMCRegressor, n_chains=10**9), ValueError, "n_chains must be an integer <= 4,096"),
+    (
+        "sa-n-restarts-huge",
+        _fit(AnnealedRBFRegressor, n_restarts=10**9),
+        ValueError,
+        "n_restarts must be an integer <= 4,096",
+    ),
+    ("smc-k-max-huge", _fit(SMCRegressor, prior=SMCPrior(k_max=10**9)), ResourceError, "lower k_max"),
+    ("clf-mixed-label-types", _clf_mixed_labels, ValueError, "y mixes label types (int, str)"),
+]
 
 SPECIFIC += [("smc-set-params-mid-stream", _smc_set_params, ValueError, "set_params changed n_particles"),
              ("smc-columns-mid-stream", _smc_columns, ValueError, "X has 1 features"),
@@ -177,8 +194,12 @@ def test_cli_refuses_with_one_line(argv, words, tmp_path, capsys):
 # or end in a message that named neither the argument nor the path). Every case asserts the words that name it.
 from rbf_bayes import RJMCMCClassifier  # noqa: E402
 
-FAST36 = {**FAST, RJMCMCRegressor: dict(n_iter=300, burn_in=100, n_chains=1), BMARSRegressor: dict(n_iter=300, burn_in=100, n_chains=1),
-          RJMCMCClassifier: dict(n_iter=300, burn_in=100, n_chains=1)}
+FAST36 = {
+    **FAST,
+    RJMCMCRegressor: dict(n_iter=300, burn_in=100, n_chains=1),
+    BMARSRegressor: dict(n_iter=300, burn_in=100, n_chains=1),
+    RJMCMCClassifier: dict(n_iter=300, burn_in=100, n_chains=1),
+}
 YC = (Y > 0).astype(int)
 
 
@@ -207,38 +228,92 @@ def _shapes_and_files(est):
         (f"{n}-predict-strings", lambda: f.predict([["a", "b"]]), ValueError, "X must be numeric"),
         (f"{n}-predict-no-rows", lambda: f.predict(X[:0]), ValueError, "X has no rows"),
         (f"{n}-save-no-folder", lambda: f.save("/nonexistent-folder/m.npz"), FileNotFoundError, "/nonexistent-folder"),
-        (f"{n}-load-a-folder", lambda: est.load(Path(__file__).parent), IsADirectoryError, f"{Path(__file__).parent} is a folder"),
+        (
+            f"{n}-load-a-folder",
+            lambda: est.load(Path(__file__).parent),
+            IsADirectoryError,
+            f"{Path(__file__).parent} is a folder",
+        ),
     ]
 
 
 SPECIFIC36 = [
-    *[(f"{e.__name__}-burn-in-negative-auto", _fit36(e, n_iter="auto", max_iter=8, burn_in=-1), ValueError, "burn_in")
-      for e in (RJMCMCRegressor, BMARSRegressor, RJMCMCClassifier)],
-    *[(f"{e.__name__}-burn-in-float-auto", _fit36(e, n_iter="auto", max_iter=8, burn_in=1.5), TypeError, "burn_in")
-      for e in (RJMCMCRegressor, BMARSRegressor, RJMCMCClassifier)],
-    *[(f"{e.__name__}-width-{w}", _fit36(e, width=v), ValueError, "width")
-      for e in (AnnealedRBFRegressor, SMCRegressor, RJMCMCClassifier) for w, v in (("zero", 0.0), ("inf", float("inf")), ("str", "wide"))],
-    *[(f"{e.__name__}-n-jobs-{w}", _fit36(e, n_jobs=v), x, "n_jobs")
-      for e in (RJMCMCRegressor, AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier)
-      for w, v, x in (("zero", 0, ValueError), ("str", "all", TypeError))],
-    *[(f"{e.__name__}-n-chains-{w}", _fit36(e, n_chains=v), x, "n_chains")
-      for e in (BMARSRegressor, RJMCMCClassifier) for w, v, x in (("zero", 0, ValueError), ("float", 2.5, TypeError))],
-    *[(f"{e.__name__}-max-iter-zero", _fit36(e, n_iter="auto", max_iter=0), ValueError, "max_iter")
-      for e in (RJMCMCRegressor, BMARSRegressor, RJMCMCClassifier)],
-    *[(f"{e.__name__}-n-iter-word", _fit36(e, n_iter="fast"), (TypeError, ValueError), "n_iter must be a positive integer or 'auto'")
-      for e in (RJMCMCRegressor, AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier)],
-    *[(f"{e.__name__}-k-max-{w}", _fit36(e, k_max=v), (TypeError, ValueError), "k_max")
-      for e in (AnnealedRBFRegressor, SMCRegressor, BMARSRegressor) for w, v in (("negative", -1), ("float", 2.5))],
-    ("rj-X-ragged", lambda: RJMCMCRegressor().fit([[1.0, 2.0], [3.0], [4.0, 5.0]], [1.0, 2.0, 3.0]), ValueError,
-     "X and y must be rectangular arrays of numbers"),
-    ("rj-predict-ragged", lambda: _fitted36(RJMCMCRegressor).predict([[1.0, 2.0], [3.0]]), ValueError,
-     "X and y must be rectangular arrays of numbers"),
+    *[
+        (f"{e.__name__}-burn-in-negative-auto", _fit36(e, n_iter="auto", max_iter=8, burn_in=-1), ValueError, "burn_in")
+        for e in (RJMCMCRegressor, BMARSRegressor, RJMCMCClassifier)
+    ],
+    *[
+        (f"{e.__name__}-burn-in-float-auto", _fit36(e, n_iter="auto", max_iter=8, burn_in=1.5), TypeError, "burn_in")
+        for e in (RJMCMCRegressor, BMARSRegressor, RJMCMCClassifier)
+    ],
+    *[
+        (f"{e.__name__}-width-{w}", _fit36(e, width=v), ValueError, "width")
+        for e in (AnnealedRBFRegressor, SMCRegressor, RJMCMCClassifier)
+        for w, v in (("zero", 0.0), ("inf", float("inf")), ("str", "wide"))
+    ],
+    *[
+        (f"{e.__name__}-n-jobs-{w}", _fit36(e, n_jobs=v), x, "n_jobs")
+        for e in (RJMCMCRegressor, AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier)
+        for w, v, x in (("zero", 0, ValueError), ("str", "all", TypeError))
+    ],
+    *[
+        (f"{e.__name__}-n-chains-{w}", _fit36(e, n_chains=v), x, "n_chains")
+        for e in (BMARSRegressor, RJMCMCClassifier)
+        for w, v, x in (("zero", 0, ValueError), ("float", 2.5, TypeError))
+    ],
+    *[
+        (f"{e.__name__}-max-iter-zero", _fit36(e, n_iter="auto", max_iter=0), ValueError, "max_iter")
+        for e in (RJMCMCRegressor, BMARSRegressor, RJMCMCClassifier)
+    ],
+    *[
+        (
+            f"{e.__name__}-n-iter-word",
+            _fit36(e, n_iter="fast"),
+            (TypeError, ValueError),
+            "n_iter must be a positive integer or 'auto'",
+        )
+        for e in (RJMCMCRegressor, AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier)
+    ],
+    *[
+        (f"{e.__name__}-k-max-{w}", _fit36(e, k_max=v), (TypeError, ValueError), "k_max")
+        for e in (AnnealedRBFRegressor, SMCRegressor, BMARSRegressor)
+        for w, v in (("negative", -1), ("float", 2.5))
+    ],
+    (
+        "rj-X-ragged",
+        lambda: RJMCMCRegressor().fit([[1.0, 2.0], [3.0], [4.0, 5.0]], [1.0, 2.0, 3.0]),
+        ValueError,
+        "X and y must be rectangular arrays of numbers",
+    ),
+    (
+        "rj-predict-ragged",
+        lambda: _fitted36(RJMCMCRegressor).predict([[1.0, 2.0], [3.0]]),
+        ValueError,
+        "X and y must be rectangular arrays of numbers",
+    ),
     ("sa-iota-negative", _fit36(AnnealedRBFRegressor, iota=-0.1), ValueError, "iota"),
-    ("sa-polish-word", _fit36(AnnealedRBFRegressor, polish="maybe"), ValueError, "polish must be True, False or 'auto'"),
-    *[(f"{e.__name__}-raw-scale-{w}", _fit36(e, X * v, standardize=False), ValueError, "standardize=False: input column(s) [0, 1]")
-      for e in (RJMCMCRegressor, AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier) for w, v in (("huge", 1e150), ("tiny", 1e-150))],
-    ("smc-too-many-rows", lambda: SMCRegressor().fit(np.zeros((40_000, 2)) + np.arange(40_000)[:, None], np.arange(40_000.0)),
-     ValueError, "n_particles"),
+    (
+        "sa-polish-word",
+        _fit36(AnnealedRBFRegressor, polish="maybe"),
+        ValueError,
+        "polish must be True, False or 'auto'",
+    ),
+    *[
+        (
+            f"{e.__name__}-raw-scale-{w}",
+            _fit36(e, X * v, standardize=False),
+            ValueError,
+            "standardize=False: input column(s) [0, 1]",
+        )
+        for e in (RJMCMCRegressor, AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier)
+        for w, v in (("huge", 1e150), ("tiny", 1e-150))
+    ],
+    (
+        "smc-too-many-rows",
+        lambda: SMCRegressor().fit(np.zeros((40_000, 2)) + np.arange(40_000)[:, None], np.arange(40_000.0)),
+        ValueError,
+        "n_particles",
+    ),
 ]
 
 CASES36 = [c for est in FAST36 for c in _shapes_and_files(est)] + SPECIFIC36
@@ -256,7 +331,7 @@ def test_issue_36_bad_input_names_the_argument_or_path(action, exc, words):
     _refused(action, exc, words)
 
 
-CLI36 = [   # (argv, the words of the one-line error); files made by the test: d.csv, nan.csv, folder/
+CLI36 = [  # (argv, the words of the one-line error); files made by the test: d.csv, nan.csv, folder/
     (["fit", "{t}/folder", "--target", "y"], "folder is a folder, not a CSV file"),
     (["fit", "{t}/nan.csv", "--target", "y"], "nan.csv, line 3, column 'b': nan is not a finite number"),
     (["fit", "{t}/d.csv", "--target", "y", "--features="], "--features: no input columns"),
@@ -268,18 +343,32 @@ CLI36 = [   # (argv, the words of the one-line error); files made by the test: d
     (["summary", "{t}/folder"], "folder is a folder, not an rbf_bayes estimator file"),
     (["plot", "{t}/folder"], "folder is a folder, not an rbf_bayes estimator file"),
     (["fit", "{t}/d.csv", "--target", "y", "--seed", "-1"], "--seed must be >= 0"),
-    (["fit", "{t}/d.csv", "--target", "y", "--model", "rjsa", "--temps", "2"], "--temps: the rjsa model has no n_temps"),
-    (["fit", "{t}/d.csv", "--target", "y", "--model", "bmars", "--tries", "2"], "--tries: the bmars model has no n_tries"),
+    (
+        ["fit", "{t}/d.csv", "--target", "y", "--model", "rjsa", "--temps", "2"],
+        "--temps: the rjsa model has no n_temps",
+    ),
+    (
+        ["fit", "{t}/d.csv", "--target", "y", "--model", "bmars", "--tries", "2"],
+        "--tries: the bmars model has no n_tries",
+    ),
     (["fit", "{t}/d.csv", "--target", "y", "--temps", "0"], "--temps must be >= 1"),
-    (["fit", "{t}/d.csv", "--target", "y", "--n-iter", "100", "--burn-in", "200"], "--burn-in (200) must be < --n-iter (100)"),
+    (
+        ["fit", "{t}/d.csv", "--target", "y", "--n-iter", "100", "--burn-in", "200"],
+        "--burn-in (200) must be < --n-iter (100)",
+    ),
     (["fit", "{t}/empty.csv", "--target", "y"], "empty.csv: needs a header row and at least one data row"),
-    (["fit", "{t}/d.csv", "--target", "y", "--model", "rjsa", "--n-iter", "auto"], "--n-iter auto: the rjsa model does not choose"),
+    (
+        ["fit", "{t}/d.csv", "--target", "y", "--model", "rjsa", "--n-iter", "auto"],
+        "--n-iter auto: the rjsa model does not choose",
+    ),
 ]
 
 
 @pytest.mark.parametrize("argv, words", CLI36, ids=[f"cli36-{i}" for i in range(len(CLI36))])
 def test_issue_36_cli_refuses_with_one_line(argv, words, tmp_path, capsys):
-    (tmp_path / "d.csv").write_text("a,b,y\n" + "\n".join(f"{a},{b},{np.sin(a) + b * b}" for a, b in R.uniform(-1, 1, (30, 2))) + "\n")
+    (tmp_path / "d.csv").write_text(
+        "a,b,y\n" + "\n".join(f"{a},{b},{np.sin(a) + b * b}" for a, b in R.uniform(-1, 1, (30, 2))) + "\n"
+    )
     (tmp_path / "nan.csv").write_text("a,b,y\n1,2,3\n4,nan,6\n7,8,9\n")
     (tmp_path / "empty.csv").write_text("")
     (tmp_path / "folder").mkdir()
@@ -288,7 +377,8 @@ def test_issue_36_cli_refuses_with_one_line(argv, words, tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("rbf-bayes: error:") and words in err[0], err
 
 
-SUBPROCESS = {   # paths through the C loops that used to overflow or allocate without bound: run where a crash is harmless
+# paths through the C loops that used to overflow or allocate without bound: run where a crash is harmless
+SUBPROCESS = {
     "annealing-4-outputs": """
         from rbf_bayes import AnnealedRBFRegressor
         from rbf_bayes.datasets import robot_arm

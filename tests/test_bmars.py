@@ -33,8 +33,21 @@ def test_prior_recovery_k_and_types():
     pr = BMARSPrior(max_interaction=2, k_max=5, n_min=2)
     tr = sample_bmars(x, rng.normal(size=10), prior=pr, n_iter=150_000, burn_in=1000, thin=25,
                       rng=np.random.default_rng(12), prior_only=True)
-    pk = np.array([integrate.quad(lambda L, k=k: np.exp(k * np.log(L) - special.gammaln(k + 1) - log_poisson_normaliser(L, 5)
-                                                   + stats.gamma.logpdf(L, 10, scale=0.1)), 0, np.inf)[0] for k in range(6)])
+    pk = np.array(
+        [
+            integrate.quad(
+                lambda L, k=k: np.exp(
+                    k * np.log(L)
+                    - special.gammaln(k + 1)
+                    - log_poisson_normaliser(L, 5)
+                    + stats.gamma.logpdf(L, 10, scale=0.1)
+                ),
+                0,
+                np.inf,
+            )[0]
+            for k in range(6)
+        ]
+    )
     pk /= pk.sum()
     ks = tr.k[tr.kept]
     assert stats.chisquare(np.bincount(ks, minlength=6), pk * len(ks)).pvalue > 1e-3

@@ -145,8 +145,14 @@ def test_annealing_parallel_ctrl_c_then_continue_fit(monkeypatch):
     npt.assert_array_equal(m.predict(D.x_test), ref.predict(D.x_test))
 
 
-@pytest.mark.parametrize("kw,exc,word", [(dict(n_jobs=0), ValueError, "n_jobs"), (dict(n_jobs="2"), TypeError, "n_jobs"),
-                                         (dict(executor=object()), TypeError, "executor")])
+@pytest.mark.parametrize(
+    "kw,exc,word",
+    [
+        (dict(n_jobs=0), ValueError, "n_jobs"),
+        (dict(n_jobs="2"), TypeError, "n_jobs"),
+        (dict(executor=object()), TypeError, "executor"),
+    ],
+)
 def test_annealing_bad_parallel_arguments(kw, exc, word):
     from rbf_bayes import AnnealedRBFRegressor
     with pytest.raises(exc, match=word):

@@ -47,7 +47,10 @@ def test_labels_probabilities_and_save_load(link, tmp_path):
 
 def test_bad_labels_are_named():
     x = np.random.default_rng(0).uniform(size=(30, 2))
-    with pytest.raises(ValueError, match=r"Only binary classification is supported. link='discriminant' handles two classes; y has 3 classes"):
+    with pytest.raises(
+        ValueError,
+        match=r"Only binary classification is supported. link='discriminant' handles two classes; y has 3 classes",
+    ):
         RJMCMCClassifier(link="discriminant", n_iter=50, burn_in=10).fit(x, np.arange(30) % 3)
     with pytest.raises(ValueError, match=r"y has 1 class .*at least two"):
         RJMCMCClassifier(n_iter=50, burn_in=10).fit(x, np.zeros(30))
@@ -94,7 +97,9 @@ def _tremor_dir():
     return None
 
 
-@pytest.mark.skipif(_tremor_dir() is None, reason="the tremor data is not shipped (../shared/data or RBF_BAYES_TREMOR_DIR)")
+@pytest.mark.skipif(
+    _tremor_dir() is None, reason="the tremor data is not shipped (../shared/data or RBF_BAYES_TREMOR_DIR)"
+)
 @pytest.mark.parametrize("link", ["probit", "discriminant"])
 def test_tremor_reduced(link):
     """§7.3: the paper reports 14.60% test error (26 of 178). Measured with 20,000 iterations, 4 seeds, both links and
@@ -106,16 +111,21 @@ def test_tremor_reduced(link):
     assert n_err <= 30, n_err
 
 
-@pytest.mark.skipif(_tremor_dir() is None, reason="the tremor data is not shipped (../shared/data or RBF_BAYES_TREMOR_DIR)")
+@pytest.mark.skipif(
+    _tremor_dir() is None, reason="the tremor data is not shipped (../shared/data or RBF_BAYES_TREMOR_DIR)"
+)
 def test_tremor_narrow_gaussian_probit_stays_finite():
-    """Regression: Gaussian bases of width 0.25 (standardised inputs; 0.107 in units of x) on tremor let nearly vanishing columns into the factor; the probit's
+    """Regression: Gaussian bases of width 0.25 (standardised inputs; 0.107 in units of x) on tremor let nearly
+    vanishing columns into the factor; the probit's
     Gibbs loop then amplified the rounding noise of D (L L')^{-1} D' until the latent values overflowed (|f| grew by
     1e5 per iteration from iteration ~260, 'Y contains NaN or inf' at ~440). The pivot floor (04_kernel) rejects
     such columns: the chain runs to the end, every draw is finite and a typical draw's |f| on the training inputs is
     of the order of the data's separation (median over draws of max |f|: 16; single draws reach 1e4 where the data
     are locally separable and delta^2's inverse-gamma prior has a heavy tail — the model, not rounding)."""
     x, y, xt, yt = load_tremor(_tremor_dir())
-    m = RJMCMCClassifier(basis="gaussian", width=0.107, n_iter=20_000, burn_in=10_000, random_state=0).fit(x, y)   # 0.25 on standardised x
+    m = RJMCMCClassifier(basis="gaussian", width=0.107, n_iter=20_000, burn_in=10_000, random_state=0).fit(
+        x, y
+    )  # 0.25 on standardised x
     F = m.member_scores(x)
     assert np.isfinite(F).all() and np.isfinite(m.member_scores(xt)).all()
     assert np.median(np.abs(F).max(1)) < 100, np.median(np.abs(F).max(1))
@@ -124,7 +134,8 @@ def test_tremor_narrow_gaussian_probit_stays_finite():
 
 @pytest.mark.parametrize("link", ["probit", "discriminant"])
 def test_automatic_run_length_grows_the_fixed_chains(link):
-    """RJMCMCClassifier(n_iter="auto") (on request; 4 chains by default): the chains grown in rounds are the fixed-length
+    """RJMCMCClassifier(n_iter="auto") (on request; 4 chains by default): the chains grown in rounds are the
+    fixed-length
     chains of the length they stopped at, draw for draw, for the probit (latent step in C) and the discriminant."""
     x, y = _circle(120, 3)
     auto = RJMCMCClassifier(link=link, n_iter="auto", max_iter=8000, n_chains=2, n_jobs=2, random_state=0).fit(x, y)
@@ -138,7 +149,8 @@ def test_automatic_run_length_grows_the_fixed_chains(link):
 @pytest.mark.parametrize("link", ["probit", "discriminant"])
 def test_sample_proba_draws_the_class_probabilities(link):
     """sample_proba: draws of the class probabilities (n, C, n_samples), each a posterior draw of the model; they sum to
-    one over classes, repeat with the seed, and their mean over many draws is predict_proba (within Monte Carlo error)."""
+    one over classes, repeat with the seed, and their mean over many draws is predict_proba (within Monte Carlo
+    error)."""
     x, y = _circle(120, 4)
     m = RJMCMCClassifier(link=link, n_iter=1500, burn_in=500, n_chains=2, n_jobs=2, random_state=0).fit(x, y)
     D = m.sample_proba(x[:9], n_samples=20_000, random_state=1)
@@ -159,7 +171,8 @@ def test_three_rows_are_enough_for_the_probit():
     its posterior is proper and the fit goes on."""
     X3 = np.array([[0.0, 0.0], [1.0, 0.5], [0.2, 1.0]])
     with warnings.catch_warnings():
-        # nor a warning about Corollary 2's bound on y'Py (it read "use k_max <= -1"): sigma^2 known, nothing divides by it
+        # nor a warning about Corollary 2's bound on y'Py (it read "use k_max <= -1"): sigma^2 known, nothing divides by
+        # it
         warnings.simplefilter("error", ConvergenceWarning)
         m = RJMCMCClassifier(n_iter=300, burn_in=100, n_chains=1, random_state=0).fit(X3, [0, 1, 0])
     assert m.predict_proba(X3).shape == (3, 2)

@@ -66,8 +66,10 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
              *(["--burn-in", 300] if model in ("rjmcmc", "bmars") else []))
     assert r.returncode == 0, r.stderr
     assert "saved" in r.stdout and "fitting" in r.stderr            # progress on stderr, result on stdout
-    assert "100%" in r.stderr and "100%" not in r.stdout             # the progress bar is on by default, on stderr
-    r = _run("fit", tmp_path / "train.csv", "--target", "y", "--model", model, "--no-progress", "--out", tmp_path / "m2.npz")
+    assert "100%" in r.stderr and "100%" not in r.stdout  # the progress bar is on by default, on stderr
+    r = _run(
+        "fit", tmp_path / "train.csv", "--target", "y", "--model", model, "--no-progress", "--out", tmp_path / "m2.npz"
+    )
     assert r.returncode == 0 and "%|" not in r.stderr, r.stderr     # --no-progress: no bar; the model's own defaults
     if model in ("rjmcmc", "bmars"):                                 # --n-iter below the default burn-in: half of it
         r = _run("fit", tmp_path / "train.csv", "--target", "y", "--model", model, "--n-iter", 200,
@@ -89,7 +91,11 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
     r = _run("predict", tmp_path / "m.npz", tmp_path / "new.csv", "--interval", "95")
     assert r.returncode == 2 and "--interval must be a probability in (0, 1)" in r.stderr, r.stderr
     r = _run("summary", tmp_path / "m.npz")
-    assert r.returncode == 0 and ("best network" if model == "rjsa" else "p(k | y)") in r.stdout and "fitted to" in r.stdout, r.stderr
+    assert (
+        r.returncode == 0
+        and ("best network" if model == "rjsa" else "p(k | y)") in r.stdout
+        and "fitted to" in r.stdout
+    ), r.stderr
     r = _run("summary", tmp_path / "m.npz", "--json")                # for scripts: one JSON object, no NaN
     assert r.returncode == 0, r.stderr
     js = json.loads(r.stdout)
@@ -105,21 +111,27 @@ def test_fit_predict_summary_plot_on_a_csv(model, tmp_path):
     assert r.returncode == 2 and "missing.csv: no such file" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("args, msg", [
-    (["fit", "{d}/train.csv"], "fit needs --target"),
-    (["fit", "{d}/train.csv", "--target", "z"], "no column(s) ['z']"),
-    (["fit", "{d}/missing.csv", "--target", "y"], "missing.csv: no such file"),
-    (["fit", "{d}/bad.csv", "--target", "y"], "line 3, column 'a': 'x' is not a number"),
-    (["fit", "{d}/train.csv", "--target", "y", "--n-iter", "0", "--out", "{d}/m.npz"], "n_iter must be an integer >= 1"),
-    (["predict", "{d}/train.csv", "{d}/train.csv"], "not an rbf_bayes estimator file"),
-    (["summary", "{d}/nothing.npz"], "no such file"),
-    (["--model", "smc", "demo"], "do not apply to demo"),
-    (["fit", "{d}/train.csv", "--target", "y", "--bogus", "1"], "unrecognized arguments: --bogus"),
-    (["--n-iter", "x"], "--n-iter: must be a whole number or 'auto', got 'x'"),
-    (["fit", "{d}/train.csv", "--target", "y", "--model", "smc", "--chains", "2"], "runs one particle system"),
-    (["fit", "{d}/train.csv", "--target", "y", "--chains", "0"], "--chains must be >= 1"),
-    (["fit", "{d}/train.csv", "--target", "y", "--chains", "2", "--jobs", "0"], "--jobs must be >= 1 or -1"),
-])
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["fit", "{d}/train.csv"], "fit needs --target"),
+        (["fit", "{d}/train.csv", "--target", "z"], "no column(s) ['z']"),
+        (["fit", "{d}/missing.csv", "--target", "y"], "missing.csv: no such file"),
+        (["fit", "{d}/bad.csv", "--target", "y"], "line 3, column 'a': 'x' is not a number"),
+        (
+            ["fit", "{d}/train.csv", "--target", "y", "--n-iter", "0", "--out", "{d}/m.npz"],
+            "n_iter must be an integer >= 1",
+        ),
+        (["predict", "{d}/train.csv", "{d}/train.csv"], "not an rbf_bayes estimator file"),
+        (["summary", "{d}/nothing.npz"], "no such file"),
+        (["--model", "smc", "demo"], "do not apply to demo"),
+        (["fit", "{d}/train.csv", "--target", "y", "--bogus", "1"], "unrecognized arguments: --bogus"),
+        (["--n-iter", "x"], "--n-iter: must be a whole number or 'auto', got 'x'"),
+        (["fit", "{d}/train.csv", "--target", "y", "--model", "smc", "--chains", "2"], "runs one particle system"),
+        (["fit", "{d}/train.csv", "--target", "y", "--chains", "0"], "--chains must be >= 1"),
+        (["fit", "{d}/train.csv", "--target", "y", "--chains", "2", "--jobs", "0"], "--jobs must be >= 1 or -1"),
+    ],
+)
 def test_bad_values_and_files_are_one_line_errors(args, msg, tmp_path):
     _csv(tmp_path / "train.csv")
     (tmp_path / "bad.csv").write_text("a,b,y\n1,2,3\nx,2,3\n")
@@ -163,9 +175,18 @@ def test_fit_with_automatic_length_tempering_and_tries(tmp_path):
     assert m.n_temps == 3 and m.n_tries == 2 and m.trace_.meta["tempering"]["betas"][0] == 1.0
     s = _run("summary", tmp_path / "m.npz")
     assert s.returncode == 0 and "chosen by the chains" in s.stdout, s.stdout
-    for args, msg in ((("--model", "smc", "--n-iter", "auto"), "does not choose its run length"),
-                      (("--model", "smc", "--temps", "2"), "has no n_temps"), (("--tries", "0",), "--tries must be >= 1"),
-                      (("--n-iter", "long"), "whole number or 'auto'")):
+    for args, msg in (
+        (("--model", "smc", "--n-iter", "auto"), "does not choose its run length"),
+        (("--model", "smc", "--temps", "2"), "has no n_temps"),
+        (
+            (
+                "--tries",
+                "0",
+            ),
+            "--tries must be >= 1",
+        ),
+        (("--n-iter", "long"), "whole number or 'auto'"),
+    ):
         r = _run("fit", tmp_path / "train.csv", "--target", "y", "--no-progress", "--out", tmp_path / "x.npz", *args)
         assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 

@@ -18,10 +18,14 @@ def _draws():
     rng = np.random.default_rng(0)
     ar = np.zeros((4, 1001)); e = rng.standard_normal((4, 1001))
     for t in range(1, 1001): ar[:, t] = 0.9 * ar[:, t - 1] + e[:, t]
-    return {"AR(1) 0.9, odd length": ar, "iid": rng.standard_normal((4, 500)),
-            "k-like integers": rng.poisson(3, (4, 600)).astype(float),
-            "shifted chain": rng.standard_normal((4, 400)) + np.array([0, 0, 0, 0.5])[:, None],
-            "random walk": np.cumsum(rng.standard_normal((3, 800)), axis=1), "two chains": rng.exponential(size=(2, 333))}
+    return {
+        "AR(1) 0.9, odd length": ar,
+        "iid": rng.standard_normal((4, 500)),
+        "k-like integers": rng.poisson(3, (4, 600)).astype(float),
+        "shifted chain": rng.standard_normal((4, 400)) + np.array([0, 0, 0, 0.5])[:, None],
+        "random walk": np.cumsum(rng.standard_normal((3, 800)), axis=1),
+        "two chains": rng.exponential(size=(2, 333)),
+    }
 
 
 @pytest.mark.parametrize("name", list(_draws()))

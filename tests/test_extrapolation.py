@@ -46,11 +46,13 @@ def test_a_point_20_sd_out_is_predicted_at_the_edge_with_a_warning(name):
     X, y = _data()
     m = REGRESSORS[name]().fit(X, y)
     G = _far_rows(X)
-    with pytest.warns(ExtrapolationWarning, match=r"1 of 3 rows of X lie more than 10% of the training range outside it .* in x1"):
+    with pytest.warns(
+        ExtrapolationWarning, match=r"1 of 3 rows of X lie more than 10% of the training range outside it .* in x1"
+    ):
         mean, sd = m.predict(G, return_std=True)
     npt.assert_allclose(mean[2], mean[1], rtol=1e-10); npt.assert_allclose(sd[2], sd[1], rtol=1e-10)
     assert y.min() - 3 * y.std() <= mean[2] <= y.max() + 3 * y.std(), (name, mean[2])
-    assert sd[2] >= 0.05, (name, sd[2])          # the noise sd is 0.1: at least half of it, whatever the model's estimate
+    assert sd[2] >= 0.05, (name, sd[2])  # the noise sd is 0.1: at least half of it, whatever the model's estimate
     with warnings.catch_warnings():
         warnings.simplefilter("error", ExtrapolationWarning)
         m.predict(X)                                 # the training inputs: nothing held, nothing said

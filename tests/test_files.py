@@ -46,11 +46,19 @@ def _cases(t):
         "text.csv": (DamagedFileError, "numpy cannot read it as .npz"),
         "p.pkl": (DamagedFileError, "numpy cannot read it as .npz"),
         "arr.npy": (DamagedFileError, "holds one numpy array"),
-        _craft(t, "badjson.npz", header="{not json").name: (DamagedFileError, "header of this rbf_bayes estimator file is damaged"),
+        _craft(t, "badjson.npz", header="{not json").name: (
+            DamagedFileError,
+            "header of this rbf_bayes estimator file is damaged",
+        ),
         _craft(t, "list.npz", header="[1, 2]").name: (DamagedFileError, "not a JSON object"),
-        _craft(t, "nofit.npz", header=json.dumps({k: v for k, v in h.items() if k != "fitted"})).name:
-            (DamagedFileError, "damaged or foreign rbf_bayes estimator file (KeyError"),
-        _craft(t, "version.npz", header=json.dumps({**h, "version": "x"})).name: (DamagedFileError, "format version is damaged"),
+        _craft(t, "nofit.npz", header=json.dumps({k: v for k, v in h.items() if k != "fitted"})).name: (
+            DamagedFileError,
+            "damaged or foreign rbf_bayes estimator file (KeyError",
+        ),
+        _craft(t, "version.npz", header=json.dumps({**h, "version": "x"})).name: (
+            DamagedFileError,
+            "format version is damaged",
+        ),
         _craft(t, "newer.npz", header=json.dumps({**h, "version": 99})).name: (NewerFormatError, "upgrade rbf_bayes"),
         _craft(t, "nohead.npz", drop="__header__").name: (DamagedFileError, "has no rbf_bayes header"),
         _craft(t, "scale.npz", change={"x_scale_": np.ones(3)}).name: (DamagedFileError, "x_scale_ has shape (3,)"),
@@ -60,7 +68,7 @@ def _cases(t):
 
 def test_every_bad_file_is_one_clear_error_naming_it(saved):
     t, m = saved
-    np.testing.assert_array_equal(RJMCMCRegressor.load(t / "model").predict(D.x[:5]), m.predict(D.x[:5]))   # either name
+    np.testing.assert_array_equal(RJMCMCRegressor.load(t / "model").predict(D.x[:5]), m.predict(D.x[:5]))  # either name
     for name, (exc, words) in _cases(t).items():
         with pytest.raises(exc, match=None) as e:
             RJMCMCRegressor.load(t / name)
@@ -84,7 +92,11 @@ def test_the_command_line_keeps_the_messages(saved):
     t, _ = saved
     _cases(t)
     (t / "new.csv").write_text("x\n0.5\n1.5\n")
-    for name, words in (("trunc.npz", "truncated, damaged"), ("newer.npz", "upgrade rbf_bayes"), ("empty.npz", "is empty")):
+    for name, words in (
+        ("trunc.npz", "truncated, damaged"),
+        ("newer.npz", "upgrade rbf_bayes"),
+        ("empty.npz", "is empty"),
+    ):
         r = _cli("predict", t / name, t / "new.csv", cwd=t)
         assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     # a model saved from Python (no column names stored): the CSV's columns are its inputs
@@ -105,8 +117,10 @@ def test_fit_checks_its_output_path_and_options_before_fitting(tmp_path):
                         ((*quick, "--out", tmp_path / "folder"), "is a folder"),
                         (("--model", "smc", "--n-iter", 100), "--n-iter: the smc model has no iterations")):
         r = _cli("fit", tmp_path / "d.csv", "--target", "y", *args, cwd=tmp_path)
-        assert r.returncode == 2 and words in r.stderr and "fitting" not in r.stderr, r.stderr     # refused before the fit
+        assert r.returncode == 2 and words in r.stderr and "fitting" not in r.stderr, r.stderr  # refused before the fit
     r = _cli("fit", tmp_path / "dup.csv", "--target", "y", cwd=tmp_path)
     assert r.returncode == 2 and "names column(s) ['x'] more than once" in r.stderr, r.stderr
     r = _cli("fit", tmp_path / "d.csv", "--target", "y", *quick, "--out", tmp_path / "named", cwd=tmp_path)
-    assert r.returncode == 0 and f"saved {tmp_path / 'named.npz'}" in r.stdout and (tmp_path / "named.npz").is_file(), r.stdout
+    assert r.returncode == 0 and f"saved {tmp_path / 'named.npz'}" in r.stdout and (tmp_path / "named.npz").is_file(), (
+        r.stdout
+    )

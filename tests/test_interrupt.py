@@ -85,10 +85,13 @@ def _same_result(a, b):
             assert va == vb, f.name
 
 
-CASES = {   # estimator factory, progress update at which Ctrl-C arrives (after burn-in)
+CASES = {  # estimator factory, progress update at which Ctrl-C arrives (after burn-in)
     # RJMCMC takes its snapshots inside C: one update per chunk of 2,000 iterations, so the third ends after burn-in
     "rjmcmc": (lambda: RJMCMCRegressor(n_iter=12_000, burn_in=4_000, thin=4, random_state=1, n_chains=1), 3),
-    "rjsa": (lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=1, random_state=1), 20),   # one run; restarts: test_chains
+    "rjsa": (
+        lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=1, random_state=1),
+        20,
+    ),  # one run; restarts: test_chains
     "bmars": (lambda: BMARSRegressor(n_iter=1500, burn_in=500, thin=5, random_state=1, n_chains=1), 80),
 }
 
@@ -123,7 +126,9 @@ def test_ctrl_c_then_continue_fit_equals_the_uninterrupted_fit(name, sigint_at):
 def test_annealing_restarts_ctrl_c_then_continue_fit(sigint_at):
     """Ctrl-C in the second of three restarts: the model holds the best so far (the interrupted run while it is the one
     in memory); continue_fit finishes that restart and runs the third: the same restarts, the same best network."""
-    make = lambda: AnnealedRBFRegressor(n_iter=1000, n_restarts=3, n_jobs=1, restart_tol=1e9, random_state=1)   # one after another
+    make = lambda: AnnealedRBFRegressor(
+        n_iter=1000, n_restarts=3, n_jobs=1, restart_tol=1e9, random_state=1
+    )  # one after another
     X, y = _data()
     full = make().fit(X, y)
     m = make()
@@ -206,7 +211,8 @@ def test_ctrl_c_while_a_restart_assembles_its_result(monkeypatch):
     _same_result(m.trace_, full.trace_)
 
 
-BURN_IN_CASES = {   # burn-in longer than one chunk (RJMCMC 2,000, BMARS 5,000 iterations), so the first chunk ends inside it
+# burn-in longer than one chunk (RJMCMC 2,000, BMARS 5,000 iterations), so the first chunk ends inside it
+BURN_IN_CASES = {
     "rjmcmc": lambda: RJMCMCRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2, n_chains=1),
     "bmars": lambda: BMARSRegressor(n_iter=12_000, burn_in=11_000, thin=20, random_state=2, n_chains=1),
 }
@@ -233,7 +239,11 @@ def test_smc_ctrl_c_then_continue_fit(sigint_at):
     full = make().fit(X, y)
     m = make()
     msg = _fit_interrupted(m, X, y, sigint_at, 30)
-    assert "after 30 of 80 rows" in msg and "rows_processed_ = [" in msg and "continue_fit() (the remaining 50 rows, in the same order)" in msg
+    assert (
+        "after 30 of 80 rows" in msg
+        and "rows_processed_ = [" in msg
+        and "continue_fit() (the remaining 50 rows, in the same order)" in msg
+    )
     assert m.smc_.t == 30 and m.trace_.meta["n_done"] == 30 and m.predict(X[:3]).shape == (3,)
     order = np.random.default_rng(3).permutation(80)           # the shuffle fit makes with random_state=3
     np.testing.assert_array_equal(m.rows_processed_, np.sort(order[:30]))   # rows of the user's X, not of the shuffle
@@ -269,7 +279,8 @@ def test_a_model_without_its_run_says_so(name, sigint_at, tmp_path):
 
 
 def test_ctrl_c_from_another_thread_while_fitting():
-    "The asynchronous case: SIGINT from a timer thread at an arbitrary moment of a running fit; continue_fit = full fit."
+    "The asynchronous case: SIGINT from a timer thread at an "
+    "arbitrary moment of a running fit; continue_fit = full fit."
     X, y = _data(120)
     # 100k iterations of the default model take seconds on any machine we run: the signal, 50 ms after the handler is
     # in place, lands mid-run (the check below says so if it ever does not)
@@ -336,7 +347,8 @@ def _run_and_interrupt(args, tmp_path):
         if not ch:
             break
         err += ch
-        if "it/s" in err or "s/it" in err or "chains:" in err:   # a bar is drawn (of iterations, or of the chains): running
+        # a bar is drawn (of iterations, or of the chains): running
+        if "it/s" in err or "s/it" in err or "chains:" in err:
             p.send_signal(signal.SIGINT)
             break
     out, rest = p.communicate(timeout=120)

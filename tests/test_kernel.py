@@ -408,7 +408,8 @@ def test_inner_products_are_the_same_bits_at_every_vector_width():
 
 
 def test_a_basis_without_a_c_branch_is_an_import_error(monkeypatch):
-    """Issue 37: both C switches (`phi_r2`, `_phi_inplace`) ended in a bare `else:` that computed the Gaussian, so a basis
+    """Issue 37: both C switches (`phi_r2`, `_phi_inplace`) ended in a bare `else:` that computed the Gaussian, so a
+    basis
     added to the registry but not to a switch silently gave Gaussian values. The C bases are now one list (`RBF_BASES`
     in `_basis_loops.h`) from which both dispatches are generated, an unknown code gives NaN, and the import-time checks
     compare the names with `basis.BASES` and every registered basis's values with the NumPy specification: a toy basis

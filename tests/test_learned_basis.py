@@ -114,8 +114,15 @@ def test_estimator_relevance_types_save_load_and_chains(tmp_path):
 def test_bad_arguments_name_themselves(kw, exc, word):
     x = np.random.default_rng(0).uniform(size=(20, 2)); y = x[:, 0] + np.random.default_rng(1).normal(size=20)
     with pytest.raises(exc, match=word):
-        sample_rjmcmc(x, y, prior=RBFPrior(**kw.get("prior", {})), config=RJConfig(n_iter=50, burn_in=0, **kw.get("config", {})),
-                      rng=np.random.default_rng(0), basis="cubic", init=kw.get("init"))
+        sample_rjmcmc(
+            x,
+            y,
+            prior=RBFPrior(**kw.get("prior", {})),
+            config=RJConfig(n_iter=50, burn_in=0, **kw.get("config", {})),
+            rng=np.random.default_rng(0),
+            basis="cubic",
+            init=kw.get("init"),
+        )
 
 
 def test_estimator_select_inputs_must_be_bool():

@@ -62,7 +62,9 @@ def test_rebuild_of_a_singular_design_is_refused():
 
 def _prior_theta(walk_in_s=False, tau=1.0, seed=3):
     x = np.random.default_rng(0).uniform(size=(30, 2)); y = np.random.default_rng(1).normal(size=30)
-    cfg = RJConfig(n_iter=80_000, burn_in=1000, thin=40, prior_only=True, fix_Lambda=2.0, learn_scales=True, scale_step=0.8)
+    cfg = RJConfig(
+        n_iter=80_000, burn_in=1000, thin=40, prior_only=True, fix_Lambda=2.0, learn_scales=True, scale_step=0.8
+    )
     tr = sample_rjmcmc(x, y, prior=RBFPrior(k_max=6, log_scale_sd=tau), config=cfg, rng=np.random.default_rng(seed),
                        basis="gaussian", width=0.3)
     return np.log(tr.scales)
@@ -89,7 +91,15 @@ def test_c_and_reference_agree_in_distribution():
     for name, fn in (("c", sample_rjmcmc), ("r", sample_rjmcmc_reference)):
         rows = []
         for seed in range(6):
-            t = fn(x, y, prior=RBFPrior(k_max=5), config=cfg, rng=np.random.default_rng(3000 + seed), basis="gaussian", width=1.0)
+            t = fn(
+                x,
+                y,
+                prior=RBFPrior(k_max=5),
+                config=cfg,
+                rng=np.random.default_rng(3000 + seed),
+                basis="gaussian",
+                width=1.0,
+            )
             pa = t.meta["scale_acceptance"]
             rows.append(np.concatenate([[t.k[500:].mean()], np.log(t.scales).mean(0), [pa[1] / pa[0]]]))
         out[name] = np.array(rows)
@@ -102,8 +112,14 @@ def test_c_and_reference_agree_in_distribution():
 def test_same_seed_same_chain_and_chunking():
     rng = np.random.default_rng(2)
     x = rng.uniform(size=(40, 2)); y = np.cos(4 * x[:, 1]) + 0.1 * rng.normal(size=40)
-    run = lambda cs: sample_rjmcmc(x, y, config=RJConfig(n_iter=1500, burn_in=100, thin=7, chunk_size=cs, learn_scales=True),  # noqa: E731
-                                   rng=np.random.default_rng(4), basis="gaussian", width=0.5)
+    run = lambda cs: sample_rjmcmc(
+        x,
+        y,
+        config=RJConfig(n_iter=1500, burn_in=100, thin=7, chunk_size=cs, learn_scales=True),  # noqa: E731
+        rng=np.random.default_rng(4),
+        basis="gaussian",
+        width=0.5,
+    )
     a, b = run(200), run(1500)
     npt.assert_array_equal(a.log_posterior, b.log_posterior); npt.assert_array_equal(a.scales, b.scales)
 
@@ -112,7 +128,9 @@ def test_scales_off_is_the_old_chain():
     """learn_scales=False leaves the chain exactly as before: same draws as a run that never heard of scales."""
     rng = np.random.default_rng(5)
     x = rng.uniform(size=(40, 2)); y = np.cos(4 * x[:, 1]) + 0.1 * rng.normal(size=40)
-    a = sample_rjmcmc(x, y, config=RJConfig(n_iter=800, burn_in=100), rng=np.random.default_rng(6), basis="gaussian", width=0.5)
+    a = sample_rjmcmc(
+        x, y, config=RJConfig(n_iter=800, burn_in=100), rng=np.random.default_rng(6), basis="gaussian", width=0.5
+    )
     b = sample_rjmcmc(x, y, config=RJConfig(n_iter=800, burn_in=100, learn_scales=False), rng=np.random.default_rng(6),
                       basis="gaussian", width=0.5, init={})
     npt.assert_array_equal(a.log_posterior, b.log_posterior)
@@ -120,7 +138,8 @@ def test_scales_off_is_the_old_chain():
 
 
 def test_bad_scale_arguments_name_themselves():
-    x = np.random.default_rng(0).uniform(size=(20, 2)); y = np.sin(5 * x[:, 0]) + np.random.default_rng(1).normal(size=20)
+    x = np.random.default_rng(0).uniform(size=(20, 2))
+    y = np.sin(5 * x[:, 0]) + np.random.default_rng(1).normal(size=20)
     with pytest.raises(ValueError, match="scale_step"):
         RJConfig(learn_scales=True, scale_step=0.0)
     with pytest.raises(ValueError, match="log_scale_sd"):
@@ -129,7 +148,9 @@ def test_bad_scale_arguments_name_themselves():
         sample_rjmcmc(x, y, config=RJConfig(n_iter=10, burn_in=1, learn_scales=True), rng=np.random.default_rng(0),
                       init={"scales": [1.0, -2.0]})
     with pytest.raises(ValueError, match="learn_scales"):
-        sample_rjmcmc(x, y, config=RJConfig(n_iter=10, burn_in=1), rng=np.random.default_rng(0), init={"scales": [1.0, 2.0]})
+        sample_rjmcmc(
+            x, y, config=RJConfig(n_iter=10, burn_in=1), rng=np.random.default_rng(0), init={"scales": [1.0, 2.0]}
+        )
     with pytest.raises(TypeError, match="learn_scales"):
         RJMCMCRegressor(learn_scales="yes").fit(x, y)
 
@@ -146,7 +167,9 @@ def test_estimator_attributes_save_load_and_chains(tmp_path):
     npt.assert_array_equal(m2.input_scales_, m.input_scales_)
     npt.assert_allclose(m2.predict(X[:10]), m.predict(X[:10]), rtol=1e-12)
     # prediction uses each sample's own scales: the same samples with scales set to 1 predict differently
-    tr1 = m.trace_.__class__(**{**{f: getattr(m.trace_, f) for f in m.trace_.__dataclass_fields__}, "scales": np.ones_like(m.trace_.scales)})
+    tr1 = m.trace_.__class__(
+        **{**{f: getattr(m.trace_, f) for f in m.trace_.__dataclass_fields__}, "scales": np.ones_like(m.trace_.scales)}
+    )
     assert not np.allclose(tr1.predict(m._scale_x(X[:10])), m.trace_.predict(m._scale_x(X[:10])))
     # chains pool the scales
     mc = RJMCMCRegressor(basis="gaussian", n_iter=1000, burn_in=500, learn_scales=True, select_inputs=False, n_chains=2,
@@ -170,7 +193,9 @@ def test_default_selects_inputs_with_learned_scales():
     assert fit(learn_scales=False, select_inputs=True).input_relevance_.shape == (3,)
     two = RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, random_state=0).fit(X[:, :2], y)
     assert not hasattr(two, "input_relevance_") and "input_acceptance" not in two.trace_.meta
-    assert RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, select_inputs=True, random_state=0).fit(X[:, :2], y).input_relevance_.shape == (2,)
+    assert RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, select_inputs=True, random_state=0).fit(
+        X[:, :2], y
+    ).input_relevance_.shape == (2,)
     with pytest.raises(TypeError, match="select_inputs"):
         fit(select_inputs="yes")
 
@@ -199,7 +224,8 @@ def test_two_piece_scale_prior_recovered(fn):
 
 
 def test_two_piece_prior_density_and_the_symmetric_case():
-    "log_scales_prior: the two-piece density integrates to 1; log_scale_sd_up = log_scale_sd is the normal, bit for bit."
+    "log_scales_prior: the two-piece density integrates to 1; "
+    "log_scale_sd_up = log_scale_sd is the normal, bit for bit."
     from scipy import integrate
 
     from rbf_bayes.priors import log_scales_prior

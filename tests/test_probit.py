@@ -41,8 +41,9 @@ def test_cython_and_reference_probit_agree_in_distribution(n_classes):
     se = np.sqrt(a.var(0, ddof=1) / len(a) + b.var(0, ddof=1) / len(b))
     diff = np.abs(a.mean(0) - b.mean(0))
     bad = np.flatnonzero(diff >= 4.5 * se + 1e-12)
-    assert bad.size == 0, [(int(i), round(float(a.mean(0)[i]), 4), round(float(b.mean(0)[i]), 4), round(float(se[i]), 4))
-                           for i in bad]
+    assert bad.size == 0, [
+        (int(i), round(float(a.mean(0)[i]), 4), round(float(b.mean(0)[i]), 4), round(float(se[i]), 4)) for i in bad
+    ]
 
 
 def test_binary_latent_step_in_c_follows_the_python_step():

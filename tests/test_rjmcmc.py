@@ -40,7 +40,9 @@ def _ks_uniform(vals, i):
 
 
 def _prior_run(moves, n_iter, thin, init=None, seed=0):
-    cfg = RJConfig(n_iter=n_iter, burn_in=1000, thin=thin, moves=moves, prior_only=True, fix_Lambda=LAM, split_scale=0.15)
+    cfg = RJConfig(
+        n_iter=n_iter, burn_in=1000, thin=thin, moves=moves, prior_only=True, fix_Lambda=LAM, split_scale=0.15
+    )
     return sample_rjmcmc(X, Y, prior=RBFPrior(k_max=KMAX), config=cfg, rng=np.random.default_rng(seed),
                          basis="gaussian", width=0.3, init=init)
 
@@ -112,7 +114,9 @@ def test_prior_invariance_split_merge_only():
         init = {"centres": OMEGA.sample(rng, k0)}
         cfg = RJConfig(n_iter=25, burn_in=24, moves=("split", "merge"), prior_only=True, fix_Lambda=LAM,
                        split_scale=0.25)
-        tr = sample_rjmcmc(X, Y, prior=RBFPrior(k_max=KMAX), config=cfg, rng=rng, basis="gaussian", width=0.3, init=init)
+        tr = sample_rjmcmc(
+            X, Y, prior=RBFPrior(k_max=KMAX), config=cfg, rng=rng, basis="gaussian", width=0.3, init=init
+        )
         finals.append(tr.k[-1])
         total += tr.n_accepted[2] + tr.n_accepted[3]
         if tr.k[-1]:

@@ -19,9 +19,14 @@ LINEAR_Y = ("y is exactly linear in X: the posterior is improper under Jeffreys'
             "so fit refuses with a ValueError saying so")
 EXPECTED = {
     "RJMCMCRegressor": {"check_regressor_multioutput": LINEAR_Y, "check_regressors_no_decision_function": LINEAR_Y},
-    "AnnealedRBFRegressor": {"check_regressor_multioutput": LINEAR_Y, "check_regressors_no_decision_function": LINEAR_Y},
-    "SMCRegressor": {"check_regressors_train": "fixed-width Gaussian kernels without a linear term cannot fit the "
-                                               "check's 10-d linear data at the default width (R^2 ~ 0)"},
+    "AnnealedRBFRegressor": {
+        "check_regressor_multioutput": LINEAR_Y,
+        "check_regressors_no_decision_function": LINEAR_Y,
+    },
+    "SMCRegressor": {
+        "check_regressors_train": "fixed-width Gaussian kernels without a linear term cannot fit the "
+        "check's 10-d linear data at the default width (R^2 ~ 0)"
+    },
     "BMARSRegressor": {},
 }
 

@@ -44,8 +44,21 @@ def test_particles_converge_to_the_exact_posterior():
     x = np.linspace(-2, 2, 6)[:, None]
     y = np.array([0.3, -0.2, 0.9, 1.1, 0.1, -0.4])
     exact = _exact_pk(x, y, 0.1, 1.0, 1.5, 3, 1.0)
-    _assert_runs_near(exact, [TDSMC(3000, "gaussian", 1.0, prior=SMCPrior(lam=1.5, k_max=3), fix_variances=(0.1, 1.0), capacity=6,
-                                    rng=np.random.default_rng(s)).partial_fit(x, y) for s in range(6)])
+    _assert_runs_near(
+        exact,
+        [
+            TDSMC(
+                3000,
+                "gaussian",
+                1.0,
+                prior=SMCPrior(lam=1.5, k_max=3),
+                fix_variances=(0.1, 1.0),
+                capacity=6,
+                rng=np.random.default_rng(s),
+            ).partial_fit(x, y)
+            for s in range(6)
+        ],
+    )
 
 
 @pytest.mark.parametrize("scheme", RESAMPLING)
@@ -59,7 +72,9 @@ def test_resampling_is_unbiased(scheme):
 def test_partial_fit_equals_fit_and_reproducible():
     x = np.linspace(-5, 5, 30)[:, None]
     y = np.sinc(x[:, 0] / np.pi) + 0.1 * np.random.default_rng(0).normal(size=30)
-    a = SMCRegressor(n_particles=60, width=1.6, shuffle=False, capacity=30, random_state=5, standardize=False).partial_fit(x[:10], y[:10])
+    a = SMCRegressor(
+        n_particles=60, width=1.6, shuffle=False, capacity=30, random_state=5, standardize=False
+    ).partial_fit(x[:10], y[:10])
     a.partial_fit(x[10:], y[10:])
     b = SMCRegressor(n_particles=60, width=1.6, shuffle=False, capacity=30, random_state=5, standardize=False).fit(x, y)
     np.testing.assert_allclose(a.predict(x), b.predict(x))
@@ -112,8 +127,16 @@ def test_one_step_predictions_are_the_predictive_mean_before_the_point():
     rng = np.random.default_rng(2)
     x = rng.uniform(-3, 3, (12, 1))
     y = np.cos(x[:, 0])
-    s = TDSMC(30, "gaussian", 1.0, prior=SMCPrior(lam=1.0, k_max=5), capacity=12, fix_variances=(0.05, 1.0), ess_threshold=0.0,
-              rng=np.random.default_rng(0)).partial_fit(x[:11], y[:11])
+    s = TDSMC(
+        30,
+        "gaussian",
+        1.0,
+        prior=SMCPrior(lam=1.0, k_max=5),
+        capacity=12,
+        fix_variances=(0.05, 1.0),
+        ess_threshold=0.0,
+        rng=np.random.default_rng(0),
+    ).partial_fit(x[:11], y[:11])
     expect = s.predict(x[11:12])[0, 0]
     s.partial_fit(x[11:12], y[11:12])
     np.testing.assert_allclose(s.one_step_predictions[-1][0], expect, rtol=1e-10)
@@ -178,7 +201,9 @@ def test_regressor_protocol_pandas_and_two_outputs():
     c = clone(m)
     assert c.get_params() == m.get_params()
     c.fit(pd.DataFrame(x, columns=["a", "b"]), pd.DataFrame(Y))
-    mu, sd = c.predict(pd.DataFrame(x, columns=["a", "b"]), return_std=True)   # as fitted (arrays: a feature-name warning)
+    mu, sd = c.predict(
+        pd.DataFrame(x, columns=["a", "b"]), return_std=True
+    )  # as fitted (arrays: a feature-name warning)
     assert mu.shape == (40, 2) and sd.shape == (40, 2) and np.all(sd > 0)
     assert np.sqrt(np.mean((mu - Y) ** 2)) < 0.5 * Y.std()            # it fits: well below the spread of the targets
     np.testing.assert_array_equal(mu, m.fit(x, Y).predict(x))           # pandas in = arrays in
@@ -201,8 +226,23 @@ def test_rejuvenate_same_in_both_engines_and_targets_the_posterior():
     assert [p.centres for p in a.particles] == [p.centres for p in b.particles]
     np.testing.assert_allclose([p.s2y for p in a.particles], [p.s2y for p in b.particles], rtol=1e-9)
     exact = _exact_pk(x, y, 0.1, 1.0, 1.5, 3, 1.0)
-    _assert_runs_near(exact, [TDSMC(2000, "gaussian", 1.0, prior=SMCPrior(lam=1.5, k_max=3), fix_variances=(0.1, 1.0), capacity=6,
-                                    rng=np.random.default_rng(40 + s)).partial_fit(x, y).rejuvenate(3) for s in range(6)])
+    _assert_runs_near(
+        exact,
+        [
+            TDSMC(
+                2000,
+                "gaussian",
+                1.0,
+                prior=SMCPrior(lam=1.5, k_max=3),
+                fix_variances=(0.1, 1.0),
+                capacity=6,
+                rng=np.random.default_rng(40 + s),
+            )
+            .partial_fit(x, y)
+            .rejuvenate(3)
+            for s in range(6)
+        ],
+    )
     with pytest.raises(ValueError, match="n_sweeps must be"):
         b.rejuvenate(-1)
 
@@ -213,7 +253,9 @@ def test_predict_is_the_weighted_closed_form():
     rng = np.random.default_rng(0)
     x = rng.uniform(-3, 3, (40, 2))
     Y = np.column_stack([np.sin(x[:, 0]), np.cos(x[:, 1])])
-    s = TDSMC(30, width=1.5, prior=SMCPrior(lam=3.0, k_max=10), capacity=40, ess_threshold=0.0, rng=np.random.default_rng(1)).partial_fit(x, Y)
+    s = TDSMC(
+        30, width=1.5, prior=SMCPrior(lam=3.0, k_max=10), capacity=40, ess_threshold=0.0, rng=np.random.default_rng(1)
+    ).partial_fit(x, Y)
     xt = rng.uniform(-3, 3, (7, 2))
     means, var = [], []
     for p in s.particles:
@@ -258,7 +300,8 @@ def test_streaming_scale_contract():
     a = SMCRegressor(n_particles=40, random_state=1, move_steps=1)
     for lo, hi in ((0, 15), (15, 16), (16, 45)):
         a.partial_fit(x[lo:hi], y[lo:hi])
-        np.testing.assert_array_equal(a.x_shift_, x[:15].mean(0)); np.testing.assert_array_equal(a.y_scale_, [y[:15].std()])
+        np.testing.assert_array_equal(a.x_shift_, x[:15].mean(0))
+        np.testing.assert_array_equal(a.y_scale_, [y[:15].std()])
     xm, xs, ym, ys = x[:15].mean(0), x[:15].std(0), y[:15].mean(), y[:15].std()
     b = SMCRegressor(n_particles=40, random_state=1, move_steps=1, standardize=False)
     for lo, hi in ((0, 15), (15, 16), (16, 45)):
@@ -268,7 +311,9 @@ def test_streaming_scale_contract():
     np.testing.assert_allclose(sa, sb * ys, rtol=1e-9)
     with pytest.raises(ValueError, match="first partial_fit batch sets the standardisation"):
         SMCRegressor(n_particles=10).partial_fit(x[:1], y[:1])
-    one = SMCRegressor(n_particles=10, standardize=False, random_state=0).partial_fit(x[:1] / xs, y[:1] / ys)   # one row is fine unscaled
+    one = SMCRegressor(n_particles=10, standardize=False, random_state=0).partial_fit(
+        x[:1] / xs, y[:1] / ys
+    )  # one row is fine unscaled
     assert one.smc_.t == 1
 
 
@@ -297,8 +342,20 @@ def test_learned_width_converges_to_the_exact_posterior_and_a_wrong_prior_is_cau
     m_th, pk = _exact_width(x, y, 0.1, 1.0, 1.5, 2, 0.7, 1.0, grid)
     runs = []
     for s in range(6):
-        smc = TDSMC(1000, "gaussian", 0.7, prior=SMCPrior(lam=1.5, k_max=2), fix_variances=(0.1, 1.0), capacity=6, learn_width=True,
-                    rng=np.random.default_rng(s)).partial_fit(x, y).rejuvenate(15)
+        smc = (
+            TDSMC(
+                1000,
+                "gaussian",
+                0.7,
+                prior=SMCPrior(lam=1.5, k_max=2),
+                fix_variances=(0.1, 1.0),
+                capacity=6,
+                learn_width=True,
+                rng=np.random.default_rng(s),
+            )
+            .partial_fit(x, y)
+            .rejuvenate(15)
+        )
         r = np.zeros(4)
         r[0] = smc.weights @ np.log(smc.widths)
         r[1:1 + len(smc.p_k())] = smc.p_k()
@@ -316,9 +373,16 @@ def test_learned_width_c_equals_reference_and_pickle_continues():
     rng = np.random.default_rng(3)
     x = rng.uniform(-4, 4, (50, 2))
     y = np.column_stack([np.sinc(x[:, 0]), np.cos(x[:, 1])]) + 0.1 * rng.normal(size=(50, 2))
-    kw = dict(prior=SMCPrior(a_y=2, b_y=0.1, a_b=2, b_b=1.0, k_max=8, log_width_sd=0.7), ess_threshold=0.6, move_steps=1,
-              capacity=20, learn_width=True)
-    a, b = (E(30, "gaussian", 1.2, rng=np.random.default_rng(9), **kw).partial_fit(x, y) for E in (TDSMCReference, TDSMC))
+    kw = dict(
+        prior=SMCPrior(a_y=2, b_y=0.1, a_b=2, b_b=1.0, k_max=8, log_width_sd=0.7),
+        ess_threshold=0.6,
+        move_steps=1,
+        capacity=20,
+        learn_width=True,
+    )
+    a, b = (
+        E(30, "gaussian", 1.2, rng=np.random.default_rng(9), **kw).partial_fit(x, y) for E in (TDSMCReference, TDSMC)
+    )
     np.testing.assert_allclose(a.widths, b.widths, rtol=1e-12)
     assert [p.centres for p in a.particles] == [p.centres for p in b.particles]
     np.testing.assert_allclose(a.logw, b.logw, rtol=1e-8, atol=1e-8)
@@ -338,8 +402,18 @@ def test_learned_width_off_is_the_old_stream():
     rng = np.random.default_rng(1)
     x = rng.uniform(-3, 3, (30, 1))
     y = np.sin(x[:, 0]) + 0.1 * rng.normal(size=30)
-    a = TDSMC(40, "gaussian", 0.8, prior=SMCPrior(k_max=6), rng=np.random.default_rng(2), move_steps=1).partial_fit(x, y)
-    b = TDSMC(40, "gaussian", 0.8, prior=SMCPrior(k_max=6, log_width_sd=3.0), rng=np.random.default_rng(2), move_steps=1, learn_width=False).partial_fit(x, y)
+    a = TDSMC(40, "gaussian", 0.8, prior=SMCPrior(k_max=6), rng=np.random.default_rng(2), move_steps=1).partial_fit(
+        x, y
+    )
+    b = TDSMC(
+        40,
+        "gaussian",
+        0.8,
+        prior=SMCPrior(k_max=6, log_width_sd=3.0),
+        rng=np.random.default_rng(2),
+        move_steps=1,
+        learn_width=False,
+    ).partial_fit(x, y)
     np.testing.assert_array_equal(a.logw, b.logw)
     assert np.all(b.widths == 0.8) and b.result().widths is None
 
@@ -433,7 +507,9 @@ def test_stream_with_automatic_width_chooses_again_as_rows_arrive():
     for i in range(2, 200): s.partial_fit(x[i:i + 1], y[i:i + 1])
     r2 = lambda m: 1 - np.mean((m.predict(x) - y) ** 2) / np.var(y)   # noqa: E731
     assert first == min(s.width_grid_) and s.width_ > first, (first, s.width_)
-    assert len(s.width_log_evidence_) == len(s.width_grid_) and s.width_ == s.width_grid_[np.argmax(s.width_log_evidence_)]
+    assert (
+        len(s.width_log_evidence_) == len(s.width_grid_) and s.width_ == s.width_grid_[np.argmax(s.width_log_evidence_)]
+    )
     assert r2(s) > r2(one) - 0.03 and r2(one) > 0.85, (r2(s), r2(one))
     import pickle
     t = pickle.loads(pickle.dumps(s))          # a pickled stream keeps every width's system and goes on

@@ -3,7 +3,8 @@
 1. Prior recovery: with the likelihood off, the multiple-try moves and a tempered ladder keep k ~ truncated Poisson and
    the centres uniform on Omega (chi-square / KS at fixed seeds).
 2. Exact enumeration with the likelihood on: a 1-d problem with k_max = 2 and Lambda fixed, where
-   p_beta(k | y) ∝ p(k | Lambda) E_{mu ~ U(Omega^k)}[p(y | k, mu, delta^2)^beta] (integrated over delta^2's prior when it
+   p_beta(k | y) ∝ p(k | Lambda) E_{mu ~ U(Omega^k)}[p(y | k, mu, delta^2)^beta] (integrated over delta^2's prior when
+   it
    is sampled) is computed by quadrature with the reference marginal likelihood. The multiple-try chain, a single core
    at beta = 1/2 (the tempered target, delta^2 by its random walk) and the cold chain of a tempered ladder must each
    give it within 0.015 (about 5 Monte Carlo standard errors at 150,000 iterations). Each check fails by far more
@@ -40,8 +41,12 @@ def _exact_pk(beta, delta2=None, n1=200, n2=40):
     out = []
     for k, S in enumerate(sets):
         Ds = [design_matrix(X1, s, BASIS1, WIDTH1) for s in S]
-        v = np.array([special.logsumexp([beta * log_marginal_likelihood(D, Y1, dd, PRIOR1) for D in Ds]) - math.log(len(Ds))
-                      for dd in dg])
+        v = np.array(
+            [
+                special.logsumexp([beta * log_marginal_likelihood(D, Y1, dd, PRIOR1) for D in Ds]) - math.log(len(Ds))
+                for dd in dg
+            ]
+        )
         if delta2 is None:
             v = special.logsumexp(v + log_delta2_prior(dg, PRIOR1) + np.log(dg)) + math.log(np.diff(np.log(dg))[0])
         out.append(float(log_k_prior(k, LAM1, 2)) + float(np.squeeze(v)))
@@ -74,7 +79,8 @@ def test_multiple_try_matches_enumeration():
 
 
 def test_tempered_core_matches_enumeration():
-    """One core at beta = 1/2 with delta^2 sampled: its random walk on log delta^2 and every move's beta-scaled ratio."""
+    """One core at beta = 1/2 with delta^2 sampled: its random walk on log delta^2 and every move's beta-scaled
+    ratio."""
     exact = _exact_pk(0.5)
     rng = np.random.default_rng(4); cfg = RJConfig(n_iter=150_000, burn_in=1000, fix_Lambda=LAM1, n_tries=2)
     x, Yt, k_max, space, basis, width, centres, Lam, d2 = _prepare(X1, Y1, PRIOR1, cfg, BASIS1, WIDTH1, None, rng)
@@ -126,7 +132,9 @@ def test_reference_multiple_try_matches_enumeration():
     cfg = RJConfig(n_iter=12_000, burn_in=500, fix_Lambda=LAM1, fix_delta2=5.0, sample_nuisance=False, n_tries=3)
     tr = sample_rjmcmc_reference(X1, Y1, prior=PRIOR1, config=cfg, rng=np.random.default_rng(8), basis=BASIS1,
                                  width=WIDTH1)
-    np.testing.assert_allclose(_pk(tr.k[500:]), exact, atol=0.03)    # 12,000 iterations: seeds 8 and 9 were 0.014 and 0.005 off
+    np.testing.assert_allclose(
+        _pk(tr.k[500:]), exact, atol=0.03
+    )  # 12,000 iterations: seeds 8 and 9 were 0.014 and 0.005 off
 
 
 def test_auto_run_length_converges_and_says_so():

@@ -53,7 +53,8 @@ def test_a_width_in_units_of_x_is_isotropic_on_columns_of_different_scales():
     sd = X.std(0); c = float(np.sqrt(np.mean(sd ** 2)))
     np.testing.assert_allclose(m.x_scale_, [c, c]); assert m.trace_.meta["width"] == pytest.approx(50.0 / c)
     d = RJMCMCRegressor(basis="gaussian", n_iter=500, burn_in=200, n_chains=1, random_state=0).fit(X, y)
-    np.testing.assert_allclose(d.x_scale_, sd); assert d.trace_.meta["width"] == pytest.approx(np.sqrt(2)) and d.get_params()["width"] is None
+    np.testing.assert_allclose(d.x_scale_, sd)
+    assert d.trace_.meta["width"] == pytest.approx(np.sqrt(2)) and d.get_params()["width"] is None
 
 
 def test_raw_inputs_of_extreme_scale_are_refused_or_follow_the_scale():
@@ -64,7 +65,9 @@ def test_raw_inputs_of_extreme_scale_are_refused_or_follow_the_scale():
     X = rng.uniform(-1, 1, (100, 2)); y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(100)
     ref = SMCRegressor(n_particles=50, standardize=False, random_state=0).fit(X, y).score(X, y)
     for s in (1e150, 1e-150):
-        assert SMCRegressor(n_particles=50, standardize=False, random_state=0).fit(X * s, y).score(X * s, y) == pytest.approx(ref, abs=0.02)
+        assert SMCRegressor(n_particles=50, standardize=False, random_state=0).fit(X * s, y).score(
+            X * s, y
+        ) == pytest.approx(ref, abs=0.02)
     with pytest.raises(ValueError, match=r"standardize=False: input column\(s\) \[0, 1\] .*use standardize=True"):
         RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False).fit(X * 1e150, y)
     # RAW_SCALE is the bases' range: the g-prior model fits inside it
@@ -74,4 +77,9 @@ def test_raw_inputs_of_extreme_scale_are_refused_or_follow_the_scale():
     # bare LinAlgError 'initial design ... singular' on X * 1e7 and above), and a fit below it
     with pytest.raises(ValueError, match=r"standardize=False: input column\(s\) \[0, 1\] .*ridge prior"):
         RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False).fit(X * 1e20, y)
-    assert RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False, random_state=0).fit(X * 1e4, y).score(X * 1e4, y) > 0.9
+    assert (
+        RJMCMCRegressor(n_iter=300, burn_in=100, n_chains=1, standardize=False, random_state=0)
+        .fit(X * 1e4, y)
+        .score(X * 1e4, y)
+        > 0.9
+    )

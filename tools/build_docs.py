@@ -60,9 +60,9 @@ NAV = [
                      "experiments/exp8_benchmarks"]),
     ("Foundations", ["00a_validation", "00b_base", "04a_results", "04b_progress"]),
 ]
-PUBLIC_MODULES = ["basis", "priors", "posterior", "moves", "kernel", "rjmcmc", "chains", "probit", "calibration", "annealing",
-                  "convergence", "smc", "bmars", "estimators", "plot", "datasets", "results", "progress", "cli",
-                  "_validation", "_base"]
+PUBLIC_MODULES = ["basis", "priors", "posterior", "moves", "kernel", "rjmcmc", "chains", "probit", "calibration",
+                  "annealing", "convergence", "smc", "bmars", "estimators", "plot", "datasets", "results", "progress",
+                  "cli", "_validation", "_base"]
 
 DIRECTIVE = re.compile(r"^\s*#\|\s*(.*?)\s*$")
 SLOW_NOTE = ("*Slow cell: the full configuration, not run in this build (the site shows the CI configuration, "

@@ -63,7 +63,9 @@ def keep_figures(path: Path) -> int:
     for i, c in enumerate(nb.cells):
         if c.cell_type == "code" and not skipped(c.source):
             run.cells.append(nbformat.v4.new_code_cell(c.source)); index.append(i)
-    NotebookClient(run, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        run, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     for c in nb.cells:
         if c.cell_type == "code": c.outputs, c.execution_count = [], None
     kept = 0
