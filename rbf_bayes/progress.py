@@ -52,9 +52,11 @@ class Progress:
 
 # %% ../nbs/04b_progress.ipynb #acae54e37e7d407bbb7b55eff062a284
 class InterruptedWarning(RuntimeWarning):
-    "A run stopped early on Ctrl-C: its result holds the work done so far and can be continued (`continue_fit`, `resume`)."
+    """A run stopped early on Ctrl-C: its result holds the work done so far and can be continued (`continue_fit`,
+    `resume`)."""
 
-_thread_stop = threading.local()     # chains run in worker threads: their stop flag (a threading.Event), set by the caller
+# chains run in worker threads: their stop flag (a threading.Event), set by the caller
+_thread_stop = threading.local()
 
 def stop_flag():
     "The stop flag (a `threading.Event`) the chains of this thread answer to, or None (`rbf_bayes.chains` sets it)."
@@ -65,7 +67,8 @@ class DeferredInterrupt:
     raises KeyboardInterrupt at once. Signals reach only the main thread: in a worker thread it installs nothing and
     `requested` follows the thread's stop flag (`stop_flag`: the main thread sets it on Ctrl-C, `rbf_bayes.chains`);
     with `enabled=False` it installs nothing and `requested` stays False."""
-    def __init__(self, enabled: bool=True): self.enabled, self._requested, self._old, self.flag = enabled, False, None, None
+    def __init__(self, enabled: bool=True):
+        self.enabled, self._requested, self._old, self.flag = enabled, False, None, None
 
     @property
     def requested(self) -> bool:
@@ -99,7 +102,8 @@ def interrupt_message(desc: str, # what ran, e.g. "RJMCMC"
                       how: str="continue_fit() on the estimator (or resume() on the result)", # how to continue
                      ) -> str:
     "The one warning text of an interrupted run (shared by every sampler and TD-SMC)."
-    return (f"{desc} interrupted (Ctrl-C) after {done:,} of {total:,} {unit}{note}. The result holds the work done so far; "
+    return (f"{desc} interrupted (Ctrl-C) after {done:,} of {total:,} {unit}{note}. "
+            "The result holds the work done so far; "
             f"{how} finishes the same run, identical to an uninterrupted one")
 
 # %% ../nbs/04b_progress.ipynb #c50c74fe
