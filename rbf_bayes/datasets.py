@@ -67,7 +67,8 @@ def robot_arm(rng: np.random.Generator, n_train: int=200, n_test: int=200, noise
     sd = check_positive("noise_sd", noise_sd, allow_zero=True)
     x, xt = _robot_inputs(rng, n_train), _robot_inputs(rng, n_test)
     f, ft = robot_arm_function(x), robot_arm_function(xt)
-    return RegressionData(x, f + sd * rng.standard_normal(f.shape), xt, ft + sd * rng.standard_normal(ft.shape), ft, "robot arm")
+    y, yt = f + sd * rng.standard_normal(f.shape), ft + sd * rng.standard_normal(ft.shape)
+    return RegressionData(x, y, xt, yt, ft, "robot arm")
 
 # %% ../nbs/13_datasets.ipynb #d3273c9a
 def sinc_data(rng: np.random.Generator, n: int=50, noise_sd: float=0.1, n_test: int=1000) -> RegressionData:
@@ -128,7 +129,8 @@ def friedman(rng: np.random.Generator, which: int=1, n: int=200, p: int=6, noise
     if which == 1 and (isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 5):
         raise ValueError(f"p must be an integer >= 5 for Friedman #1, got {p!r}")
     if which not in (1, 2, 3): raise ValueError(f"which must be 1, 2 or 3, got {which!r}")
-    sd = {1: 1.0, 2: 125.0, 3: 0.1}[which] if noise_sd is None else check_positive("noise_sd", noise_sd, allow_zero=True)
+    sd = ({1: 1.0, 2: 125.0, 3: 0.1}[which] if noise_sd is None
+          else check_positive("noise_sd", noise_sd, allow_zero=True))
     x, xt = _friedman_inputs(rng, n, which, p), _friedman_inputs(rng, n_test, which, p)
     ft = friedman_function(xt, which)
     return RegressionData(x, friedman_function(x, which) + sd * rng.standard_normal(n), xt, ft, ft, f"Friedman {which}")
