@@ -109,10 +109,12 @@ def log_posterior(x, # inputs (N, d)
                   width: float=1.0, # multiquadric / Gaussian width
                   space: CentreSpace|None=None, # Omega; default from x and prior.iota
                   scales=None, # learned per-input scales (05d): the scaled basis and the prior on log s join
-                  inputs=None, # input selection (05d): the inclusion mask (d,); excluded inputs lose their linear column and scale
+                  # input selection (05d): the inclusion mask (d,); excluded inputs lose their linear column and scale
+                  inputs=None,
                   basis_types=None, # the basis type is a parameter (05d): the allowed types (uniform prior over them)
                  ) -> float:
-    """log p(y, k, mu, Lambda, delta^2 [, theta][, gamma][, type] | x) with alpha and sigma^2 integrated out (eq. 14 / 49).
+    """log p(y, k, mu, Lambda, delta^2 [, theta][, gamma][, type] | x) with alpha and sigma^2 integrated out
+    (eq. 14 / 49).
     With `inputs`, `scales` (if given) are those of the included inputs' positions (the others are ignored)."""
     x = as_inputs(x); Y = as_targets(Y, len(x))
     N, d = x.shape; c = Y.shape[1]
@@ -171,14 +173,16 @@ def sample_coef(rng: np.random.Generator, D: np.ndarray, Y: np.ndarray, sigma2, 
     for i in range(c):
         h, _ = coef_posterior(D, Y[:, i], delta2[i], prior)
         L = np.linalg.cholesky(_coef_precision(G, delta2[i], prior))
-        out[:, i] = h + math.sqrt(sigma2[i]) * linalg.solve_triangular(L.T, rng.standard_normal(D.shape[1]), lower=False)
+        z = linalg.solve_triangular(L.T, rng.standard_normal(D.shape[1]), lower=False)
+        out[:, i] = h + math.sqrt(sigma2[i]) * z
     return out
 
 # %% ../nbs/02_posterior.ipynb #dd83f1e8
 def sample_delta2(rng: np.random.Generator, alpha: np.ndarray, sigma2, D: np.ndarray, prior: RBFPrior) -> np.ndarray:
     "delta_i^2 ~ IG(alpha_d + m/2, beta_d + alpha_i' S alpha_i / (2 sigma_i^2)), S = D'D (g) or I (ridge)."
     alpha = alpha.reshape(D.shape[1], -1); sigma2 = np.broadcast_to(sigma2, (alpha.shape[1],))
-    quad = np.einsum("mi,mi->i", D @ alpha, D @ alpha) if prior.coef_prior == "g" else np.einsum("mi,mi->i", alpha, alpha)
+    quad = (np.einsum("mi,mi->i", D @ alpha, D @ alpha) if prior.coef_prior == "g"
+            else np.einsum("mi,mi->i", alpha, alpha))
     b = prior.beta_delta2 + 0.5 * quad / sigma2
     return b / rng.standard_gamma(prior.alpha_delta2 + 0.5 * D.shape[1], size=b.shape)
 
