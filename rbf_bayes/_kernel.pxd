@@ -10,7 +10,10 @@ cdef void basis_column_c(const double* x, Py_ssize_t N, Py_ssize_t d, const doub
 cdef void basis_column_scaled_t(const double* xT, Py_ssize_t N, Py_ssize_t d, const double* mu, const double* s,
                                 int kind, double w2, double* out) noexcept nogil
 
-cdef class GramFactor:
+# GramFactor is built in rooms, each a base class of the next with one job (nbs/04_kernel, "The kernel's rooms"):
+# the buffers (their layout, allocation and release), the column source, the accuracy rule, the factor algebra,
+# persistence, then the Python API. One object, one allocation: the rooms share the fields declared here.
+cdef class _GramBuffers:
     cdef readonly Py_ssize_t N, c, q, m_max, m
     cdef Py_ssize_t M1                 # row stride of the square buffers (m_max + 1)
     cdef Py_ssize_t W                  # workspace half-length max(M1, c)
@@ -60,15 +63,29 @@ cdef class GramFactor:
     cdef int* ctype                    # (M1,): -1 the constant, -2 - i input i (linear), 0 a basis function at Ct
     cdef double* blk                   # (2 BLK,): two row blocks
     cdef double* sb                    # (c,): a new column's D'Y
+    cdef double* _rows(self) noexcept nogil
+
+cdef class _ColumnSource(_GramBuffers):
     cdef double* scratch_centre(self) noexcept nogil
     cdef void _col_block(self, Py_ssize_t a, Py_ssize_t r0, Py_ssize_t nb, double* out) noexcept nogil
     cdef double _products(self, Py_ssize_t m) noexcept nogil
-
     cdef double* scratch(self) noexcept nogil       # the scratch column (slot m, length N): write a proposal here
     cdef double design_value(self, Py_ssize_t t, Py_ssize_t j) noexcept nogil  # D[t, j]
     cdef void _slots_identity(self) noexcept nogil
     cdef void _products_in_order(self, Py_ssize_t m, double* g) noexcept nogil
     cdef void _drop_slot(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil
+    cdef double* rebuild_columns(self) noexcept nogil
+    cdef void _swap_rebuild(self, _ColumnSource other) noexcept nogil
+    cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
+                             double w2) noexcept nogil
+
+cdef class _AccuracyRule(_ColumnSource):
+    cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil
+    cdef int _store_rows(self, double* Lb, Py_ssize_t n, double gnn, double gmax) noexcept nogil
+    cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil
+    cdef bint _pending_accurate(self) noexcept nogil
+
+cdef class _FactorAlgebra(_AccuracyRule):
     cdef Py_ssize_t proposed_m(self) noexcept nogil  # number of columns of the pending proposal's state
     cdef int _prop_append(self) noexcept nogil
     cdef int _prop_delete(self, Py_ssize_t j) noexcept nogil
@@ -77,31 +94,27 @@ cdef class GramFactor:
     cdef int _prop_replace_given(self, Py_ssize_t j, const double* g, double gnn, const double* b) noexcept nogil
     cdef void _commit(self) noexcept nogil
     cdef void _reject(self) noexcept nogil
-    cdef bint _pending_accurate(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil
     cdef int _set_targets_c(self, const double* Yt) noexcept nogil
     cdef Py_ssize_t _chol(self, const double* G, double* Wb, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1) noexcept nogil
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
                        Py_ssize_t m) noexcept nogil
-    cdef double* rebuild_columns(self) noexcept nogil
     cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil
     cdef int _prop_rebuild_m(self, Py_ssize_t first, Py_ssize_t m) noexcept nogil
     cdef int _prop_rebuild_rows(self, Py_ssize_t first, Py_ssize_t m, Py_ssize_t n) noexcept nogil
-    cdef void _swap_rebuild(self, GramFactor other) noexcept nogil
-    cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
-                             double w2) noexcept nogil
-    cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil
     cdef int _new_rows(self, double* Lb, Py_ssize_t n, const double* g, double gnn, double gmax) noexcept nogil
-    cdef int _store_rows(self, double* Lb, Py_ssize_t n, double gnn, double gmax) noexcept nogil
-    cdef double* _rows(self) noexcept nogil
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil
     cdef double _logdet_from(self, const double* Lf, Py_ssize_t a, Py_ssize_t n) noexcept nogil
     cdef double _ld_prefix(self, Py_ssize_t f, Py_ssize_t j) noexcept nogil
-    cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil
     cdef void _downdate_copy(self, Py_ssize_t j, Py_ssize_t m, const double* g) noexcept nogil
     cdef void _drop(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil
     cdef void _add_row(self, Py_ssize_t t, const double* dv, const double* yv) noexcept nogil
     cdef void _back_solve(self, Py_ssize_t f, const double* w, double* out) noexcept nogil
-    cdef void _copy_from(self, GramFactor s, Py_ssize_t n) noexcept nogil
+
+cdef class _Persistence(_FactorAlgebra):
+    cdef void _copy_from(self, _GramBuffers s, Py_ssize_t n) noexcept nogil
     cdef void _copy_in(self, dict bufs)
+
+cdef class GramFactor(_Persistence):
+    pass

@@ -21,6 +21,7 @@ whose new pivot is numerically zero returns 1 and leaves the state untouched.
 import math
 
 import numpy as np
+cimport cython
 cimport numpy as cnp
 from libc.math cimport sqrt, log, exp, isfinite
 from libc.stdlib cimport malloc, calloc, free
@@ -306,8 +307,11 @@ def _rebuild_gram_factor(N, c, m_max, ridge, out_factor, m, tol, bufs, design=Tr
     return g
 
 
-cdef class GramFactor:
-    """Incremental Cholesky state of G + r_f I, G = D'D, with D'Y and y'y (see module docstring)."""
+@cython.auto_pickle(False)    # a room is never built on its own; GramFactor pickles (`_Persistence`)
+cdef class _GramBuffers:
+    """The state's memory: every buffer of the factor state (their layout is declared in `_kernel.pxd`), its
+    allocation from the sizes and its release, and the two guards every room uses (a proposal pending; a design kept).
+    A room of `GramFactor` (nbs/04_kernel, "The kernel's rooms"): never built on its own."""
 
     def __cinit__(self, Py_ssize_t N, Py_ssize_t c, Py_ssize_t m_max, ridge=(0.0,), out_factor=None,
                   bint design=True):
@@ -388,7 +392,9 @@ cdef class GramFactor:
             self.ridge[f] = r[f]
             self.ld[f] = 0.0
             self.ldp[f] = 0.0
-        self._slots_identity()
+        for o in range(M1):         # column j at physical row j of Dt, the scratch at row m = 0 (`_slots_identity`)
+            self.slot[o] = o
+        self.sslot = 0
         self.pending = 0
         self.pj = -1
         self.tol = 1e-10
@@ -414,6 +420,38 @@ cdef class GramFactor:
         free(self.slot)
         free(self.Dr); free(self.Gr); free(self.Br)
         free(self.Ct); free(self.ctype); free(self.blk); free(self.sb)
+
+    cdef double* _rows(self) noexcept nogil:
+        """(q, M1) scratch after the first 2 q M1 of work[4 W:] (`_downdate_copy`'s x and reciprocal diagonals): the
+        new rows `_new_rows` leaves, contiguous."""
+        return self.work + 4 * self.W + 2 * self.q * self.M1
+
+    @property
+    def ridges(self):
+        """The ridge value r_f of each factor."""
+        return np.array([self.ridge[f] for f in range(self.q)])
+
+    @property
+    def out_factor(self):
+        """The factor each output uses."""
+        return np.array([self.ofac[o] for o in range(self.c)], dtype=np.intp)
+
+    def _check_idle(self):
+        if self.pending:
+            raise RuntimeError("a proposal is pending: call commit() or reject() first")
+
+    def _need_design(self, what):
+        if not self.design:
+            raise RuntimeError(f"{what} needs the design, and this GramFactor keeps none (design=False): supply the "
+                               "inner products instead (propose_append_given / propose_replace_given)")
+
+
+@cython.auto_pickle(False)    # a room is never built on its own; GramFactor pickles (`_Persistence`)
+cdef class _ColumnSource(_GramBuffers):
+    """Where the design's columns come from: a stored design (column j at physical row slot[j] of Dt, a scratch row
+    for the proposed column), the recompute mode (each column described by a term and evaluated again in row blocks),
+    or the caller's inner products (design=False); the new column's inner products with the columns and the targets;
+    the full-rebuild buffers. A room of `GramFactor`."""
 
     def enable_recompute(self, x, str basis, double width=1.0):
         """Recompute mode for a design=False factor with no columns yet: columns are described (`append_term`: the
@@ -505,7 +543,7 @@ cdef class GramFactor:
             self.Dr = self.Gr = self.Br = NULL
             raise MemoryError("GramFactor: cannot allocate the rebuild buffers")
 
-    cdef void _swap_rebuild(self, GramFactor other) noexcept nogil:
+    cdef void _swap_rebuild(self, _ColumnSource other) noexcept nogil:
         """Exchange the full-rebuild buffers with another factor of the same N and m_max (both idle): TD-SMC keeps one
         set for all its particles and lends it to the particle whose width moves (a commit swaps the design into
         the factor and leaves the old one in the lent set, which goes back)."""
@@ -518,7 +556,6 @@ cdef class GramFactor:
         """Where a caller writes the proposed columns j = first .. m-1 of `_prop_rebuild` (column j at + j * N)."""
         return self.Dr
 
-    # ------------------------------------------------------------------ nogil core
     cdef double* scratch(self) noexcept nogil:
         """The scratch column (N values, at the free physical row `sslot`): a sampler writes a proposed column here,
         then calls `_prop_append()` or `_prop_replace(j)`; other modules use this instead of pointer arithmetic on Dt.
@@ -548,20 +585,76 @@ cdef class GramFactor:
             g[i] = tmp[self.slot[i]]
         g[m] = tmp[self.sslot]
 
-    cdef Py_ssize_t proposed_m(self) noexcept nogil:
-        """Columns of the state the pending proposal would make (m + 1, m - 1 or m; m if none is pending)."""
-        if self.pending == 1:
-            return self.m + 1
-        if self.pending == 2:
-            return self.m - 1
-        if self.pending == 4:
-            return self.pm
-        return self.m
-
     cdef void _scratch_basis(self, const double* x, Py_ssize_t d, const double* mu, int kind,
                              double w2) noexcept nogil:
         """Write phi(||x_n - mu||) into the scratch column (`scratch()`)."""
         basis_column_c(x, self.N, d, mu, kind, w2, self.scratch())
+
+    cdef void _drop_slot(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil:
+        """Column j leaves the design's column order without moving the others' values: `slot` (column i at physical
+        row slot[i] of Dt) loses entry j. s = m + 1 (a replace: column m is the new one, at the scratch row) frees
+        j's row as the new scratch. s = m (a delete): the rows in use must stay 0 .. m - 1, so what sits at row m
+        (the scratch, or one column, copied) moves into j's row."""
+        cdef Py_ssize_t i, freed = self.slot[j], m = self.m
+        for i in range(j, m - 1):
+            self.slot[i] = self.slot[i + 1]
+        if s == m + 1:
+            self.slot[m - 1] = self.sslot
+            self.sslot = freed
+            return
+        if freed == m:
+            return
+        if self.sslot == m:
+            self.sslot = freed
+            return
+        for i in range(m - 1):
+            if self.slot[i] == m:
+                memcpy(self.Dt + freed * self.N, self.Dt + m * self.N, self.N * sizeof(double))
+                self.slot[i] = freed
+                return
+
+    def _load(self, col):
+        if self.recompute:
+            raise RuntimeError("a recompute-mode GramFactor takes described columns (append_term), not values")
+        self._need_design("a column argument")
+        a = np.ascontiguousarray(col, dtype=float)
+        if a.shape != (self.N,):
+            raise ValueError(f"col must have shape ({self.N},), got {a.shape}")
+        cdef const double[::1] v = a
+        memcpy(self.Dt + self.sslot * self.N, &v[0], self.N * sizeof(double))
+
+    def columns(self):
+        """Copy of the current design matrix D, shape (N, m) (recomputed in recompute mode)."""
+        cdef Py_ssize_t a
+        if self.recompute:
+            out = np.empty((self.m, self.N))
+            for a in range(self.m):
+                ov = out[a]
+                self._fill_column(a, ov)
+            return out.T.copy()
+        self._need_design("columns")
+        out = np.empty((self.m, self.N))
+        cdef double[:, ::1] o = out
+        cdef Py_ssize_t i
+        for i in range(self.m):
+            memcpy(&o[i, 0], self.Dt + self.slot[i] * self.N, self.N * sizeof(double))
+        return out.T.copy()
+
+    def _fill_column(self, Py_ssize_t a, double[::1] out):
+        cdef Py_ssize_t r0, nb
+        r0 = 0
+        while r0 < self.N:
+            nb = BLK if r0 + BLK <= self.N else self.N - r0
+            self._col_block(a, r0, nb, &out[r0])
+            r0 += BLK
+
+
+@cython.auto_pickle(False)    # a room is never built on its own; GramFactor pickles (`_Persistence`)
+cdef class _AccuracyRule(_ColumnSource):
+    """When a proposal is refused as numerically unsafe: the pivot floors of a new factor row (relative to the new
+    column, `tol`, and to the design's largest column, `TOL_FLOOR`) and the first-order bound on the rounding error
+    of the explained sums of squares (`_inaccurate`, TOL_RESID / TOL_FIT), immediate or deferred to the proposals a
+    sampler accepts. A room of `GramFactor`."""
 
     cdef double _gmax(self, Py_ssize_t m, Py_ssize_t skip, double gnn) noexcept nogil:
         """The largest of gnn and the diagonal G_ii, i < m, i != skip: the scale of the pivot floor."""
@@ -571,26 +664,6 @@ cdef class GramFactor:
             if i != skip and self.G[i * self.M1 + i] > gm:
                 gm = self.G[i * self.M1 + i]
         return gm
-
-    cdef int _new_rows(self, double* Lb, Py_ssize_t n, const double* g, double gnn, double gmax) noexcept nogil:
-        """Forward-solve row n of every factor f (at Lb + f M1^2) against g (length n), column by column: once entry k
-        is known, its multiples of column k (contiguous: the factors are stored by columns) leave the remaining
-        right-hand sides (independent updates, a vectorised multiply-add; one multiply-add per step on the dependency
-        chain), with the reciprocal diagonals computed ahead. The factors' substitutions are interleaved step by
-        step, independent chains the processor overlaps. Each row is built contiguous in `_rows()` + f M1, where the
-        caller reads it for z, and then stored into the factor's columns (`_store_rows`: 1 if a pivot vanishes). A
-        replace does the same substitution inside `_downdate_copy`'s loop nest."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, f, i
-        cdef double* inv = self.work + 4 * self.W     # (q, M1): xq, free outside a downdate
-        cdef double* rows = self._rows()
-        cdef double* Lf
-        for f in range(q):
-            Lf = Lb + f * S
-            for i in range(n):
-                inv[f * M1 + i] = 1.0 / Lf[i * M1 + i]
-            memcpy(rows + f * M1, g, n * sizeof(double))
-        rbf_forward_rows(Lb, rows, inv, q, S, M1, n)
-        return self._store_rows(Lb, n, gnn, gmax)
 
     cdef int _store_rows(self, double* Lb, Py_ssize_t n, double gnn, double gmax) noexcept nogil:
         """The new rows' pivots, and the rows into the factors' columns (row n of every factor). Returns 1 if some
@@ -611,11 +684,6 @@ cdef class GramFactor:
                 Lf[k * M1 + n] = row[k]
         return 0
 
-    cdef double* _rows(self) noexcept nogil:
-        """(q, M1) scratch after the first 2 q M1 of work[4 W:] (`_downdate_copy`'s x and reciprocal diagonals): the
-        new rows `_new_rows` leaves, contiguous."""
-        return self.work + 4 * self.W + 2 * self.q * self.M1
-
     cdef int _inaccurate(self, const double* Lb, const double* Zb, const double* ee, Py_ssize_t m) noexcept nogil:
         """1 if, for some output o, the rounding error of e_o = |z_o|^2 may exceed TOL_RESID max(y_o'y_o - e_o,
         TOL_FIT y_o'y_o). The caller wrote the proposed design's diagonal G_ii, in its column order, to
@@ -635,6 +703,87 @@ cdef class GramFactor:
             if not (gam * acc * acc <= TOL_RESID * v):
                 return 1
         return 0
+
+    cdef bint _pending_accurate(self) noexcept nogil:
+        """The accuracy test (`_inaccurate`) of the pending append or replace, when `defer_acc` left it for later: a
+        sampler runs it only on the proposals its Metropolis-Hastings test accepts (the transition is the same:
+        accepted iff accurate and the MH test passes). The pending buffers and the diagonal in work[W:] are those the
+        proposal left. True if no test is due."""
+        if not self.acc_due:
+            return True
+        self.acc_due = False
+        if ((self.pending == 1 and self._inaccurate(self.L, self.Z, self.ep, self.m + 1))
+                or (self.pending == 3 and self._inaccurate(self.Lp, self.Zp, self.ep, self.m))):
+            self.n_deferred_refusals += 1
+            return False
+        return True
+
+    def is_accurate(self):
+        """The accuracy rule (`_inaccurate`) on the current state: False if the rounding error of some output's
+        explained sum of squares may exceed TOL_RESID of its residual. A state built column by column with
+        check_accuracy off (whose intermediate subsets may fail the rule although the whole passes) is checked once
+        this way."""
+        self._check_idle()
+        cdef Py_ssize_t i
+        for i in range(self.m):
+            self.work[self.W + i] = self.G[i * self.M1 + i]
+        return not self._inaccurate(self.L, self.Z, self.e, self.m)
+
+    @property
+    def defer_accuracy(self):
+        """True: an append or replace proposal leaves its accuracy test (`_inaccurate`) to `pending_accurate()`; the
+        samplers run it only on the proposals their Metropolis-Hastings test accepts (nbs/04_kernel). Off by default:
+        a proposal that fails the test is refused at once."""
+        return self.defer_acc
+
+    @defer_accuracy.setter
+    def defer_accuracy(self, bint value):
+        self._check_idle()
+        self.defer_acc = value
+
+    def pending_accurate(self):
+        """The pending proposal's deferred accuracy test: False if it fails (then reject it). True if no test is due
+        (deferral off, a delete, or the test already ran)."""
+        if not self.pending:
+            raise RuntimeError("no pending proposal")
+        return bool(self._pending_accurate())
+
+
+@cython.auto_pickle(False)    # a room is never built on its own; GramFactor pickles (`_Persistence`)
+cdef class _FactorAlgebra(_AccuracyRule):
+    """The factor algebra: append / delete / replace / rebuild as proposals on the Cholesky factors of G + r_f I,
+    z = L^{-1} D'y and log det, then commit or reject; a new data row as a rank-one update; a ridge change as a
+    refactorisation. O(N m + q m^2) per column move, never O(m^3). A room of `GramFactor`."""
+
+    cdef Py_ssize_t proposed_m(self) noexcept nogil:
+        """Columns of the state the pending proposal would make (m + 1, m - 1 or m; m if none is pending)."""
+        if self.pending == 1:
+            return self.m + 1
+        if self.pending == 2:
+            return self.m - 1
+        if self.pending == 4:
+            return self.pm
+        return self.m
+
+    cdef int _new_rows(self, double* Lb, Py_ssize_t n, const double* g, double gnn, double gmax) noexcept nogil:
+        """Forward-solve row n of every factor f (at Lb + f M1^2) against g (length n), column by column: once entry k
+        is known, its multiples of column k (contiguous: the factors are stored by columns) leave the remaining
+        right-hand sides (independent updates, a vectorised multiply-add; one multiply-add per step on the dependency
+        chain), with the reciprocal diagonals computed ahead. The factors' substitutions are interleaved step by
+        step, independent chains the processor overlaps. Each row is built contiguous in `_rows()` + f M1, where the
+        caller reads it for z, and then stored into the factor's columns (`_store_rows`: 1 if a pivot vanishes). A
+        replace does the same substitution inside `_downdate_copy`'s loop nest."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, f, i
+        cdef double* inv = self.work + 4 * self.W     # (q, M1): xq, free outside a downdate
+        cdef double* rows = self._rows()
+        cdef double* Lf
+        for f in range(q):
+            Lf = Lb + f * S
+            for i in range(n):
+                inv[f * M1 + i] = 1.0 / Lf[i * M1 + i]
+            memcpy(rows + f * M1, g, n * sizeof(double))
+        rbf_forward_rows(Lb, rows, inv, q, S, M1, n)
+        return self._store_rows(Lb, n, gnn, gmax)
 
     cdef double _logdet(self, const double* Lf, Py_ssize_t n) noexcept nogil:
         """2 sum_i log L_ii over the first n rows (`_logdet_from`)."""
@@ -844,29 +993,6 @@ cdef class GramFactor:
         if self.Dt != NULL:
             self._drop_slot(j, s)
 
-    cdef void _drop_slot(self, Py_ssize_t j, Py_ssize_t s) noexcept nogil:
-        """Column j leaves the design's column order without moving the others' values: `slot` (column i at physical
-        row slot[i] of Dt) loses entry j. s = m + 1 (a replace: column m is the new one, at the scratch row) frees
-        j's row as the new scratch. s = m (a delete): the rows in use must stay 0 .. m - 1, so what sits at row m
-        (the scratch, or one column, copied) moves into j's row."""
-        cdef Py_ssize_t i, freed = self.slot[j], m = self.m
-        for i in range(j, m - 1):
-            self.slot[i] = self.slot[i + 1]
-        if s == m + 1:
-            self.slot[m - 1] = self.sslot
-            self.sslot = freed
-            return
-        if freed == m:
-            return
-        if self.sslot == m:
-            self.sslot = freed
-            return
-        for i in range(m - 1):
-            if self.slot[i] == m:
-                memcpy(self.Dt + freed * self.N, self.Dt + m * self.N, self.N * sizeof(double))
-                self.slot[i] = freed
-                return
-
     cdef void _commit(self) noexcept nogil:
         cdef double* tmp
         cdef Py_ssize_t o, f
@@ -908,20 +1034,6 @@ cdef class GramFactor:
         self.pending = 0
         self.pj = -1
         self.acc_due = False
-
-    cdef bint _pending_accurate(self) noexcept nogil:
-        """The accuracy test (`_inaccurate`) of the pending append or replace, when `defer_acc` left it for later: a
-        sampler runs it only on the proposals its Metropolis-Hastings test accepts (the transition is the same:
-        accepted iff accurate and the MH test passes). The pending buffers and the diagonal in work[W:] are those the
-        proposal left. True if no test is due."""
-        if not self.acc_due:
-            return True
-        self.acc_due = False
-        if ((self.pending == 1 and self._inaccurate(self.L, self.Z, self.ep, self.m + 1))
-                or (self.pending == 3 and self._inaccurate(self.Lp, self.Zp, self.ep, self.m))):
-            self.n_deferred_refusals += 1
-            return False
-        return True
 
     cdef Py_ssize_t _chol(self, const double* G, double* Wb, Py_ssize_t m, Py_ssize_t f0,
                           Py_ssize_t f1) noexcept nogil:
@@ -1108,34 +1220,29 @@ cdef class GramFactor:
             v = w[i] - _dot(L + i * M1 + i + 1, out + i + 1, m - 1 - i)
             out[i] = v / L[i * M1 + i]
 
-    cdef void _copy_from(self, GramFactor s, Py_ssize_t n) noexcept nogil:
-        """Become a copy of s (same N, c, q, m_max; both idle), copying only the first n data rows of the
-        design and targets: the TD-SMC resampling copy, where rows >= n are all zeros in every particle."""
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, m = s.m, i, f
-        self.lsame = 0
-        self.npre = 0
-        if self.recompute and s.recompute:
-            memcpy(self.Ct, s.Ct, self.M1 * self.dx * sizeof(double))
-            memcpy(self.ctype, s.ctype, self.M1 * sizeof(int))
-        for i in range(m):
-            if self.Dt != NULL:
-                memcpy(self.Dt + i * N, s.Dt + s.slot[i] * N, n * sizeof(double))
-            memcpy(self.G + i * M1, s.G + i * M1, m * sizeof(double))
-            for f in range(self.q):       # column i of the factors
-                memcpy(self.L + f * S + i * M1 + i, s.L + f * S + i * M1 + i, (m - i) * sizeof(double))
-        for i in range(self.c):
-            if self.Yt != NULL:
-                memcpy(self.Yt + i * N, s.Yt + i * N, n * sizeof(double))
-        memcpy(self.B, s.B, M1 * self.c * sizeof(double))
-        memcpy(self.Z, s.Z, self.c * M1 * sizeof(double))
-        memcpy(self.yy, s.yy, self.c * sizeof(double))
-        memcpy(self.e, s.e, self.c * sizeof(double))
-        memcpy(self.ld, s.ld, self.q * sizeof(double))
-        memcpy(self.ridge, s.ridge, self.q * sizeof(double))
-        self.m = m
-        self._slots_identity()
+    cdef int _set_targets_c(self, const double* Yt) noexcept nogil:
+        """`set_targets` without the GIL (a stored design, nothing pending): Yt (c, N), one row per output; D'Y, y'y,
+        then every factor anew (its z and e follow the targets). 1 if a factor is not PD (cannot happen for a factor
+        that was PD: G and the ridges are unchanged)."""
+        cdef Py_ssize_t o, i
+        memcpy(self.Yt, Yt, self.c * self.N * sizeof(double))
+        for o in range(self.c):
+            self.yy[o] = _dot(self.Yt + o * self.N, self.Yt + o * self.N, self.N)
+        for i in range(self.m):
+            _gemv_t(self.Yt, self.N, self.c, self.Dt + self.slot[i] * self.N, self.work)
+            for o in range(self.c):
+                self.B[i * self.c + o] = self.work[o]
+        for o in range(self.q):
+            if self._refactor(o):
+                return 1
+        return 0
 
-    # ------------------------------------------------------------------ pickling
+
+cdef class _Persistence(_FactorAlgebra):
+    """The state kept and copied: pickling (every buffer as a NumPy array, idle states only), an independent copy,
+    a copy into an existing state without allocating (TD-SMC's resampling), and growth of the data capacity. A room
+    of `GramFactor`."""
+
     def __reduce__(self):
         """Pickle support: every buffer as a NumPy array (an idle state only), rebuilt by `_rebuild_gram_factor`."""
         self._check_idle()
@@ -1180,25 +1287,108 @@ cdef class GramFactor:
         _fill(self.yy, bufs["yy"], c); _fill(self.e, bufs["e"], c); _fill(self.ld, bufs["ld"], q)
         self.npre = 0
 
-    # ------------------------------------------------------------------ Python API
-    def _check_idle(self):
-        if self.pending:
-            raise RuntimeError("a proposal is pending: call commit() or reject() first")
+    cdef void _copy_from(self, _GramBuffers s, Py_ssize_t n) noexcept nogil:
+        """Become a copy of s (same N, c, q, m_max; both idle), copying only the first n data rows of the
+        design and targets: the TD-SMC resampling copy, where rows >= n are all zeros in every particle."""
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, N = self.N, m = s.m, i, f
+        self.lsame = 0
+        self.npre = 0
+        if self.recompute and s.recompute:
+            memcpy(self.Ct, s.Ct, self.M1 * self.dx * sizeof(double))
+            memcpy(self.ctype, s.ctype, self.M1 * sizeof(int))
+        for i in range(m):
+            if self.Dt != NULL:
+                memcpy(self.Dt + i * N, s.Dt + s.slot[i] * N, n * sizeof(double))
+            memcpy(self.G + i * M1, s.G + i * M1, m * sizeof(double))
+            for f in range(self.q):       # column i of the factors
+                memcpy(self.L + f * S + i * M1 + i, s.L + f * S + i * M1 + i, (m - i) * sizeof(double))
+        for i in range(self.c):
+            if self.Yt != NULL:
+                memcpy(self.Yt + i * N, s.Yt + i * N, n * sizeof(double))
+        memcpy(self.B, s.B, M1 * self.c * sizeof(double))
+        memcpy(self.Z, s.Z, self.c * M1 * sizeof(double))
+        memcpy(self.yy, s.yy, self.c * sizeof(double))
+        memcpy(self.e, s.e, self.c * sizeof(double))
+        memcpy(self.ld, s.ld, self.q * sizeof(double))
+        memcpy(self.ridge, s.ridge, self.q * sizeof(double))
+        self.m = m
+        self._slots_identity()
 
-    def _need_design(self, what):
-        if not self.design:
-            raise RuntimeError(f"{what} needs the design, and this GramFactor keeps none (design=False): supply the "
-                               "inner products instead (propose_append_given / propose_replace_given)")
-
-    def _load(self, col):
+    def copy(self):
+        """An independent copy of the state (memcpy of every buffer): how a resampled particle is duplicated."""
+        self._check_idle()
+        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, c = self.c, N = self.N
         if self.recompute:
-            raise RuntimeError("a recompute-mode GramFactor takes described columns (append_term), not values")
-        self._need_design("a column argument")
-        a = np.ascontiguousarray(col, dtype=float)
-        if a.shape != (self.N,):
-            raise ValueError(f"col must have shape ({self.N},), got {a.shape}")
-        cdef const double[::1] v = a
-        memcpy(self.Dt + self.sslot * self.N, &v[0], self.N * sizeof(double))
+            import pickle
+            return pickle.loads(pickle.dumps(self))
+        cdef GramFactor g = GramFactor(N, c, self.m_max, ridge=self.ridges, out_factor=self.out_factor,
+                                       design=self.design)
+        if self.design:
+            memcpy(g.Dt, self.Dt, M1 * N * sizeof(double))
+            memcpy(g.slot, self.slot, M1 * sizeof(Py_ssize_t))
+            memcpy(g.Yt, self.Yt, c * N * sizeof(double))
+        memcpy(g.G, self.G, S * sizeof(double))
+        memcpy(g.B, self.B, M1 * c * sizeof(double))
+        memcpy(g.L, self.L, q * S * sizeof(double))
+        memcpy(g.Z, self.Z, c * M1 * sizeof(double))
+        memcpy(g.yy, self.yy, c * sizeof(double))
+        memcpy(g.e, self.e, c * sizeof(double))
+        memcpy(g.ld, self.ld, q * sizeof(double))
+        g.m = self.m
+        g.sslot = self.sslot
+        g.tol = self.tol
+        return g
+
+    def copy_from(self, GramFactor src, n_rows=None):
+        """Overwrite this state with src's (same N, c, q, m_max and out_factor) without allocating. With n_rows, only
+        the first n_rows data rows are copied: valid when rows >= n_rows are all zeros in both states (rows that have
+        not arrived yet in TD-SMC)."""
+        self._check_idle()
+        src._check_idle()
+        if (src.N, src.c, src.q, src.m_max, src.design) != (self.N, self.c, self.q, self.m_max, self.design):
+            raise ValueError("src must have the same N, c, q, m_max and design")
+        if not np.array_equal(src.out_factor, self.out_factor):
+            raise ValueError("src must have the same out_factor")
+        cdef Py_ssize_t n = self.N if n_rows is None else n_rows
+        if n < 0 or n > self.N:
+            raise ValueError(f"n_rows must be in [0, {self.N}], got {n_rows}")
+        self._copy_from(src, n)
+        self.tol = src.tol
+
+    def resize_rows(self, Py_ssize_t N):
+        """Grow the data capacity to N >= current N rows (new rows are zeros): lets TD-SMC keep taking observations."""
+        self._check_idle()
+        if N < self.N:
+            raise ValueError(f"N must be >= the current {self.N}, got {N}")
+        if N == self.N:
+            return
+        if self.recompute:
+            raise RuntimeError("a recompute-mode GramFactor has a fixed number of rows")
+        if not self.design:
+            self.N = N
+            return
+        cdef Py_ssize_t i, M1 = self.M1, old = self.N
+        cdef double* Dt = <double*> calloc(M1 * N, sizeof(double))
+        cdef double* Yt = <double*> calloc(self.c * N, sizeof(double))
+        if Dt == NULL or Yt == NULL:
+            free(Dt); free(Yt)
+            raise MemoryError("GramFactor: cannot allocate buffers")
+        for i in range(M1):
+            memcpy(Dt + i * N, self.Dt + i * old, old * sizeof(double))
+        for i in range(self.c):
+            memcpy(Yt + i * N, self.Yt + i * old, old * sizeof(double))
+        free(self.Dt); free(self.Yt)
+        self.Dt, self.Yt, self.N = Dt, Yt, N
+        if self.Dr != NULL:     # the rebuild buffers follow the new N
+            free(self.Dr); free(self.Gr); free(self.Br)
+            self.Dr = self.Gr = self.Br = NULL
+            self.enable_rebuild()
+
+
+cdef class GramFactor(_Persistence):
+    """Incremental Cholesky state of G + r_f I, G = D'D, with D'Y and y'y (see module docstring): the Python
+    API over the rooms `_GramBuffers` -> `_ColumnSource` -> `_AccuracyRule` -> `_FactorAlgebra` -> `_Persistence`
+    (each a base class with one job; nbs/04_kernel, "The kernel's rooms")."""
 
     def set_targets(self, Y):
         """Set the (N, c) targets; recomputes D'Y, y'y and the explained sums of squares."""
@@ -1218,23 +1408,6 @@ cdef class GramFactor:
         if self._set_targets_c(&yt[0, 0]):
             raise np.linalg.LinAlgError("Gram matrix is not positive definite")
 
-    cdef int _set_targets_c(self, const double* Yt) noexcept nogil:
-        """`set_targets` without the GIL (a stored design, nothing pending): Yt (c, N), one row per output; D'Y, y'y,
-        then every factor anew (its z and e follow the targets). 1 if a factor is not PD (cannot happen for a factor
-        that was PD: G and the ridges are unchanged)."""
-        cdef Py_ssize_t o, i
-        memcpy(self.Yt, Yt, self.c * self.N * sizeof(double))
-        for o in range(self.c):
-            self.yy[o] = _dot(self.Yt + o * self.N, self.Yt + o * self.N, self.N)
-        for i in range(self.m):
-            _gemv_t(self.Yt, self.N, self.c, self.Dt + self.slot[i] * self.N, self.work)
-            for o in range(self.c):
-                self.B[i * self.c + o] = self.work[o]
-        for o in range(self.q):
-            if self._refactor(o):
-                return 1
-        return 0
-
     def propose_append(self, col):
         """Propose appending `col`; False (state unchanged) if it makes the factor singular."""
         self._check_idle()
@@ -1251,17 +1424,6 @@ cdef class GramFactor:
         if ba.shape[0] != self.c:
             raise ValueError(f"b must have c = {self.c} values, got {ba.shape[0]}")
         return np.append(ga, 0.0), ba, float(gnn)
-
-    def is_accurate(self):
-        """The accuracy rule (`_inaccurate`) on the current state: False if the rounding error of some output's
-        explained sum of squares may exceed TOL_RESID of its residual. A state built column by column with
-        check_accuracy off (whose intermediate subsets may fail the rule although the whole passes) is checked once
-        this way."""
-        self._check_idle()
-        cdef Py_ssize_t i
-        for i in range(self.m):
-            self.work[self.W + i] = self.G[i * self.M1 + i]
-        return not self._inaccurate(self.L, self.Z, self.e, self.m)
 
     def propose_term(self, str term, value=None, j=None):
         """Recompute mode: propose appending a described column (or, with j, replacing column j by it; it moves to the
@@ -1367,25 +1529,6 @@ cdef class GramFactor:
             self._commit()
         return ok
 
-    @property
-    def defer_accuracy(self):
-        """True: an append or replace proposal leaves its accuracy test (`_inaccurate`) to `pending_accurate()`; the
-        samplers run it only on the proposals their Metropolis-Hastings test accepts (nbs/04_kernel). Off by default:
-        a proposal that fails the test is refused at once."""
-        return self.defer_acc
-
-    @defer_accuracy.setter
-    def defer_accuracy(self, bint value):
-        self._check_idle()
-        self.defer_acc = value
-
-    def pending_accurate(self):
-        """The pending proposal's deferred accuracy test: False if it fails (then reject it). True if no test is due
-        (deferral off, a delete, or the test already ran)."""
-        if not self.pending:
-            raise RuntimeError("no pending proposal")
-        return bool(self._pending_accurate())
-
     def commit(self):
         """Accept the pending proposal."""
         if not self.pending:
@@ -1468,76 +1611,6 @@ cdef class GramFactor:
             self._back_solve(f, &wv[0], &dv[0])
         return z, h, d
 
-    def copy(self):
-        """An independent copy of the state (memcpy of every buffer): how a resampled particle is duplicated."""
-        self._check_idle()
-        cdef Py_ssize_t M1 = self.M1, S = M1 * M1, q = self.q, c = self.c, N = self.N
-        if self.recompute:
-            import pickle
-            return pickle.loads(pickle.dumps(self))
-        cdef GramFactor g = GramFactor(N, c, self.m_max, ridge=self.ridges, out_factor=self.out_factor,
-                                       design=self.design)
-        if self.design:
-            memcpy(g.Dt, self.Dt, M1 * N * sizeof(double))
-            memcpy(g.slot, self.slot, M1 * sizeof(Py_ssize_t))
-            memcpy(g.Yt, self.Yt, c * N * sizeof(double))
-        memcpy(g.G, self.G, S * sizeof(double))
-        memcpy(g.B, self.B, M1 * c * sizeof(double))
-        memcpy(g.L, self.L, q * S * sizeof(double))
-        memcpy(g.Z, self.Z, c * M1 * sizeof(double))
-        memcpy(g.yy, self.yy, c * sizeof(double))
-        memcpy(g.e, self.e, c * sizeof(double))
-        memcpy(g.ld, self.ld, q * sizeof(double))
-        g.m = self.m
-        g.sslot = self.sslot
-        g.tol = self.tol
-        return g
-
-    def copy_from(self, GramFactor src, n_rows=None):
-        """Overwrite this state with src's (same N, c, q, m_max and out_factor) without allocating. With n_rows, only
-        the first n_rows data rows are copied: valid when rows >= n_rows are all zeros in both states (rows that have
-        not arrived yet in TD-SMC)."""
-        self._check_idle()
-        src._check_idle()
-        if (src.N, src.c, src.q, src.m_max, src.design) != (self.N, self.c, self.q, self.m_max, self.design):
-            raise ValueError("src must have the same N, c, q, m_max and design")
-        if not np.array_equal(src.out_factor, self.out_factor):
-            raise ValueError("src must have the same out_factor")
-        cdef Py_ssize_t n = self.N if n_rows is None else n_rows
-        if n < 0 or n > self.N:
-            raise ValueError(f"n_rows must be in [0, {self.N}], got {n_rows}")
-        self._copy_from(src, n)
-        self.tol = src.tol
-
-    def resize_rows(self, Py_ssize_t N):
-        """Grow the data capacity to N >= current N rows (new rows are zeros): lets TD-SMC keep taking observations."""
-        self._check_idle()
-        if N < self.N:
-            raise ValueError(f"N must be >= the current {self.N}, got {N}")
-        if N == self.N:
-            return
-        if self.recompute:
-            raise RuntimeError("a recompute-mode GramFactor has a fixed number of rows")
-        if not self.design:
-            self.N = N
-            return
-        cdef Py_ssize_t i, M1 = self.M1, old = self.N
-        cdef double* Dt = <double*> calloc(M1 * N, sizeof(double))
-        cdef double* Yt = <double*> calloc(self.c * N, sizeof(double))
-        if Dt == NULL or Yt == NULL:
-            free(Dt); free(Yt)
-            raise MemoryError("GramFactor: cannot allocate buffers")
-        for i in range(M1):
-            memcpy(Dt + i * N, self.Dt + i * old, old * sizeof(double))
-        for i in range(self.c):
-            memcpy(Yt + i * N, self.Yt + i * old, old * sizeof(double))
-        free(self.Dt); free(self.Yt)
-        self.Dt, self.Yt, self.N = Dt, Yt, N
-        if self.Dr != NULL:     # the rebuild buffers follow the new N
-            free(self.Dr); free(self.Gr); free(self.Br)
-            self.Dr = self.Gr = self.Br = NULL
-            self.enable_rebuild()
-
     def set_ridge(self, Py_ssize_t f, double r):
         """Set ridge value r_f and refactorise factor f from G (O(m^3)); False if not PD."""
         self._check_idle()
@@ -1586,39 +1659,6 @@ cdef class GramFactor:
     @property
     def yty(self):
         return np.array([self.yy[o] for o in range(self.c)])
-
-    @property
-    def ridges(self):
-        return np.array([self.ridge[f] for f in range(self.q)])
-
-    @property
-    def out_factor(self):
-        return np.array([self.ofac[o] for o in range(self.c)], dtype=np.intp)
-
-    def columns(self):
-        """Copy of the current design matrix D, shape (N, m) (recomputed in recompute mode)."""
-        cdef Py_ssize_t a
-        if self.recompute:
-            out = np.empty((self.m, self.N))
-            for a in range(self.m):
-                ov = out[a]
-                self._fill_column(a, ov)
-            return out.T.copy()
-        self._need_design("columns")
-        out = np.empty((self.m, self.N))
-        cdef double[:, ::1] o = out
-        cdef Py_ssize_t i
-        for i in range(self.m):
-            memcpy(&o[i, 0], self.Dt + self.slot[i] * self.N, self.N * sizeof(double))
-        return out.T.copy()
-
-    def _fill_column(self, Py_ssize_t a, double[::1] out):
-        cdef Py_ssize_t r0, nb
-        r0 = 0
-        while r0 < self.N:
-            nb = BLK if r0 + BLK <= self.N else self.N - r0
-            self._col_block(a, r0, nb, &out[r0])
-            r0 += BLK
 
     def gram(self):
         """Copy of G = D'D, shape (m, m)."""
