@@ -13,6 +13,7 @@ width"): a full rebuild of the particle's design over the t rows seen, in one se
 each particle in turn.
 """
 import numpy as np
+cimport cython
 cimport numpy as cnp
 from libc.math cimport sqrt, log, exp, lgamma, INFINITY, floor
 from libc.stdint cimport int64_t
@@ -51,8 +52,11 @@ cdef inline void _remove(Py_ssize_t* ce, Py_ssize_t k, Py_ssize_t pos) noexcept 
         ce[a] = ce[a + 1]
 
 
-cdef class SMCCore:
-    """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`."""
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _Particles:
+    """The particles' memory: their GramFactors, centres, variances, log marginal likelihoods, weights' pieces,
+    workspaces and settings, allocated from the prior and the capacity and freed. A room of `SMCCore` (nbs/09_smc, "The
+    loop's rooms"): never built on its own."""
     cdef list fac
     cdef object _lgam, _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free
     cdef object _bitgen, _lock, _nsing, _args, _w2, _nwid
@@ -176,13 +180,24 @@ cdef class SMCCore:
         for i in range(self.Np):
             g = <GramFactor> factors[i]
             g.ridge[0] = self.s2y[i] / self.s2b[i]
-        self.gbuf = <double*> malloc((kmax + 2) * sizeof(double))
+
+
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _SharedColumns(_Particles):
+    """The shared column store (fixed width; nbs/09_smc "One column per distinct centre"): one column per
+    input that some particle has as a centre, reference-counted, grown one row per observation, and a new column's inner
+    products with a particle's columns gathered from it. A room of `SMCCore`."""
+
+    def __cinit__(self, *args, **kwargs):
+        """After `_Particles.__cinit__` (same arguments): the store's buffers, and slot 0, the constant column."""
+        cdef Py_ssize_t i
+        self.gbuf = <double*> malloc((self.kmax + 2) * sizeof(double))
         self.bbuf = <double*> malloc(self.c * sizeof(double))
-        self.rowb = <double*> malloc((kmax + 1) * sizeof(double))
-        self.slot_of = <Py_ssize_t*> malloc(cap * sizeof(Py_ssize_t))
+        self.rowb = <double*> malloc((self.kmax + 1) * sizeof(double))
+        self.slot_of = <Py_ssize_t*> malloc(self.cap * sizeof(Py_ssize_t))
         if self.gbuf == NULL or self.bbuf == NULL or self.rowb == NULL or self.slot_of == NULL:
             raise MemoryError("SMCCore: cannot allocate the store's buffers")
-        for i in range(cap):
+        for i in range(self.cap):
             self.slot_of[i] = -1
         self.nslot = self.nfree = self.nalloc = 0
         if self.store:
@@ -198,7 +213,6 @@ cdef class SMCCore:
         free(self.scol); free(self.sinp); free(self.sref); free(self.sfree); free(self.slot_of)
         free(self.gbuf); free(self.bbuf); free(self.rowb)
 
-    # ------------------------------------------------------------------ the shared column store
     cdef void _reserve(self, Py_ssize_t n) except *:
         """Make sure n slots can be taken without allocating (free slots, or buffers above nslot), so that the nogil
         loops never allocate: at most one new centre per particle per stage. Column buffers are malloc'd, not
@@ -346,7 +360,13 @@ cdef class SMCCore:
                 u += 1
         return int(u), int(self.nalloc), int(self.nalloc * self.cap * 8)
 
-    # ------------------------------------------------------------------ pieces (as in the notebook)
+
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _SMCMoves(_SharedColumns):
+    """The pieces of one particle's move: uniform draws of a free input, the birth and death probabilities,
+    the likelihood seam pointed at a particle, proposals on its GramFactor, the normalised backward kernel, and the
+    posterior-mean prediction at a design row. A room of `SMCCore`."""
+
     cdef inline Py_ssize_t _index(self, Py_ssize_t n) noexcept nogil:
         "floor(u n), u uniform on [0, 1): a uniform index in 0..n-1 (the reference does the same)."
         cdef Py_ssize_t j = <Py_ssize_t> floor(random_standard_uniform(self.rng) * n)
@@ -433,7 +453,13 @@ cdef class SMCCore:
                 s += row[a * stride] * self.beta[a]
             out[o] = s
 
-    # ------------------------------------------------------------------ one observation
+
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _SMCSteps(_SMCMoves):
+    """The per-observation loop's steps over all particles: a new observation (row update, zero / birth / death
+    move, incremental weight), the Gibbs refresh of the variances, resampling copies, a reversible-jump sweep targeting
+    pi_t and the width step. A room of `SMCCore`."""
+
     def step(self, const double[::1] xt, const double[::1] yt):
         """Observation t arrives: every particle gets the new row, draws a zero / birth / death move and its log
         incremental weight; returns copies of (log weights, one-step predictive means, filtered estimates).
@@ -688,6 +714,12 @@ cdef class SMCCore:
                     self.nwid[1] += 1
                 g._swap_rebuild(self.spare)
 
+
+cdef class SMCCore(_SMCSteps):
+    """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`. Built in rooms, each a base
+    class with one job: `_Particles` (memory) -> `_SharedColumns` (the column store) -> `_SMCMoves` (one particle's move)
+    -> `_SMCSteps` (the loop's steps) -> `SMCCore` (capacity, pickling, snapshots, read-only views)."""
+
     def grow(self, Py_ssize_t cap):
         """Raise the capacity to `cap` observations: every factor gets zero rows appended (`resize_rows`)."""
         if cap <= self.cap:
@@ -779,7 +811,6 @@ cdef class SMCCore:
         cent = np.concatenate([self._cent[i, :k[i]] for i in range(self.Np)]) if self.Np else np.empty(0, np.intp)
         return k, cent, H, Lf
 
-    # ------------------------------------------------------------------ views
     @property
     def k(self):
         return self._k.copy()
