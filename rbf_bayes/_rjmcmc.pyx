@@ -10,6 +10,7 @@ come from the caller's `numpy.random.Generator` bit generator (numpy's C distrib
 reproduces a run bit for bit; the loop runs with the GIL released.
 """
 import numpy as np
+cimport cython
 cimport numpy as cnp
 from libc.math cimport sqrt, log, log1p, exp, lgamma, INFINITY, pow
 from libc.stdint cimport int64_t, int32_t
@@ -152,8 +153,12 @@ cdef int _basis_type(RJCore c) noexcept nogil:
     return c._kind_step()
 
 
-cdef class RJCore:
-    """State and loop of the reversible-jump sampler; driven in chunks from `rbf_bayes.rjmcmc`."""
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _RJState:
+    """The chain's memory: the GramFactor it drives, the centres and their workspaces, the hyperparameters, the learned
+    basis's scales, inputs and type, the probit buffers, the typed settings (`RJSettings`) and the counters sized from
+    the move enum, allocated from the arguments and freed. A room of `RJCore` (nbs/05_rjmcmc, "The loop's rooms"): never
+    built on its own."""
     cdef GramFactor st
     cdef object _x, _xT, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam, _d2, _s2
     cdef double* lgam          # lgamma(j + 1), j = 0..kmax
@@ -381,6 +386,266 @@ cdef class RJCore:
         self.after[self.n_after] = step
         self.n_after += 1
 
+
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _RJModel(_RJState):
+    """The model's pieces every move uses: the state set from Python, the log prior, eq. 22's move probabilities, the
+    Metropolis-Hastings test and its settlement on the factor, the best state seen (annealing), a centre's column into
+    the factor's scratch, a full rebuild of the design, and the Gibbs / MH steps of the hyperparameters (delta^2,
+    Lambda, sigma^2). A room of `RJCore`."""
+
+    def set_state(self, centres, double Lambda, delta2, scales=None, inputs=None, basis=None):
+        """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them][, the included inputs (a (d,)
+        bool mask) when selecting them][, the basis type when it is learned]): the GramFactor must already hold
+        [1, x, phi(centres)] (all inputs, unscaled, the basis of construction); it is rebuilt to the given state."""
+        cdef Py_ssize_t i, j, o
+        if inputs is not None:
+            iv = np.asarray(inputs, dtype=bool).reshape(-1)
+            if iv.shape != (self.d,) or not iv.any():
+                raise ValueError(f"inputs must be a mask of {self.d} booleans with at least one True, got {inputs}")
+            if not self.select and not iv.all():
+                raise ValueError("excluded inputs need config.select_inputs")
+            self.nincl = 0
+            for j in range(self.d):
+                self.inc[j] = 1 if iv[j] else 0
+                if iv[j]:
+                    self.lin[self.nincl] = j
+                    self.nincl += 1
+        if basis is not None:
+            code = BASIS_CODES[basis]
+            if code not in list(self._kinds):
+                raise ValueError(f"basis {basis!r} is not among config.basis_types")
+            self.kind = code
+        if scales is not None:
+            sv = np.asarray(scales, dtype=float).reshape(-1)
+            if sv.shape != (self.d,) or not np.all(np.isfinite(sv)) or np.any(sv <= 0):
+                raise ValueError(f"scales must be {self.d} finite values > 0, got {scales}")
+            if not self.learn and np.any(sv != 1.0):
+                raise ValueError("scales other than 1 need config.learn_scales")
+            for j in range(self.d):
+                self.th[j] = log(sv[j])
+                self.sc[j] = exp(self.th[j])
+        for j in range(self.d):       # an excluded input has scale 0: the basis ignores it
+            if not self.inc[j]:
+                self.sc[j] = 0.0
+            elif not self.learn:
+                self.sc[j] = 1.0
+        centres = np.asarray(centres, dtype=float).reshape(-1, self.d)
+        self.k = centres.shape[0]
+        if self.k > self.kmax:
+            raise ValueError(f"initial k = {self.k} exceeds k_max = {self.kmax}")
+        for i in range(self.k):
+            for j in range(self.d):
+                self.C[i * self.d + j] = centres[i, j]
+        self.Lambda = Lambda
+        self.logS_cur = log_trunc_poisson_norm(Lambda, self.kmax, self.lgam)
+        d2 = np.broadcast_to(np.asarray(delta2, dtype=float), (self.c,))
+        for o in range(self.c):
+            self.delta2_buf[o] = d2[o]
+            self.sigma2_buf[o] = np.nan
+        if not self.prior_only:
+            if self.st.m != 1 + self.d + self.k:
+                raise ValueError("the GramFactor does not hold 1 + d + k columns")
+            if self.learn or self.select or self.learn_kind:
+                if self._rebuild_from(0, self.inc, self.sc, self.kind):
+                    raise np.linalg.LinAlgError("the initial design at the given scales, inputs and basis is singular")
+                self.st._commit()
+        self.p0 = 1 + self.nincl
+        if not self.prior_only:
+            if not self.gprior:
+                for o in range(self.c):
+                    self.st.ridge[o] = 1.0 / self.delta2_buf[o]
+                    if self.st._refactor(o):
+                        raise np.linalg.LinAlgError("initial design is not positive definite")
+            self.lml = log_ml(&self.lik, self.st, False)
+            if not (self.lml > -INFINITY):
+                raise np.linalg.LinAlgError("the initial state has zero likelihood (y in the column space of D?)")
+        else:
+            self.lml = 0.0
+        self.logpost = self.lml + self._log_prior()
+        self.best_logf = -INFINITY
+        self._track_best()
+
+    cdef inline double _tsd(self, double t) noexcept nogil:
+        "The prior sd of a log scale t: log_scale_sd_up above 0, log_scale_sd at or below (nbs/05d)."
+        return self.s_sd_up if t > 0 else self.s_sd
+
+    cdef double _log_prior(self) noexcept nogil:
+        """log p(k, Lambda) (either hierarchy) + log p(mu | k) + sum log p(delta^2). With Lambda held fixed
+        (config.fix_Lambda) its own prior density is left out: it is a constant of the target, and a large fixed Lambda
+        (the annealer's calibrated Lambda-bar grows as delta-bar^c: 9e24 at c = 5 outputs) makes -eps2 Lambda so large
+        (-9e20) that every other term would drown in its rounding."""
+        cdef Py_ssize_t o
+        cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1
+        lp = ((self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k] - self.k * self.logvol
+              - (L + self.logZk if self.joint else self.logS_cur))
+        for o in range(self.c):
+            lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
+                   - self.b_d / self.delta2_buf[o])
+        if not self.fix_Lambda:
+            lp += a1 * log(self.eps2) - lgamma(a1) + (a1 - 1) * log(L) - self.eps2 * L
+        if self.learn:
+            for o in range(self.d):
+                if self.inc[o]:
+                    lp -= 0.5 * (self.th[o] / self._tsd(self.th[o])) ** 2 + log(self._tsd(self.th[o])) + 0.5 * LOG_2PI
+        if self.select:
+            lp += self.nincl * self.lodds + self.lsel0
+        if self.learn_kind:
+            lp -= log(<double> self.nkinds)
+        return lp
+
+    cdef void _probs(self, Py_ssize_t k, double* b, double* dd, double* s, double* m) noexcept nogil:
+        """Move probabilities of eq. 22 with the boundary cases (or fixed ones); disabled moves get 0."""
+        if self.use_fp:     # fixed probabilities (RJSA: 0.2 each); impossible moves are null moves
+            b[0] = self.fp_b if self.en_bd else 0.0
+            dd[0] = self.fp_d if self.en_bd else 0.0
+            s[0] = self.fp_s if self.en_sm else 0.0
+            m[0] = self.fp_m if self.en_sm else 0.0
+            return
+        cdef double pb, pd
+        move_probs(self.c_star, self.Lambda, k, self.kmax, &pb, &pd)
+        b[0] = pb if self.en_bd else 0.0
+        dd[0] = pd if self.en_bd else 0.0
+        s[0] = pb if (self.en_sm and k >= 1) else 0.0
+        m[0] = pd if (self.en_sm and k >= 2) else 0.0
+
+    cdef bint _accept(self, double logr, double dlogf) noexcept nogil:
+        """MH test of the RJ ratio r, times the annealing factor min(1, (f*/f)^(1/T - 1)) (eq. 38)."""
+        return mh_accept(self.rng, logr, self.inv_t1, dlogf)
+
+    cdef bint _settle(self, bint accepted, double new) noexcept nogil:
+        """Commit or reject the pending kernel proposal (none in a prior-only run); returns accepted."""
+        if not self.prior_only:
+            accepted = settle(self.st, accepted, new, &self.lml)     # False if a deferred accuracy test fails
+        return accepted
+
+    cdef void _track_best(self) noexcept nogil:
+        """Keep the configuration with the largest log f_S = log posterior + log k! seen so far."""
+        cdef double f = self.logpost + self.lgam[self.k]
+        if f > self.best_logf:
+            self.best_logf = f
+            self.best_k = self.k
+            memcpy(self.best, self.C, self.k * self.d * sizeof(double))
+
+    cdef void _scratch(self, const double* mu) noexcept nogil:
+        """phi at centre mu into the kernel's scratch column: on the scaled distance when scales are learned or inputs
+        selected (an excluded input has scale 0)."""
+        if self.st.recompute:       # the kernel evaluates the column itself, block by block, when it needs it
+            memcpy(self.st.scratch_centre(), mu, self.d * sizeof(double))
+        elif self.scaled:
+            basis_column_scaled_t(self.xT, self.N, self.d, mu, self.sc, self.kind, self.w2, self.st.scratch())
+        else:
+            self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
+
+    cdef int _rebuild_from(self, Py_ssize_t first, const int* inc, const double* s, int kind) noexcept nogil:
+        """Propose the design [1, x_j (inc[j]), phi(||diag(s)(x - mu_i)||) of `kind`] from column `first` on (0: every
+        column, the linear part from inc; self.p0: the basis columns only): the kernel's full-rebuild path, with a new
+        number of columns when inc changes the linear part. 0 if pending."""
+        cdef Py_ssize_t i, j, n, p0 = 1
+        cdef double* cols = self.st.rebuild_columns()
+        for j in range(self.d):
+            if inc[j]:
+                if first == 0:
+                    for n in range(self.N):
+                        cols[p0 * self.N + n] = self.x[n * self.d + j]
+                p0 += 1
+        if first == 0:
+            for n in range(self.N):
+                cols[n] = 1.0
+        elif first != p0:
+            return 2
+        for i in range(self.k):
+            if self.scaled:
+                basis_column_scaled_t(self.xT, self.N, self.d, self.C + i * self.d, s, kind, self.w2,
+                                      cols + (p0 + i) * self.N)
+            else:
+                basis_column_c(self.x, self.N, self.d, self.C + i * self.d, kind, self.w2, cols + (p0 + i) * self.N)
+        return self.st._prop_rebuild_m(first, p0 + self.k)
+
+    cdef void _delta2_walk(self) noexcept nogil:
+        """The tempered target's delta^2 step (beta < 1): for each output a random walk on log delta_o^2, accepted with
+        beta (l' - l) + log IG(delta'^2) - log IG(delta^2) + log delta'^2 - log delta^2 (the walk's Jacobian). Under the
+        g-prior the factor does not depend on delta^2; under the ridge prior factor o is refactorised at the new ridge
+        (and back if rejected; a factor not PD there is a rejection)."""
+        cdef Py_ssize_t o, f
+        cdef double old, new, lnew, lr
+        cdef bint bad
+        for o in range(self.c):
+            old = self.delta2_buf[o]
+            new = old * exp(self.d2_step * random_standard_normal(self.rng))
+            self.n_d2_prop += 1
+            self.delta2_buf[o] = new
+            bad = False
+            f = self.st.ofac[o]
+            if not self.gprior:
+                self.st.ridge[f] = 1.0 / new
+                bad = self.st._refactor(f) != 0     # transactional: factor f unchanged if not PD
+            lnew = -INFINITY if bad else log_ml(&self.lik, self.st, False)
+            lr = self.beta * (lnew - self.lml) - self.a_d * (log(new) - log(old)) - self.b_d * (1.0 / new - 1.0 / old)
+            if log(random_standard_uniform(self.rng)) < lr and lr == lr:
+                self.lml = lnew
+                self.n_d2_acc += 1
+            else:
+                self.delta2_buf[o] = old
+                if not self.gprior:
+                    self.st.ridge[f] = 1.0 / old
+                    if not bad:
+                        self.st._refactor(f)       # PD: it was the current factor
+
+    cdef void _hypers(self) noexcept nogil:
+        cdef Py_ssize_t o, i, m = self.st.m, M1 = self.st.M1
+        cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad
+        cdef double* z
+        cdef double* al
+        if self.beta != 1.0 and not self.prior_only:
+            if not self.fix_delta2:
+                self._delta2_walk()
+        elif self.prior_only:
+            if not self.fix_delta2:
+                for o in range(self.c):
+                    self.delta2_buf[o] = self.b_d / random_standard_gamma(self.rng, self.a_d)
+        elif self.nuis:
+            for o in range(self.c):
+                z = self.st.Z + o * M1
+                al = self.alpha + o * M1
+                s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
+                yPy = self.st.yy[o] - s * self.st.e[o]
+                if self.has_s2:
+                    s2 = self.s2_fixed
+                else:
+                    s2 = 0.5 * (self.g0 + yPy) / random_standard_gamma(self.rng, a_s)
+                self.sigma2_buf[o] = s2
+                # w = L' alpha ~ N(s z, s2 s I); quad = alpha' S alpha
+                quad = 0.0
+                for i in range(m):
+                    al[i] = s * z[i] + sqrt(s2 * s) * random_standard_normal(self.rng)
+                    if self.gprior:
+                        quad += al[i] * al[i]
+                self.st._back_solve(self.st.ofac[o], al, al)   # alpha = L'^{-1} w
+                if not self.gprior:
+                    for i in range(m):
+                        quad += al[i] * al[i]
+                if not self.fix_delta2:
+                    self.delta2_buf[o] = ((self.b_d + 0.5 * quad / s2)
+                                          / random_standard_gamma(self.rng, self.a_d + 0.5 * m))
+            if not self.gprior and not self.fix_delta2:
+                # every factor at its new ridge 1 / delta_o^2 (interleaved); one not PD there keeps its old ridge
+                # (-1: every ridge kept its old value), and delta_o^2 follows the ridge it got
+                if self.st._set_inverse_ridges(self.delta2_buf) != 0:
+                    for o in range(self.c):
+                        if self.st.ridge[o] != 1.0 / self.delta2_buf[o]:
+                            self.delta2_buf[o] = 1.0 / self.st.ridge[o]
+            self.lml = log_ml(&self.lik, self.st, False)
+        if not self.fix_Lambda:
+            rate_mh_step(self.rng, self.k + 0.5 + self.eps1, 1.0 + self.eps2, self.kmax, self.lgam, &self.Lambda,
+                         &self.logS_cur, self.joint)
+
+
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _RJProbit(_RJModel):
+    """The probit likelihood's data augmentation in the loop (nbs/05c_probit): the latent utilities' Gibbs sweep
+    given the fitted values, the targets retargeted to them. A room of `RJCore`."""
+
     def enable_probit(self, y, U=None):
         """Run the probit's latent step (Albert & Chib; nbs/05c_probit) inside the loop, after each iteration's record
         and before its snapshot, as `_ProbitRun` does from Python. Two classes: y the 0/1 labels (N,), one output.
@@ -486,174 +751,12 @@ cdef class RJCore:
                 self.zbuf[n] = f + ndtri_exp(lu + log_ndtr(-f))
         self._retarget(self.zbuf)
 
-    def set_state(self, centres, double Lambda, delta2, scales=None, inputs=None, basis=None):
-        """Initial (k, centres, Lambda, delta^2[, per-input scales when learning them][, the included inputs (a (d,)
-        bool mask) when selecting them][, the basis type when it is learned]): the GramFactor must already hold
-        [1, x, phi(centres)] (all inputs, unscaled, the basis of construction); it is rebuilt to the given state."""
-        cdef Py_ssize_t i, j, o
-        if inputs is not None:
-            iv = np.asarray(inputs, dtype=bool).reshape(-1)
-            if iv.shape != (self.d,) or not iv.any():
-                raise ValueError(f"inputs must be a mask of {self.d} booleans with at least one True, got {inputs}")
-            if not self.select and not iv.all():
-                raise ValueError("excluded inputs need config.select_inputs")
-            self.nincl = 0
-            for j in range(self.d):
-                self.inc[j] = 1 if iv[j] else 0
-                if iv[j]:
-                    self.lin[self.nincl] = j
-                    self.nincl += 1
-        if basis is not None:
-            code = BASIS_CODES[basis]
-            if code not in list(self._kinds):
-                raise ValueError(f"basis {basis!r} is not among config.basis_types")
-            self.kind = code
-        if scales is not None:
-            sv = np.asarray(scales, dtype=float).reshape(-1)
-            if sv.shape != (self.d,) or not np.all(np.isfinite(sv)) or np.any(sv <= 0):
-                raise ValueError(f"scales must be {self.d} finite values > 0, got {scales}")
-            if not self.learn and np.any(sv != 1.0):
-                raise ValueError("scales other than 1 need config.learn_scales")
-            for j in range(self.d):
-                self.th[j] = log(sv[j])
-                self.sc[j] = exp(self.th[j])
-        for j in range(self.d):       # an excluded input has scale 0: the basis ignores it
-            if not self.inc[j]:
-                self.sc[j] = 0.0
-            elif not self.learn:
-                self.sc[j] = 1.0
-        centres = np.asarray(centres, dtype=float).reshape(-1, self.d)
-        self.k = centres.shape[0]
-        if self.k > self.kmax:
-            raise ValueError(f"initial k = {self.k} exceeds k_max = {self.kmax}")
-        for i in range(self.k):
-            for j in range(self.d):
-                self.C[i * self.d + j] = centres[i, j]
-        self.Lambda = Lambda
-        self.logS_cur = log_trunc_poisson_norm(Lambda, self.kmax, self.lgam)
-        d2 = np.broadcast_to(np.asarray(delta2, dtype=float), (self.c,))
-        for o in range(self.c):
-            self.delta2_buf[o] = d2[o]
-            self.sigma2_buf[o] = np.nan
-        if not self.prior_only:
-            if self.st.m != 1 + self.d + self.k:
-                raise ValueError("the GramFactor does not hold 1 + d + k columns")
-            if self.learn or self.select or self.learn_kind:
-                if self._rebuild_from(0, self.inc, self.sc, self.kind):
-                    raise np.linalg.LinAlgError("the initial design at the given scales, inputs and basis is singular")
-                self.st._commit()
-        self.p0 = 1 + self.nincl
-        if not self.prior_only:
-            if not self.gprior:
-                for o in range(self.c):
-                    self.st.ridge[o] = 1.0 / self.delta2_buf[o]
-                    if self.st._refactor(o):
-                        raise np.linalg.LinAlgError("initial design is not positive definite")
-            self.lml = log_ml(&self.lik, self.st, False)
-            if not (self.lml > -INFINITY):
-                raise np.linalg.LinAlgError("the initial state has zero likelihood (y in the column space of D?)")
-        else:
-            self.lml = 0.0
-        self.logpost = self.lml + self._log_prior()
-        self.best_logf = -INFINITY
-        self._track_best()
 
-    # ---------------------------------------------------------------- maths
-    cdef double _log_prior(self) noexcept nogil:
-        """log p(k, Lambda) (either hierarchy) + log p(mu | k) + sum log p(delta^2). With Lambda held fixed
-        (config.fix_Lambda) its own prior density is left out: it is a constant of the target, and a large fixed Lambda
-        (the annealer's calibrated Lambda-bar grows as delta-bar^c: 9e24 at c = 5 outputs) makes -eps2 Lambda so large
-        (-9e20) that every other term would drown in its rounding."""
-        cdef Py_ssize_t o
-        cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1
-        lp = ((self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k] - self.k * self.logvol
-              - (L + self.logZk if self.joint else self.logS_cur))
-        for o in range(self.c):
-            lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
-                   - self.b_d / self.delta2_buf[o])
-        if not self.fix_Lambda:
-            lp += a1 * log(self.eps2) - lgamma(a1) + (a1 - 1) * log(L) - self.eps2 * L
-        if self.learn:
-            for o in range(self.d):
-                if self.inc[o]:
-                    lp -= 0.5 * (self.th[o] / self._tsd(self.th[o])) ** 2 + log(self._tsd(self.th[o])) + 0.5 * LOG_2PI
-        if self.select:
-            lp += self.nincl * self.lodds + self.lsel0
-        if self.learn_kind:
-            lp -= log(<double> self.nkinds)
-        return lp
-
-    cdef void _probs(self, Py_ssize_t k, double* b, double* dd, double* s, double* m) noexcept nogil:
-        """Move probabilities of eq. 22 with the boundary cases (or fixed ones); disabled moves get 0."""
-        if self.use_fp:     # fixed probabilities (RJSA: 0.2 each); impossible moves are null moves
-            b[0] = self.fp_b if self.en_bd else 0.0
-            dd[0] = self.fp_d if self.en_bd else 0.0
-            s[0] = self.fp_s if self.en_sm else 0.0
-            m[0] = self.fp_m if self.en_sm else 0.0
-            return
-        cdef double pb, pd
-        move_probs(self.c_star, self.Lambda, k, self.kmax, &pb, &pd)
-        b[0] = pb if self.en_bd else 0.0
-        dd[0] = pd if self.en_bd else 0.0
-        s[0] = pb if (self.en_sm and k >= 1) else 0.0
-        m[0] = pd if (self.en_sm and k >= 2) else 0.0
-
-    cdef bint _accept(self, double logr, double dlogf) noexcept nogil:
-        """MH test of the RJ ratio r, times the annealing factor min(1, (f*/f)^(1/T - 1)) (eq. 38)."""
-        return mh_accept(self.rng, logr, self.inv_t1, dlogf)
-
-    cdef bint _settle(self, bint accepted, double new) noexcept nogil:
-        """Commit or reject the pending kernel proposal (none in a prior-only run); returns accepted."""
-        if not self.prior_only:
-            accepted = settle(self.st, accepted, new, &self.lml)     # False if a deferred accuracy test fails
-        return accepted
-
-    cdef void _track_best(self) noexcept nogil:
-        """Keep the configuration with the largest log f_S = log posterior + log k! seen so far."""
-        cdef double f = self.logpost + self.lgam[self.k]
-        if f > self.best_logf:
-            self.best_logf = f
-            self.best_k = self.k
-            memcpy(self.best, self.C, self.k * self.d * sizeof(double))
-
-    cdef void _scratch(self, const double* mu) noexcept nogil:
-        """phi at centre mu into the kernel's scratch column: on the scaled distance when scales are learned or inputs
-        selected (an excluded input has scale 0)."""
-        if self.st.recompute:       # the kernel evaluates the column itself, block by block, when it needs it
-            memcpy(self.st.scratch_centre(), mu, self.d * sizeof(double))
-        elif self.scaled:
-            basis_column_scaled_t(self.xT, self.N, self.d, mu, self.sc, self.kind, self.w2, self.st.scratch())
-        else:
-            self.st._scratch_basis(self.x, self.d, mu, self.kind, self.w2)
-
-    cdef int _rebuild_from(self, Py_ssize_t first, const int* inc, const double* s, int kind) noexcept nogil:
-        """Propose the design [1, x_j (inc[j]), phi(||diag(s)(x - mu_i)||) of `kind`] from column `first` on (0: every
-        column, the linear part from inc; self.p0: the basis columns only): the kernel's full-rebuild path, with a new
-        number of columns when inc changes the linear part. 0 if pending."""
-        cdef Py_ssize_t i, j, n, p0 = 1
-        cdef double* cols = self.st.rebuild_columns()
-        for j in range(self.d):
-            if inc[j]:
-                if first == 0:
-                    for n in range(self.N):
-                        cols[p0 * self.N + n] = self.x[n * self.d + j]
-                p0 += 1
-        if first == 0:
-            for n in range(self.N):
-                cols[n] = 1.0
-        elif first != p0:
-            return 2
-        for i in range(self.k):
-            if self.scaled:
-                basis_column_scaled_t(self.xT, self.N, self.d, self.C + i * self.d, s, kind, self.w2,
-                                      cols + (p0 + i) * self.N)
-            else:
-                basis_column_c(self.x, self.N, self.d, self.C + i * self.d, kind, self.w2, cols + (p0 + i) * self.N)
-        return self.st._prop_rebuild_m(first, p0 + self.k)
-
-    cdef inline double _tsd(self, double t) noexcept nogil:
-        "The prior sd of a log scale t: log_scale_sd_up above 0, log_scale_sd at or below (nbs/05d)."
-        return self.s_sd_up if t > 0 else self.s_sd
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _RJLearnedBasis(_RJProbit):
+    """The learned basis's steps (nbs/05d_learned_basis): the per-input log scales' random walk, the inputs'
+    add / drop / swap, and the basis type's switch, each a full rebuild of the design judged by one MH test. A room of
+    `RJCore`."""
 
     cdef int _scale_step(self) noexcept nogil:
         """Random-walk MH on one log scale theta_j (j uniform among the included inputs): centres, Lambda and delta^2
@@ -761,6 +864,13 @@ cdef class RJCore:
             self.n_kind_acc += 1
         return acc
 
+
+@cython.auto_pickle(False)    # a room is never built on its own
+cdef class _RJDimensionMoves(_RJLearnedBasis):
+    """The moves on the centres (nbs/03_moves): birth, death, split, merge and update, plain and multiple-try, with
+    their geometry (the centre space, nearest neighbours, a column moved to the end) and the candidate sets' weights. A
+    room of `RJCore`."""
+
     cdef void _uniform_centre(self, double* mu) noexcept nogil:
         cdef Py_ssize_t i
         for i in range(self.d):
@@ -810,7 +920,6 @@ cdef class RJCore:
         self.st._commit()
         return 0
 
-    # ---------------------------------------------------------------- moves
     cdef double _try_candidates(self, Py_ssize_t first, double base, int op, Py_ssize_t col) noexcept nogil:
         """Draw candidates first..K-1 uniformly on Omega and write their log weights
         lw_i = beta (l(theta' + c_i) - base) (-inf if the kernel refuses the column), each a kernel proposal rejected
@@ -1109,84 +1218,12 @@ cdef class RJCore:
                 self.na_[4] += 1
         return acc > 0
 
-    # ---------------------------------------------------------------- hyperparameters
-    cdef void _delta2_walk(self) noexcept nogil:
-        """The tempered target's delta^2 step (beta < 1): for each output a random walk on log delta_o^2, accepted with
-        beta (l' - l) + log IG(delta'^2) - log IG(delta^2) + log delta'^2 - log delta^2 (the walk's Jacobian). Under the
-        g-prior the factor does not depend on delta^2; under the ridge prior factor o is refactorised at the new ridge
-        (and back if rejected; a factor not PD there is a rejection)."""
-        cdef Py_ssize_t o, f
-        cdef double old, new, lnew, lr
-        cdef bint bad
-        for o in range(self.c):
-            old = self.delta2_buf[o]
-            new = old * exp(self.d2_step * random_standard_normal(self.rng))
-            self.n_d2_prop += 1
-            self.delta2_buf[o] = new
-            bad = False
-            f = self.st.ofac[o]
-            if not self.gprior:
-                self.st.ridge[f] = 1.0 / new
-                bad = self.st._refactor(f) != 0     # transactional: factor f unchanged if not PD
-            lnew = -INFINITY if bad else log_ml(&self.lik, self.st, False)
-            lr = self.beta * (lnew - self.lml) - self.a_d * (log(new) - log(old)) - self.b_d * (1.0 / new - 1.0 / old)
-            if log(random_standard_uniform(self.rng)) < lr and lr == lr:
-                self.lml = lnew
-                self.n_d2_acc += 1
-            else:
-                self.delta2_buf[o] = old
-                if not self.gprior:
-                    self.st.ridge[f] = 1.0 / old
-                    if not bad:
-                        self.st._refactor(f)       # PD: it was the current factor
 
-    cdef void _hypers(self) noexcept nogil:
-        cdef Py_ssize_t o, i, m = self.st.m, M1 = self.st.M1
-        cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad
-        cdef double* z
-        cdef double* al
-        if self.beta != 1.0 and not self.prior_only:
-            if not self.fix_delta2:
-                self._delta2_walk()
-        elif self.prior_only:
-            if not self.fix_delta2:
-                for o in range(self.c):
-                    self.delta2_buf[o] = self.b_d / random_standard_gamma(self.rng, self.a_d)
-        elif self.nuis:
-            for o in range(self.c):
-                z = self.st.Z + o * M1
-                al = self.alpha + o * M1
-                s = self.delta2_buf[o] / (1.0 + self.delta2_buf[o]) if self.gprior else 1.0
-                yPy = self.st.yy[o] - s * self.st.e[o]
-                if self.has_s2:
-                    s2 = self.s2_fixed
-                else:
-                    s2 = 0.5 * (self.g0 + yPy) / random_standard_gamma(self.rng, a_s)
-                self.sigma2_buf[o] = s2
-                # w = L' alpha ~ N(s z, s2 s I); quad = alpha' S alpha
-                quad = 0.0
-                for i in range(m):
-                    al[i] = s * z[i] + sqrt(s2 * s) * random_standard_normal(self.rng)
-                    if self.gprior:
-                        quad += al[i] * al[i]
-                self.st._back_solve(self.st.ofac[o], al, al)   # alpha = L'^{-1} w
-                if not self.gprior:
-                    for i in range(m):
-                        quad += al[i] * al[i]
-                if not self.fix_delta2:
-                    self.delta2_buf[o] = ((self.b_d + 0.5 * quad / s2)
-                                          / random_standard_gamma(self.rng, self.a_d + 0.5 * m))
-            if not self.gprior and not self.fix_delta2:
-                # every factor at its new ridge 1 / delta_o^2 (interleaved); one not PD there keeps its old ridge
-                # (-1: every ridge kept its old value), and delta_o^2 follows the ridge it got
-                if self.st._set_inverse_ridges(self.delta2_buf) != 0:
-                    for o in range(self.c):
-                        if self.st.ridge[o] != 1.0 / self.delta2_buf[o]:
-                            self.delta2_buf[o] = 1.0 / self.st.ridge[o]
-            self.lml = log_ml(&self.lik, self.st, False)
-        if not self.fix_Lambda:
-            rate_mh_step(self.rng, self.k + 0.5 + self.eps1, 1.0 + self.eps2, self.kmax, self.lgam, &self.Lambda,
-                         &self.logS_cur, self.joint)
+cdef class RJCore(_RJDimensionMoves):
+    """State and loop of the reversible-jump sampler; driven in chunks from `rbf_bayes.rjmcmc`. Built in rooms, each a
+    base class with one job: `_RJState` (memory) -> `_RJModel` (prior, MH test, hyperparameters) -> `_RJProbit` (latent
+    utilities) -> `_RJLearnedBasis` (scales, inputs, type) -> `_RJDimensionMoves` (the moves on the centres) -> `RJCore`
+    (the iteration through the move table, chunks, records and snapshots, read-only views)."""
 
     cdef void _iterate(self) noexcept nogil:
         """One iteration: a move drawn with eq. 22's probabilities (birth, death, split, merge; else an update of
@@ -1217,7 +1254,6 @@ cdef class RJCore:
         self.logpost = self.lml + self._log_prior()
         self._track_best()
 
-    # ---------------------------------------------------------------- driver API
     def run(self, Py_ssize_t n, Records out, Py_ssize_t offset=0, const double[::1] temps=None):
         """Run n iterations, writing per-iteration scalars to rows offset .. offset + n - 1 of `out`; with `temps`,
         iteration i runs at temperature temps[i] (annealed acceptance, eq. 38)."""

@@ -716,9 +716,9 @@ cdef class _SMCSteps(_SMCMoves):
 
 
 cdef class SMCCore(_SMCSteps):
-    """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`. Built in rooms, each a base
-    class with one job: `_Particles` (memory) -> `_SharedColumns` (the column store) -> `_SMCMoves` (one particle's move)
-    -> `_SMCSteps` (the loop's steps) -> `SMCCore` (capacity, pickling, snapshots, read-only views)."""
+    """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`. Built in rooms, each a base class
+    with one job: `_Particles` (memory) -> `_SharedColumns` (the column store) -> `_SMCMoves` (one particle's move) ->
+    `_SMCSteps` (the loop's steps) -> `SMCCore` (capacity, pickling, snapshots, read-only views)."""
 
     def grow(self, Py_ssize_t cap):
         """Raise the capacity to `cap` observations: every factor gets zero rows appended (`resize_rows`)."""
