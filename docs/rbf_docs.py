@@ -56,6 +56,7 @@ def add_docments(app, what, name, obj, options, lines):
         doc = info.get("docment") if isinstance(info, dict) else None
         if not doc or p in ("self", "cls"):
             continue
+        doc = " ".join(doc.split())     # a comment wrapped over lines (docments joins them with newlines): one field
         if p == "return":
             if ":returns:" not in text:
                 extra.append(f":returns: {md_to_rst(doc)}")

@@ -21,7 +21,7 @@ from ._validation import as_generator, as_inputs, as_targets, check_bool
 from .results import DamagedFileError, NewerFormatError, Summary, mixture_quantile, open_npz, write_npz
 
 # %% auto #0
-__all__ = ['RAW_SCALE', 'WARN_BEYOND', 'ExtrapolationWarning', 'BaseBayesEstimator']
+__all__ = ['RAW_SCALE', 'WARN_BEYOND', 'ExtrapolationWarning', 'PersistenceMixin', 'ArvizMixin', 'BaseBayesEstimator']
 
 # %% ../nbs/00b_base.ipynb #1ee39b28
 def _param_to_json(name, v):
@@ -60,22 +60,31 @@ def _named_array_error(err: ValueError, X=None) -> ValueError:
 
 RAW_SCALE = (1e-30, 1e30)   # with standardize=False, the input columns' standard deviations the bases can work with
 
-def _check_raw_scale(X, limits=RAW_SCALE, why: str="the basis functions overflow or underflow double precision") -> None:
+def _check_raw_scale(
+    X, limits=RAW_SCALE, why: str = "the basis functions overflow or underflow double precision"
+) -> None:
     """standardize=False: refuse input columns whose spread leaves double precision to the bases' powers (a cubic Gram
     holds sixth powers, BMARS products of hinges): on X * 1e150 the fit was a constant or the linear part (R^2 0.64)
     and on X * 1e-150 a bare LinAlgError (issue 36). Estimators whose widths follow the inputs' scale opt out."""
-    sd = X.std(0); bad = np.flatnonzero((sd > 0) & ((sd < limits[0]) | (sd > limits[1])))
+    sd = X.std(0)
+    bad = np.flatnonzero((sd > 0) & ((sd < limits[0]) | (sd > limits[1])))
     if len(bad):
-        raise ValueError(f"standardize=False: input column(s) {bad.tolist()} have standard deviation(s) "
-                         f"{', '.join(f'{v:.3g}' for v in sd[bad])}, outside [{limits[0]:g}, {limits[1]:g}], where {why}; "
-                         "use standardize=True (the default) or rescale X")
+        raise ValueError(
+            f"standardize=False: input column(s) {bad.tolist()} have standard deviation(s) "
+            f"{', '.join(f'{v:.3g}' for v in sd[bad])}, outside [{limits[0]:g}, {limits[1]:g}], where {why}; "
+            "use standardize=True (the default) or rescale X"
+        )
+
 
 def _n_rows(a):
     "Rows of an array-like by its shape (len() of a DOK sparse matrix counts entries), else len(); None if unknown."
     s = getattr(a, "shape", None)
-    if s is not None: return s[0] if len(s) else None
-    try: return len(a)
-    except TypeError: return None
+    if s is not None:
+        return s[0] if len(s) else None
+    try:
+        return len(a)
+    except TypeError:
+        return None
 
 # %% ../nbs/00b_base.ipynb #50144099
 class ExtrapolationWarning(UserWarning):
@@ -83,7 +92,8 @@ class ExtrapolationWarning(UserWarning):
     Besides its message it carries `n_rows` (rows more than WARN_BEYOND of the range out), `column` (the index of the
     farthest one's column) and `distance` (how far, in ranges), for a caller that words it its own way (the CLI)."""
 
-WARN_BEYOND = 0.1   # an ExtrapolationWarning when a row lies this fraction of the training range (Omega's margin) beyond it
+# an ExtrapolationWarning when a row lies this fraction of the training range (Omega's margin) beyond it
+WARN_BEYOND = 0.1
 
 def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
     """X with each column held in [x_min_, x_max_]. An ExtrapolationWarning says how many rows lie more than WARN_BEYOND
@@ -99,15 +109,216 @@ def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
         names = getattr(est, "feature_names_in_", None)
         name = str(names[j]) if names is not None else f"x{j}"
         n = int((far > WARN_BEYOND).any(1).sum())
-        w = ExtrapolationWarning(f"{n} of {len(X)} rows of X lie more than {WARN_BEYOND:.0%} of the training range outside it (the "
-                                 f"farthest {far.max():.3g} times the range beyond it, in {name}): they are predicted at the range's edge, "
-                                 "where the data end, not by extending the basis functions (extrapolate=True: the fitted model's own extension)")
+        w = ExtrapolationWarning(
+            f"{n} of {len(X)} rows of X lie more than {WARN_BEYOND:.0%} of the training range outside it (the "
+            f"farthest {far.max():.3g} times the range beyond it, in {name}): they are predicted at the range's edge, "
+            "where the data end, not by extending the basis functions (extrapolate=True: the fitted model's own "
+            "extension)"
+        )
         w.n_rows, w.column, w.distance = n, j, float(far.max())
         warnings.warn(w, stacklevel=4)
     return np.clip(X, lo, hi)
 
+# %% ../nbs/00b_base.ipynb #22b084dc
+class PersistenceMixin:
+    """`save` / `load` of a fitted estimator: its parameters, its fitted attributes and its result in one `.npz` file
+    (`04a_results`'s format; no pickle). A part of `BaseBayesEstimator`; an estimator adds what its model needs
+    through the `_fitted_json` / `_load_fitted_json` hooks."""
+    def _fitted_json(self) -> dict:
+        "Hook: extra JSON-able fitted state for `save` (e.g. a classifier's classes_)."
+        return {}
+
+    def _load_fitted_json(self, f: dict) -> None:
+        "Hook: restore what `_fitted_json` stored."
+
+    def save(
+        self,
+        path,  # the .npz file to write
+        metadata: dict | None = None,  # JSON-able notes kept with the model (e.g. column names); `metadata_` on load
+    ) -> Path:
+        """Write the fitted model to one .npz file: parameters and fitted state as JSON, arrays as arrays; no pickle.
+        Returns the path written (numpy adds '.npz' to a name without it; `load` finds the file by either name)."""
+        self._check_fitted()
+        arrays, trace = self.trace_._to_stored("trace/")
+        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_", "x_min_", "x_max_"):
+            if hasattr(self, n):
+                arrays[n] = getattr(self, n)
+        fitted = dict(
+            n_features_in_=int(self.n_features_in_),
+            n_outputs_=int(self.n_outputs_),
+            y_1d=bool(self._y_1d),
+            **self._fitted_json(),
+        )
+        if hasattr(self, "feature_names_in_"):
+            fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
+        params = {k: _param_to_json(k, v) for k, v in self.get_params(deep=False).items()}
+        return write_npz(
+            path,
+            "rbf_bayes estimator",
+            dict(
+                cls=type(self).__name__,
+                params=params,
+                fitted=fitted,
+                trace=trace,
+                metadata=dict(metadata or getattr(self, "metadata_", {})),
+            ),
+            arrays,
+        )
+
+    @classmethod
+    def load(cls, path):
+        "Read a model written by `save` (this class; a newer format version is refused): predicts as the saved one."
+        with open_npz(path, "rbf_bayes estimator") as (z, h):
+            if h.get("cls") != cls.__name__:
+                raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
+            try:
+                return cls._from_stored_model(h, {k: z[k] for k in z.files if k != "__header__"})
+            except (DamagedFileError, NewerFormatError):
+                raise
+            except Exception as e:  # a header or array that is not what save wrote: the path, and what broke
+                raise DamagedFileError(
+                    f"{path}: a damaged or foreign rbf_bayes estimator file ({type(e).__name__}: {e})"
+                ) from None
+
+    @classmethod
+    def _from_stored_model(cls, h: dict, arrays: dict):
+        "The estimator from a checked header and its arrays (`load`); shapes that do not fit the model are errors."
+        m = cls(**{k: _param_from_json(v) for k, v in h["params"].items()})
+        f = h["fitted"]
+        m.n_features_in_, m.n_outputs_, m._y_1d = int(f["n_features_in_"]), int(f["n_outputs_"]), bool(f["y_1d"])
+        for n, size in (
+            ("x_shift_", m.n_features_in_),
+            ("x_scale_", m.n_features_in_),
+            ("y_shift_", m.n_outputs_),
+            ("y_scale_", m.n_outputs_),
+        ):
+            a = np.asarray(arrays[n], float)
+            if a.shape != (size,) or not np.isfinite(a).all() or (n.endswith("scale_") and np.any(a <= 0)):
+                raise ValueError(
+                    f"{n} has shape {a.shape} (or non-finite / non-positive entries); the model has {size}"
+                )
+            setattr(m, n, a)
+        if "x_min_" in arrays:  # the training range (files written before it was kept have none: nothing is held)
+            lo, hi = (np.asarray(arrays[n], float) for n in ("x_min_", "x_max_"))
+            if lo.shape != (m.n_features_in_,) or hi.shape != lo.shape or not (lo <= hi).all():
+                raise ValueError(
+                    f"x_min_ / x_max_ have shapes {lo.shape} / {hi.shape} (or min > max); the model has "
+                    f"{m.n_features_in_} inputs"
+                )
+            m.x_min_, m.x_max_ = lo, hi
+        if "feature_names_in_" in f:
+            m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
+        m._load_fitted_json(f)
+        rcs = cls._result_class if isinstance(cls._result_class, tuple) else (cls._result_class,)
+        rc = next((r for r in rcs if r.__name__ == h["trace"].get("cls")), rcs[0])  # else its own error names both
+        m._set_fitted(rc._from_stored_arrays(arrays, h["trace"], "trace/"))
+        m.metadata_ = h.get("metadata", {})
+        return m
+
+# %% ../nbs/00b_base.ipynb #e213356c
+class ArvizMixin:
+    """`to_arviz`: the fitted posterior as an ArviZ `InferenceData` (the Bayesian workflow's diagnostics, LOO and model
+    comparison; `16_workflow`). A part of `BaseBayesEstimator`; ArviZ is an optional dependency."""
+    def to_arviz(
+        self,
+        X=None,  # the training inputs: with y, adds observed_data and log_likelihood (for az.loo / az.compare)
+        y=None,  # the training targets
+        *,
+        posterior_predictive: bool = False,  # also draws of y at X (needs X), one per posterior draw
+        centres: bool = False,  # also the centres, padded with NaN to the largest k, and the `centre_used` mask
+        random_state=0,  # int, numpy Generator or None: the posterior predictive draws' noise
+    ):
+        """The fit as ArviZ data (`InferenceData`; ArviZ is optional: `pip install "rbf_bayes[arviz]"`), one draw per
+        kept
+        snapshot, `(chain, draw)` by chain (TD-SMC: one chain of particles resampled by their weights; the annealer's
+        point estimate is refused): `posterior` (k, sigma2 per output and the sampler's hyperparameters, learned
+        scales and inclusion; with centres=True the ragged centres padded with NaN to the largest k and a `centre_used`
+        mask: off by default, since a padded slot is no parameter (the labels of the centres switch between draws), so
+        its R-hat and ESS mean nothing and would enter the ESS that `az.loo` averages over the posterior),
+        `sample_stats` (lp, the move of the iteration and whether it was accepted), and with X and y `observed_data` and
+        `log_likelihood` (each row's log p(y_i | draw), summed over outputs, for `az.loo`). On the scale of X and y."""
+        try:
+            import arviz as az
+        except ImportError:
+            raise ImportError("to_arviz needs ArviZ: pip install 'rbf_bayes[arviz]' (or pip install arviz)") from None
+        self._check_fitted()
+        if not hasattr(self.trace_, "_arviz_draws"):
+            raise TypeError(
+                f"to_arviz: a {type(self).__name__} ({type(self.trace_).__name__}) has no posterior draws to "
+                "export: it is a point estimate (the best network the annealing found), not a posterior"
+            )
+        if (X is None) != (y is None):
+            raise ValueError("to_arviz: give both X and y (the training data), or neither")
+        if posterior_predictive and X is None:
+            raise ValueError("to_arviz: posterior_predictive=True needs X (and y)")
+        tr, rng = self.trace_, as_generator(random_state)
+        post, stats, dims = tr._arviz_draws(self, centres)
+        take = self._arviz_take(rng)  # (chains, draws) positions among the draws
+        shape = lambda a: np.asarray(a)[take]  # noqa: E731
+        groups = dict(
+            posterior={k: shape(v) for k, v in post.items()}, sample_stats={k: shape(v) for k, v in stats.items()}
+        )
+        coords = {
+            "output": [f"y{j}" for j in range(int(self.n_outputs_))],
+            "input": [
+                str(f) for f in getattr(self, "feature_names_in_", [f"x{j}" for j in range(int(self.n_features_in_))])
+            ],
+        }
+        if X is not None:
+            Xv = self._validate_predict(X)
+            obs, obs_dims, ll, rep = self._arviz_pointwise(Xv, y, rng if posterior_predictive else None, rng)
+            groups["observed_data"] = {"y": obs}
+            groups["log_likelihood"] = {"y": ll[take]}
+            dims["y"] = obs_dims
+            if rep is not None:
+                groups["posterior_predictive"] = {"y": rep[take]}
+            coords["obs_id"] = np.arange(len(Xv))
+        seen = {g: groups.pop(g) for g in ("observed_data", "posterior_predictive") if g in groups}
+        idata = az.from_dict(**groups, coords=coords, dims={**dims, "y": ["obs_id"]})  # y here: the log-likelihood
+        if seen:  # the data and its replicates have the outputs as a dimension: their own dims for the name y
+            idata.extend(az.from_dict(**seen, coords=coords, dims={"y": dims["y"]}))
+        return idata
+
+    def _arviz_take(self, rng) -> np.ndarray:
+        """(chains, draws): the positions of the exported draws among the result's kept draws, chain by chain (each
+        chain
+        cut to the shortest); a weighted particle system (TD-SMC) is one chain of draws resampled by the weights."""
+        tr = self.trace_
+        w = getattr(tr, "weights", None)
+        if w is not None:
+            w = np.asarray(w, float)
+            return rng.choice(len(w), size=(1, len(w)), p=w / w.sum())
+        idx = tr.kept_by_chain()  # the draws the summary's diagnostics read
+        m = min(len(i) for i in idx)
+        if m == 0:
+            raise ValueError("to_arviz: a chain has no kept draw (burn-in not finished)")
+        return np.stack([i[:m] for i in idx])
+
+    def _arviz_pointwise(self, Xv, y, rng, rng_ll=None):
+        """(observed y, its dims, log p(y_i | draw) (P, n) summed over outputs, replicates of y (P, ...) or None) from
+        the
+        predictive mixture's components at the rows of X (a regressor; the classifier has its own)."""
+        Y = as_targets(y, len(Xv), "y")
+        if Y.shape[1] != int(self.n_outputs_):
+            raise ValueError(f"to_arviz: y has {Y.shape[1]} outputs, the model {self.n_outputs_}")
+        tr, Xs = self.trace_, self._scale_x(Xv)
+        # p(y_i | theta_s): a chain's mixture components are that already (a coefficient draw each); TD-SMC's particles
+        # carry the coefficients' posterior, so a draw is made for them (`likelihood_components`)
+        mu, sd = (
+            tr.likelihood_components(Xs, rng_ll)
+            if hasattr(tr, "likelihood_components")
+            else tr.predictive_mixture(Xs)[1:]
+        )
+        mu, sd = mu * self.y_scale_ + self.y_shift_, sd * self.y_scale_
+        ll = np.sum(-0.5 * ((Y[None] - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi), axis=2)
+        one = self._y_1d
+        rep = None if rng is None else mu + sd * rng.standard_normal(mu.shape)
+        if rep is not None and one:
+            rep = rep[..., 0]
+        return (Y[:, 0] if one else Y), (["obs_id"] if one else ["obs_id", "output"]), ll, rep
+
 # %% ../nbs/00b_base.ipynb #3691761e
-class BaseBayesEstimator(RegressorMixin, BaseEstimator):
+class BaseBayesEstimator(PersistenceMixin, ArvizMixin, RegressorMixin, BaseEstimator):
     """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
     validation of X and y per call, the standardisation and the output-shape convention of the package.
 
@@ -181,28 +392,34 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         return as_inputs(X, "X")
 
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
-        """With `standardize`, learn per-column location and scale of X and Y and return them standardised. A width given
+        """With `standardize`, learn per-column location and scale of X and Y and return them standardised. A width
+        given
         in units of X (`_common_scale`) makes the scale of X one common factor, the RMS of the columns' sds, so that the
         width means the same length in every direction ('Lengths a user gives')."""
         if check_bool("standardize", getattr(self, "standardize", False)):
             xm, xs, ym, ys = X.mean(0), X.std(0), Y.mean(0), Y.std(0)
-            xs[xs == 0] = 1.0; ys[ys == 0] = 1.0       # a constant column is left as is (the model rejects it)
-            if self._common_scale(): xs = np.full_like(xs, np.sqrt(np.mean(xs ** 2)))
+            xs[xs == 0] = 1.0
+            ys[ys == 0] = 1.0  # a constant column is left as is (the model rejects it)
+            if self._common_scale():
+                xs = np.full_like(xs, np.sqrt(np.mean(xs**2)))
         else:
-            if self._raw_scale_guard: _check_raw_scale(X, *self._raw_scale_limits())
+            if self._raw_scale_guard:
+                _check_raw_scale(X, *self._raw_scale_limits())
             xm, xs, ym, ys = np.zeros(X.shape[1]), np.ones(X.shape[1]), np.zeros(Y.shape[1]), np.ones(Y.shape[1])
         self.x_shift_, self.x_scale_, self.y_shift_, self.y_scale_ = xm, xs, ym, ys
         self.x_min_, self.x_max_ = X.min(0), X.max(0)
         return (X - xm) / xs, (Y - ym) / ys
 
     def _user_width(self):
-        "The width the user gave as a number (units of X), else None (no width, the default None, or a word like 'auto')."
+        """The width the user gave as a number (units of X), else None (no width, the default None, or a word like
+        'auto')."""
         w = getattr(self, "width", None)
         return w if isinstance(w, numbers.Real) and not isinstance(w, bool) else None
 
     def _common_scale(self) -> bool:
         "Whether X is scaled by one common factor: a width given in units of X, for a basis that has a width."
         from rbf_bayes.basis import WIDTH_BASES
+
         return self._user_width() is not None and getattr(self, "basis", None) in (*WIDTH_BASES, "auto")
 
     def _fit_width(self, X=None) -> float:
@@ -210,51 +427,59 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         (X: the inputs on that scale); a number is in units of X, divided by the common scale of X (`_fit_scaling`).
         Called after `_fit_scaling`."""
         w = getattr(self, "width", None)
-        if w is None: return self._width_when_none(X)
+        if w is None:
+            return self._width_when_none(X)
         if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (math.isfinite(w) and w > 0):
             raise ValueError(f"width must be a finite number > 0 (in units of X) or None, got {w!r}")
         return float(w) / float(self.x_scale_[0]) if self._common_scale() else float(w)
 
-    def _scale_x(self, X, hold: bool=True) -> np.ndarray:
-        """New inputs on the scale the model was fitted on; with `hold` (prediction) and `extrapolate=False`, each column
+    def _scale_x(self, X, hold: bool = True) -> np.ndarray:
+        """New inputs on the scale the model was fitted on; with `hold` (prediction) and `extrapolate=False`, each
+        column
         first held in the training range [x_min_, x_max_] (`_hold_in_range`; an ExtrapolationWarning if a row moved)."""
         if hold and not getattr(self, "extrapolate", True) and hasattr(self, "x_min_"):
             X = _hold_in_range(self, X)
         return (X - self.x_shift_) / self.x_scale_
 
     def _unscale(self, out, return_std: bool):
-        "Predictions (mean, or (mean, sd)) from the fitted scale back to the scale of y; an overflow is an error, never NaN."
-        res = (out[0] * self.y_scale_ + self.y_shift_, out[1] * self.y_scale_) if return_std else out * self.y_scale_ + self.y_shift_
+        """Predictions (mean, or (mean, sd)) from the fitted scale back to the scale of y; an overflow is an error,
+        never NaN."""
+        res = (
+            (out[0] * self.y_scale_ + self.y_shift_, out[1] * self.y_scale_)
+            if return_std
+            else out * self.y_scale_ + self.y_shift_
+        )
         if not all(np.isfinite(r).all() for r in (res if return_std else (res,))):
-            raise ValueError("the prediction overflows at some rows of X: they lie so far outside the training inputs that "
-                             "the basis functions exceed the floating-point range; predict nearer the data")
+            raise ValueError(
+                "the prediction overflows at some rows of X: they lie so far outside the training inputs that "
+                "the basis functions exceed the floating-point range; predict nearer the data"
+            )
         return res
 
     def _width_when_none(self, X) -> float:
         "Hook: the width on the fitted scale when the user gives none (1; `RJMCMCRegressor`: sqrt(d) data sds)."
         return 1.0
 
-    _result_class = None     # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
-    _raw_scale_guard = True  # standardize=False: refuse inputs of extreme scale (`_check_raw_scale`); False where widths follow the scale
+    _result_class = None  # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
+    # standardize=False: refuse inputs of extreme scale (`_check_raw_scale`); False where widths follow the scale
+    _raw_scale_guard = True
 
     def _raw_scale_limits(self) -> tuple:
-        "Hook: (limits, why) of `_check_raw_scale` for this estimator's model (RAW_SCALE: the bases' floating-point range)."
+        """Hook: (limits, why) of `_check_raw_scale` for this estimator's model (RAW_SCALE: the bases' floating-point
+        range)."""
         return RAW_SCALE, "the basis functions overflow or underflow double precision"
-
-    def _fitted_json(self) -> dict:
-        "Hook: extra JSON-able fitted state for `save` (e.g. a classifier's classes_)."
-        return {}
-
-    def _load_fitted_json(self, f: dict) -> None:
-        "Hook: restore what `_fitted_json` stored."
 
     def _set_fitted(self, trace):
         "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
-        self.trace_ = trace; self.k_posterior_ = trace.p_k(); self.interrupted_ = trace.interrupted
+        self.trace_ = trace
+        self.k_posterior_ = trace.p_k()
+        self.interrupted_ = trace.interrupted
         if getattr(self, "y_scale_", None) is not None and isinstance(getattr(trace, "meta", None), dict):
-            # the scale of y, so the result's diagnostics of sigma^2 read the very numbers `to_arviz` exports (y's units)
+            # the scale of y, so the result's diagnostics of sigma^2 read the very numbers `to_arviz` exports (y's
+            # units)
             trace.meta["y_scale"] = [float(v) for v in np.ravel(self.y_scale_)]
-        if "max_iter" in self.get_params(deep=False):    # a run length the chains may choose: what they ran (scikit-learn's name)
+        # a run length the chains may choose: what they ran (scikit-learn's name)
+        if "max_iter" in self.get_params(deep=False):
             self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))
 
     def _can_continue(self) -> bool:
@@ -262,15 +487,18 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         return self.trace_.resumable
 
     def continue_fit(self):
-        """Finish a fit that Ctrl-C interrupted (`interrupted_` is True): the fitted model is then the uninterrupted fit's,
+        """Finish a fit that Ctrl-C interrupted (`interrupted_` is True): the fitted model is then the uninterrupted
+        fit's,
         bit for bit (the package's contract, `04b_progress`). Ctrl-C again stops it again. A model saved and loaded, or
         pickled, keeps its predictions but not its run: it cannot be continued (fit again)."""
         self._check_fitted()
         if not self.interrupted_:
             raise ValueError(f"this {type(self).__name__}'s fit ran to the end: there is nothing to continue")
         if not self._can_continue():
-            raise ValueError(f"this {type(self).__name__} was interrupted, but its run is no longer in memory (it was saved "
-                             "and loaded, pickled or copied): call fit again")
+            raise ValueError(
+                f"this {type(self).__name__} was interrupted, but its run is no longer in memory (it was saved "
+                "and loaded, pickled or copied): call fit again"
+            )
         self._continue()
         return self
 
@@ -279,15 +507,24 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
         self._set_fitted(self.trace_.resume(self.progress))
 
     def summary(self) -> Summary:
-        "The fitted model in a few lines: data shape and scaling, then its sampler's summary (p(k | y), acceptance, ESS, time)."
+        """The fitted model in a few lines: data shape and scaling, then its sampler's summary (p(k | y), acceptance,
+        ESS, time)."""
         self._check_fitted()
         s = self.trace_.summary()
-        rows = [("data", f"{self.n_features_in_} input(s), {self.n_outputs_} output(s), "
-                         + ("standardised" if getattr(self, "standardize", False) else "on their own scale"))]
+        rows = [
+            (
+                "data",
+                f"{self.n_features_in_} input(s), {self.n_outputs_} output(s), "
+                + ("standardised" if getattr(self, "standardize", False) else "on their own scale"),
+            )
+        ]
         notes = [n for n in s.notes if not n.startswith("interrupted")]
         if getattr(self, "interrupted_", False):
-            notes.insert(0, "interrupted by the user (Ctrl-C): the model holds an incomplete fit; " +
-                         ("continue_fit() finishes it" if self._can_continue() else "fit again to finish it"))
+            notes.insert(
+                0,
+                "interrupted by the user (Ctrl-C): the model holds an incomplete fit; "
+                + ("continue_fit() finishes it" if self._can_continue() else "fit again to finish it"),
+            )
         return Summary(f"{type(self).__name__}, fitted by {type(self.trace_).__name__}", rows + s.rows, notes)
 
     def _fit_summary_html(self) -> str:
@@ -300,209 +537,98 @@ class BaseBayesEstimator(RegressorMixin, BaseEstimator):
     def _repr_mimebundle_(self, **kwargs):
         "Jupyter's preferred display: scikit-learn's bundle, the fit summary added to its HTML once fitted."
         out = super()._repr_mimebundle_(**kwargs)
-        if "text/html" in out: out["text/html"] += self._fit_summary_html()
+        if "text/html" in out:
+            out["text/html"] += self._fit_summary_html()
         return out
-
-    def save(self, path, # the .npz file to write
-             metadata: dict|None=None, # JSON-able notes kept with the model (e.g. column names); `metadata_` on load
-            ) -> Path:
-        """Write the fitted model to one .npz file: parameters and fitted state as JSON, arrays as arrays; no pickle.
-        Returns the path written (numpy adds '.npz' to a name without it; `load` finds the file by either name)."""
-        self._check_fitted()
-        arrays, trace = self.trace_._to_stored("trace/")
-        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_", "x_min_", "x_max_"):
-            if hasattr(self, n): arrays[n] = getattr(self, n)
-        fitted = dict(n_features_in_=int(self.n_features_in_), n_outputs_=int(self.n_outputs_), y_1d=bool(self._y_1d),
-                      **self._fitted_json())
-        if hasattr(self, "feature_names_in_"): fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
-        params = {k: _param_to_json(k, v) for k, v in self.get_params(deep=False).items()}
-        return write_npz(path, "rbf_bayes estimator", dict(cls=type(self).__name__, params=params, fitted=fitted,
-                                                           trace=trace, metadata=dict(metadata or getattr(self, "metadata_", {}))),
-                         arrays)
-
-    @classmethod
-    def load(cls, path):
-        "Read a model written by `save` (this class; a newer format version is refused): predicts as the saved one."
-        with open_npz(path, "rbf_bayes estimator") as (z, h):
-            if h.get("cls") != cls.__name__:
-                raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
-            try:
-                return cls._from_stored_model(h, {k: z[k] for k in z.files if k != "__header__"})
-            except (DamagedFileError, NewerFormatError): raise
-            except Exception as e:      # a header or array that is not what save wrote: the path, and what broke
-                raise DamagedFileError(f"{path}: a damaged or foreign rbf_bayes estimator file ({type(e).__name__}: {e})") from None
-
-    @classmethod
-    def _from_stored_model(cls, h: dict, arrays: dict):
-        "The estimator from a checked header and its arrays (`load`); shapes that do not fit the model are errors."
-        m = cls(**{k: _param_from_json(v) for k, v in h["params"].items()})
-        f = h["fitted"]
-        m.n_features_in_, m.n_outputs_, m._y_1d = int(f["n_features_in_"]), int(f["n_outputs_"]), bool(f["y_1d"])
-        for n, size in (("x_shift_", m.n_features_in_), ("x_scale_", m.n_features_in_), ("y_shift_", m.n_outputs_),
-                        ("y_scale_", m.n_outputs_)):
-            a = np.asarray(arrays[n], float)
-            if a.shape != (size,) or not np.isfinite(a).all() or (n.endswith("scale_") and np.any(a <= 0)):
-                raise ValueError(f"{n} has shape {a.shape} (or non-finite / non-positive entries); the model has {size}")
-            setattr(m, n, a)
-        if "x_min_" in arrays:      # the training range (files written before it was kept have none: nothing is held)
-            lo, hi = (np.asarray(arrays[n], float) for n in ("x_min_", "x_max_"))
-            if lo.shape != (m.n_features_in_,) or hi.shape != lo.shape or not (lo <= hi).all():
-                raise ValueError(f"x_min_ / x_max_ have shapes {lo.shape} / {hi.shape} (or min > max); the model has {m.n_features_in_} inputs")
-            m.x_min_, m.x_max_ = lo, hi
-        if "feature_names_in_" in f: m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
-        m._load_fitted_json(f)
-        rcs = cls._result_class if isinstance(cls._result_class, tuple) else (cls._result_class,)
-        rc = next((r for r in rcs if r.__name__ == h["trace"].get("cls")), rcs[0])   # else its own error names both
-        m._set_fitted(rc._from_stored_arrays(arrays, h["trace"], "trace/"))
-        m.metadata_ = h.get("metadata", {})
-        return m
 
     def _shape_output(self, out):
         "(n, c) arrays (or a (mean, sd) pair of them) to (n,) when y was a vector."
-        if not self._y_1d: return out
+        if not self._y_1d:
+            return out
         return tuple(o[:, 0] for o in out) if isinstance(out, tuple) else out[:, 0]
 
-    _MIXTURE_CELLS = 4_000_000     # components x rows x outputs held at once by sample_y / predict_interval
+    _MIXTURE_CELLS = 4_000_000  # components x rows x outputs held at once by sample_y / predict_interval
 
     def _mixture_blocks(self, X):
         "The predictive mixture (`results.mixture_quantile`'s inputs) on blocks of rows of X, on the scale of y."
         X = self._scale_x(self._validate_predict(X))
         if is_classifier(self):
             raise TypeError(f"a {type(self).__name__}'s predictive is over classes: use predict_proba")
-        P = len(self.trace_.predictive_mixture(X[:1])[0])           # the number of components, from one row
+        P = len(self.trace_.predictive_mixture(X[:1])[0])  # the number of components, from one row
         step = max(1, self._MIXTURE_CELLS // (P * int(self.n_outputs_)))
         for i in range(0, len(X), step):
-            w, m, s = self.trace_.predictive_mixture(X[i:i + step])
+            w, m, s = self.trace_.predictive_mixture(X[i : i + step])
             yield i, w, m * self.y_scale_ + self.y_shift_, s * self.y_scale_
 
-    def sample_y(self, X, # inputs (n, d)
-                 n_samples: int=1, # draws per row
-                 random_state=0, # int, numpy Generator or None (scikit-learn's GaussianProcessRegressor default: 0)
-                ) -> np.ndarray:
+    def sample_y(
+        self,
+        X,  # inputs (n, d)
+        n_samples: int = 1,  # draws per row
+        random_state=0,  # int, numpy Generator or None (scikit-learn's GaussianProcessRegressor default: 0)
+    ) -> np.ndarray:
         """Draws of a new observation at every row of X from the posterior predictive (the mixture over posterior draws,
         `04a_results`). Each draw picks one posterior draw of the model for all rows, so a draw is a function drawn from
         the posterior plus noise (joint over the rows, as scikit-learn's GP `sample_y`). Shape (n, n_samples) for one
         output, (n, c, n_samples) for several."""
         from ._validation import check_int
+
         n_samples = check_int("n_samples", n_samples, 1)
-        rng = as_generator(random_state); comp = out = None
+        rng = as_generator(random_state)
+        comp = out = None
         for i, w, m, s in self._mixture_blocks(X):
             if comp is None:
                 comp = rng.choice(len(w), size=n_samples, p=w)
                 out = np.empty((self._validate_predict(X).shape[0], m.shape[-1], n_samples))
-            e = rng.standard_normal((n_samples,) + m.shape[1:])          # (S, rows, c)
-            out[i:i + m.shape[1]] = np.moveaxis(m[comp] + s[comp] * e, 0, -1)
-        if not np.isfinite(out).all(): raise ValueError("the predictive draws overflow at some rows of X: predict nearer the data")
+            e = rng.standard_normal((n_samples,) + m.shape[1:])  # (S, rows, c)
+            out[i : i + m.shape[1]] = np.moveaxis(m[comp] + s[comp] * e, 0, -1)
+        if not np.isfinite(out).all():
+            raise ValueError("the predictive draws overflow at some rows of X: predict nearer the data")
         return out[:, 0, :] if self._y_1d else out
 
-    def predict_interval(self, X, # inputs (n, d)
-                         level: float=0.95, # probability the interval holds a new observation
-                        ) -> tuple[np.ndarray, np.ndarray]:
+    def predict_interval(
+        self,
+        X,  # inputs (n, d)
+        level: float = 0.95,  # probability the interval holds a new observation
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper): the equal-tailed posterior predictive interval of a new observation at every row of X, the
-        (1 - level)/2 and (1 + level)/2 quantiles of the predictive mixture itself (not mean +- z sd: where the posterior
-        draws disagree the interval covers them all). Each shaped as `predict`."""
+        (1 - level)/2 and (1 + level)/2 quantiles of the predictive mixture itself (not mean +- z sd: where the
+        posterior draws disagree the interval covers them all). Each shaped as `predict`."""
         if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1):
             raise ValueError(f"level must be a probability in (0, 1), got {level!r}")
         lo = hi = None
         for i, w, m, s in self._mixture_blocks(X):
             if lo is None:
-                n = self._validate_predict(X).shape[0]; lo, hi = np.empty((n, m.shape[-1])), np.empty((n, m.shape[-1]))
-            lo[i:i + m.shape[1]] = mixture_quantile(w, m, s, (1 - level) / 2)
-            hi[i:i + m.shape[1]] = mixture_quantile(w, m, s, (1 + level) / 2)
+                n = self._validate_predict(X).shape[0]
+                lo, hi = np.empty((n, m.shape[-1])), np.empty((n, m.shape[-1]))
+            lo[i : i + m.shape[1]] = mixture_quantile(w, m, s, (1 - level) / 2)
+            hi[i : i + m.shape[1]] = mixture_quantile(w, m, s, (1 + level) / 2)
         if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
             raise ValueError("the predictive interval overflows at some rows of X: predict nearer the data")
         return self._shape_output((lo, hi))
 
-    def log_predictive_density(self, X, # inputs (n, d)
-                               y, # observations at X: (n,) or (n, c), as in fit
-                              ) -> np.ndarray:
+    def log_predictive_density(
+        self,
+        X,  # inputs (n, d)
+        y,  # observations at X: (n,) or (n, c), as in fit
+    ) -> np.ndarray:
         """log p(y_i | training data) at every row: the log density of the posterior predictive mixture (`04a_results`)
         at the observation, on the scale of y, summed over outputs within each component (the outputs of one posterior
         draw are independent given it), shape (n,). Its mean over held-out rows is the mean log predictive density
         (MLPD), the proper scoring rule the benchmarks report beside the error and the coverage."""
         from scipy.special import logsumexp
+
         n = self._validate_predict(X).shape[0]
         Y = np.asarray(y, dtype=float)
         if Y.size != n * int(self.n_outputs_) or not np.isfinite(Y).all():
-            raise ValueError(f"y must hold {n} finite rows of {self.n_outputs_} output(s) (one per row of X), "
-                             f"got shape {np.shape(y)}")
-        Y = Y.reshape(n, int(self.n_outputs_)); out = np.empty(n)
+            raise ValueError(
+                f"y must hold {n} finite rows of {self.n_outputs_} output(s) (one per row of X), "
+                f"got shape {np.shape(y)}"
+            )
+        Y = Y.reshape(n, int(self.n_outputs_))
+        out = np.empty(n)
         for i, w, m, s in self._mixture_blocks(X):
-            z = (Y[i:i + m.shape[1]] - m) / s                                  # (P, rows, c)
-            comp = np.sum(-0.5 * z ** 2 - np.log(s) - 0.5 * np.log(2 * np.pi), axis=-1)
+            z = (Y[i : i + m.shape[1]] - m) / s  # (P, rows, c)
+            comp = np.sum(-0.5 * z**2 - np.log(s) - 0.5 * np.log(2 * np.pi), axis=-1)
             with np.errstate(divide="ignore"):
-                out[i:i + m.shape[1]] = logsumexp(comp + np.log(w)[:, None], axis=0)
+                out[i : i + m.shape[1]] = logsumexp(comp + np.log(w)[:, None], axis=0)
         return out
-
-    def to_arviz(self, X=None, # the training inputs: with y, adds observed_data and log_likelihood (for az.loo / az.compare)
-                 y=None, # the training targets
-                 *, posterior_predictive: bool=False, # also draws of y at X (needs X), one per posterior draw
-                 centres: bool=False, # also the centres, padded with NaN to the largest k, and the `centre_used` mask
-                 random_state=0, # int, numpy Generator or None: the posterior predictive draws' noise
-                ):
-        """The fit as ArviZ data (`InferenceData`; ArviZ is optional: `pip install "rbf_bayes[arviz]"`), one draw per kept
-        snapshot, `(chain, draw)` by chain (TD-SMC: one chain of particles resampled by their weights; the annealer's
-        point estimate is refused): `posterior` (k, sigma2 per output and the sampler's hyperparameters, learned
-        scales and inclusion; with centres=True the ragged centres padded with NaN to the largest k and a `centre_used`
-        mask: off by default, since a padded slot is no parameter (the labels of the centres switch between draws), so its
-        R-hat and ESS mean nothing and would enter the ESS that `az.loo` averages over the posterior),
-        `sample_stats` (lp, the move of the iteration and whether it was accepted), and with X and y `observed_data` and
-        `log_likelihood` (each row's log p(y_i | draw), summed over outputs, for `az.loo`). On the scale of X and y."""
-        try:
-            import arviz as az
-        except ImportError:
-            raise ImportError("to_arviz needs ArviZ: pip install 'rbf_bayes[arviz]' (or pip install arviz)") from None
-        self._check_fitted()
-        if not hasattr(self.trace_, "_arviz_draws"):
-            raise TypeError(f"to_arviz: a {type(self).__name__} ({type(self.trace_).__name__}) has no posterior draws to "
-                            "export: it is a point estimate (the best network the annealing found), not a posterior")
-        if (X is None) != (y is None): raise ValueError("to_arviz: give both X and y (the training data), or neither")
-        if posterior_predictive and X is None: raise ValueError("to_arviz: posterior_predictive=True needs X (and y)")
-        tr, rng = self.trace_, as_generator(random_state)
-        post, stats, dims = tr._arviz_draws(self, centres)
-        take = self._arviz_take(rng)                             # (chains, draws) positions among the draws
-        shape = lambda a: np.asarray(a)[take]                    # noqa: E731
-        groups = dict(posterior={k: shape(v) for k, v in post.items()}, sample_stats={k: shape(v) for k, v in stats.items()})
-        coords = {"output": [f"y{j}" for j in range(int(self.n_outputs_))], "input": [str(f) for f in getattr(
-            self, "feature_names_in_", [f"x{j}" for j in range(int(self.n_features_in_))])]}
-        if X is not None:
-            Xv = self._validate_predict(X)
-            obs, obs_dims, ll, rep = self._arviz_pointwise(Xv, y, rng if posterior_predictive else None, rng)
-            groups["observed_data"] = {"y": obs}
-            groups["log_likelihood"] = {"y": ll[take]}
-            dims["y"] = obs_dims
-            if rep is not None: groups["posterior_predictive"] = {"y": rep[take]}
-            coords["obs_id"] = np.arange(len(Xv))
-        seen = {g: groups.pop(g) for g in ("observed_data", "posterior_predictive") if g in groups}
-        idata = az.from_dict(**groups, coords=coords, dims={**dims, "y": ["obs_id"]})   # y here: the log-likelihood
-        if seen:   # the data and its replicates have the outputs as a dimension: their own dims for the name y
-            idata.extend(az.from_dict(**seen, coords=coords, dims={"y": dims["y"]}))
-        return idata
-
-    def _arviz_take(self, rng) -> np.ndarray:
-        """(chains, draws): the positions of the exported draws among the result's kept draws, chain by chain (each chain
-        cut to the shortest); a weighted particle system (TD-SMC) is one chain of draws resampled by the weights."""
-        tr = self.trace_
-        w = getattr(tr, "weights", None)
-        if w is not None:
-            w = np.asarray(w, float); return rng.choice(len(w), size=(1, len(w)), p=w / w.sum())
-        idx = tr.kept_by_chain()                                 # the draws the summary's diagnostics read
-        m = min(len(i) for i in idx)
-        if m == 0: raise ValueError("to_arviz: a chain has no kept draw (burn-in not finished)")
-        return np.stack([i[:m] for i in idx])
-
-    def _arviz_pointwise(self, Xv, y, rng, rng_ll=None):
-        """(observed y, its dims, log p(y_i | draw) (P, n) summed over outputs, replicates of y (P, ...) or None) from the
-        predictive mixture's components at the rows of X (a regressor; the classifier has its own)."""
-        Y = as_targets(y, len(Xv), "y")
-        if Y.shape[1] != int(self.n_outputs_): raise ValueError(f"to_arviz: y has {Y.shape[1]} outputs, the model {self.n_outputs_}")
-        tr, Xs = self.trace_, self._scale_x(Xv)
-        # p(y_i | theta_s): a chain's mixture components are that already (a coefficient draw each); TD-SMC's particles
-        # carry the coefficients' posterior, so a draw is made for them (`likelihood_components`)
-        mu, sd = tr.likelihood_components(Xs, rng_ll) if hasattr(tr, "likelihood_components") else tr.predictive_mixture(Xs)[1:]
-        mu, sd = mu * self.y_scale_ + self.y_shift_, sd * self.y_scale_
-        ll = np.sum(-0.5 * ((Y[None] - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi), axis=2)
-        one = self._y_1d
-        rep = None if rng is None else mu + sd * rng.standard_normal(mu.shape)
-        if rep is not None and one: rep = rep[..., 0]
-        return (Y[:, 0] if one else Y), (["obs_id"] if one else ["obs_id", "output"]), ll, rep

@@ -52,42 +52,50 @@ def starting_temperature(space: CentreSpace, # Omega (its log volume)
                          c: int, # outputs
                          N: int, # data points
                         ) -> float:
-    "T0 = min(1, C / log|Omega|): the hottest temperature at which f_S^(1/T) does not favour bases that explain nothing."
+    """T0 = min(1, C / log|Omega|): the hottest temperature at which f_S^(1/T) does not favour bases that explain
+    nothing."""
     C, lv = penalty_slope(criterion, c, N), space.log_volume
     return 1.0 if lv <= C else C / lv
 
-POLISH_MAX_ROWS = 20_000   # polish="auto" is off above this many rows (`07_annealing`, 'When the descent is on')
 
-def _resolve_polish(polish, d: int, N: int=0) -> bool:
+POLISH_MAX_ROWS = 20_000  # polish="auto" is off above this many rows (`07_annealing`, 'When the descent is on')
+
+
+def _resolve_polish(polish, d: int, N: int = 0) -> bool:
     "polish, with 'auto' resolved for N rows and d inputs: the final descent for d <= 2 and N <= POLISH_MAX_ROWS only."
     if isinstance(polish, str):
-        if polish == "auto": return d <= 2 and N <= POLISH_MAX_ROWS
+        if polish == "auto":
+            return d <= 2 and N <= POLISH_MAX_ROWS
         raise ValueError(f"polish must be True, False or 'auto', got {polish!r}")
     return bool(polish)
+
 
 def _resolve_T0(T0, space, criterion, c, N, T_end) -> float:
     "T0, with 'auto' resolved (`starting_temperature`, never below T_end)."
     if isinstance(T0, str):
-        if T0 != "auto": raise ValueError(f"T0 must be a positive number or 'auto', got {T0!r}")
+        if T0 != "auto":
+            raise ValueError(f"T0 must be a positive number or 'auto', got {T0!r}")
         return max(starting_temperature(space, criterion, c, N), T_end)
     return T0
 
 # %% ../nbs/07_annealing.ipynb #df3ac792
 @dataclass(kw_only=True, repr=False)
 class AnnealResult(SamplerResult):
-    "Outcome of RJ simulated annealing: the best network seen (a point estimate) and the run's trace; k is per iteration."
-    k_best: int                 # number of bases of the best configuration
-    centres: np.ndarray         # (k_best, d)
-    coef: np.ndarray            # least-squares coefficients (1 + d + k_best, c)
-    criterion: float            # its criterion value (AIC / BIC / MDL)
-    sigma2: np.ndarray          # (c,) residual variance of the least-squares fit, RSS / (N - m)
-    gram_inv: np.ndarray        # (m, m) pseudo-inverse of D'D of the best network (prediction sd)
-    temperatures: np.ndarray    # T_i
-    log_target: np.ndarray      # log f_S per iteration (= -criterion + const as delta_bar -> infinity)
-    recorded: np.ndarray        # iterations at which the criterion / errors below were computed
+    """Outcome of RJ simulated annealing: the best network seen (a point estimate) and the run's trace; k is per
+    iteration."""
+
+    k_best: int  # number of bases of the best configuration
+    centres: np.ndarray  # (k_best, d)
+    coef: np.ndarray  # least-squares coefficients (1 + d + k_best, c)
+    criterion: float  # its criterion value (AIC / BIC / MDL)
+    sigma2: np.ndarray  # (c,) residual variance of the least-squares fit, RSS / (N - m)
+    gram_inv: np.ndarray  # (m, m) pseudo-inverse of D'D of the best network (prediction sd)
+    temperatures: np.ndarray  # T_i
+    log_target: np.ndarray  # log f_S per iteration (= -criterion + const as delta_bar -> infinity)
+    recorded: np.ndarray  # iterations at which the criterion / errors below were computed
     criterion_trace: np.ndarray
-    train_mse: np.ndarray       # mean over points of the squared error summed over outputs
-    test_mse: np.ndarray        # same on (x_test, y_test) if given, else NaN
+    train_mse: np.ndarray  # mean over points of the squared error summed over outputs
+    test_mse: np.ndarray  # same on (x_test, y_test) if given, else NaN
     seconds: float
     n_proposed: np.ndarray
     n_accepted: np.ndarray
@@ -103,15 +111,16 @@ class AnnealResult(SamplerResult):
         "The temperature at which the best network was found (`best_iteration`)."
         return float(self.temperatures[self.best_iteration]) if len(self.temperatures) else math.nan
 
-    def p_k(self, burn_in: int|None=None) -> np.ndarray:
+    def p_k(self, burn_in: int | None = None) -> np.ndarray:
         "A point estimate: all mass at k_best (the k visited per iteration is in `k`)."
         return np.eye(self.k_best + 1)[self.k_best]
 
-    def predict(self, x, return_std: bool=False):
+    def predict(self, x, return_std: bool = False):
         "Least-squares prediction of the best network; return_std: the classical sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
         D = design_matrix(x, self.centres, self.meta["basis"], self.meta["width"])
         mean = D @ self.coef
-        if not return_std: return mean
+        if not return_std:
+            return mean
         lev = np.einsum("ij,jk,ik->i", D, self.gram_inv, D)
         return mean, np.sqrt(self.sigma2[None, :] * (1 + lev[:, None]))
 
@@ -121,32 +130,53 @@ class AnnealResult(SamplerResult):
         mean, sd = self.predict(x, return_std=True)
         return np.ones(1), mean[None], sd[None]
 
-    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         "The best network and its criterion, the schedule, the sizes visited, acceptance, time."
         T, k, crit = self.temperatures, np.asarray(self.k), str(self.meta.get("criterion", "criterion")).upper()
-        rows = [("iterations", f"{len(k)}, temperature {T[0]:.3g} to {T[-1]:.3g} ({self.meta.get('schedule', '?')})"),
-                ("best network", f"k = {self.k_best}, {crit} = {self.criterion:.3f}, found at iteration "
-                                 f"{self.best_iteration} (temperature {self.best_temperature:.3g})"
-                                 + (f"; the final descent took it from {self.meta['criterion_annealed']:.3f}"
-                                    if "criterion_annealed" in self.meta else "")),
-                ("k visited", f"{k.min()} to {k.max()}, {k[-1]} at the end" if len(k) else "none"),
-                ("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in self.acceptance_rates().items())),
-                ("time", f"{self.seconds:.2f} s")]
+        rows = [
+            ("iterations", f"{len(k)}, temperature {T[0]:.3g} to {T[-1]:.3g} ({self.meta.get('schedule', '?')})"),
+            (
+                "best network",
+                f"k = {self.k_best}, {crit} = {self.criterion:.3f}, found at iteration "
+                f"{self.best_iteration} (temperature {self.best_temperature:.3g})"
+                + (
+                    f"; the final descent took it from {self.meta['criterion_annealed']:.3f}"
+                    if "criterion_annealed" in self.meta
+                    else ""
+                ),
+            ),
+            ("k visited", f"{k.min()} to {k.max()}, {k[-1]} at the end" if len(k) else "none"),
+            ("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in self.acceptance_rates().items())),
+            ("time", f"{self.seconds:.2f} s"),
+        ]
         km = self.meta.get("k_max")
-        notes = ([f"the best network uses all k_max = {km} bases: the limit, not the criterion, set its size; raise k_max"]
-                 if km is not None and self.k_best >= km else [])
+        notes = (
+            [f"the best network uses all k_max = {km} bases: the limit, not the criterion, set its size; raise k_max"]
+            if km is not None and self.k_best >= km
+            else []
+        )
         if self.interrupted:
-            notes.insert(0, f"interrupted by the user after {len(k)} of {self.meta.get('n_iter', '?')} iterations (temperature "
-                            f"{T[-1]:.3g}): the best network so far" + ("; resume() (continue_fit() on the estimator) "
-                                                                     "finishes the run" if self.resumable else ""))
+            notes.insert(
+                0,
+                f"interrupted by the user after {len(k)} of {self.meta.get('n_iter', '?')} iterations (temperature "
+                f"{T[-1]:.3g}): the best network so far"
+                + ("; resume() (continue_fit() on the estimator) finishes the run" if self.resumable else ""),
+            )
         return rows, notes
 
-    def select(self, burn_in: int=0, thin: int=1) -> AnnealResult:
+    def select(self, burn_in: int = 0, thin: int = 1) -> AnnealResult:
         "The per-iteration and recorded traces from iteration burn_in on, every thin-th; the best network is kept."
         it, rec = slice(burn_in, None, thin), (self.recorded >= burn_in)
-        return dataclasses.replace(self, k=self.k[it], temperatures=self.temperatures[it], log_target=self.log_target[it],
-                                   recorded=self.recorded[rec], criterion_trace=self.criterion_trace[rec],
-                                   train_mse=self.train_mse[rec], test_mse=self.test_mse[rec])
+        return dataclasses.replace(
+            self,
+            k=self.k[it],
+            temperatures=self.temperatures[it],
+            log_target=self.log_target[it],
+            recorded=self.recorded[rec],
+            criterion_trace=self.criterion_trace[rec],
+            train_mse=self.train_mse[rec],
+            test_mse=self.test_mse[rec],
+        )
 
 # %% ../nbs/07_annealing.ipynb #fee26f76
 def _mse(D, coef, Y):
@@ -171,7 +201,9 @@ def anneal_rbf(x, # inputs (N, d)
                moves=("birth", "death", "split", "merge", "update"),
                progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                interruptible: bool=True, # Ctrl-C stops the run and returns it resumable (`04b_progress`); False: raise
-               polish: bool|str=True, # finish the best network with a local descent of its centres (`polish_centres`); "auto": d <= 2, N <= 20,000
+               # finish the best network with a local descent of its centres (`polish_centres`); "auto": d <= 2, N <=
+               # 20,000
+               polish: bool|str=True,
               ) -> AnnealResult:
     "MAP search over (k, mu) for the calibrated posterior exp(-criterion) by RJ simulated annealing."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
@@ -192,19 +224,50 @@ def anneal_rbf(x, # inputs (N, d)
     centres = np.empty((0, d)) if init is None else np.asarray(init, dtype=float).reshape(-1, d)
     if len(centres) > k_max or not space.contains(centres).all():
         raise ValueError("init centres must lie in Omega and number at most k_max")
-    cfg = RJConfig(n_iter=max(n_iter, 2), burn_in=0, moves=tuple(moves), fix_Lambda=lam, fix_delta2=d2,
-                   fixed_probs=(move_prob,) * 4, sample_nuisance=False, rw_var=rw_var, split_scale=split_scale, varpi=varpi)
+    cfg = RJConfig(
+        n_iter=max(n_iter, 2),
+        burn_in=0,
+        moves=tuple(moves),
+        fix_Lambda=lam,
+        fix_delta2=d2,
+        fixed_probs=(move_prob,) * 4,
+        sample_nuisance=False,
+        rw_var=rw_var,
+        split_scale=split_scale,
+        varpi=varpi,
+    )
     st = rbf_state(x, Y, centres, basis, width, d2, prior, m_max=1 + d + k_max)
     core = rj_core(st, x, space, basis, width, k_max, prior, cfg, rng.bit_generator)
     core.set_state(centres, lam, d2)
     has_test = x_test is not None and y_test is not None
     if has_test:
-        x_test = as_inputs(x_test, "x_test"); y_test = as_targets(y_test, len(x_test), "y_test")
-    meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, criterion=calibration.criterion, Lambda_bar=lam,
-                delta2_bar=d2, schedule=schedule if isinstance(schedule, str) else "callable", polish=bool(polish), T0=T0,
-                omega=(space.lo.tolist(), space.hi.tolist()))
-    run = _AnnealRun(core, x, Y, temps, record_every, x_test if has_test else None, y_test if has_test else None,
-                     calibration.criterion, meta)
+        x_test = as_inputs(x_test, "x_test")
+        y_test = as_targets(y_test, len(x_test), "y_test")
+    meta = dict(
+        basis=basis,
+        width=width,
+        d=d,
+        c=c,
+        k_max=k_max,
+        criterion=calibration.criterion,
+        Lambda_bar=lam,
+        delta2_bar=d2,
+        schedule=schedule if isinstance(schedule, str) else "callable",
+        polish=bool(polish),
+        T0=T0,
+        omega=(space.lo.tolist(), space.hi.tolist()),
+    )
+    run = _AnnealRun(
+        core,
+        x,
+        Y,
+        temps,
+        record_every,
+        x_test if has_test else None,
+        y_test if has_test else None,
+        calibration.criterion,
+        meta,
+    )
     return run.run(progress, interruptible)
 
 # %% ../nbs/07_annealing.ipynb #cba35480
@@ -217,7 +280,8 @@ class _AnnealRun(ChunkedRun):
         self.core, self.x, self.Y, self.temps, self.every = core, x, Y, temps, record_every
         self.x_test, self.y_test, self.criterion, self.meta = x_test, y_test, criterion, meta
         self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
-                    np.zeros(n, np.int8), np.zeros(n, np.int8))   # k, log posterior, Lambda, delta2, sigma2, move, accepted
+                    # k, log posterior, Lambda, delta2, sigma2, move, accepted
+                    np.zeros(n, np.int8), np.zeros(n, np.int8))
         self.rec, self.crit, self.tr_err, self.te_err = [], [], [], []
 
     def _chunk(self):
@@ -242,7 +306,9 @@ class _AnnealRun(ChunkedRun):
         self.tr_err.append(float(np.sum(rss)) / N)
         if self.x_test is None: self.te_err.append(math.nan); return
         coef = np.column_stack([st.posterior_coef(o)[1] for o in range(self.Y.shape[1])])
-        self.te_err.append(_mse(design_matrix(self.x_test, self.core.centres, m["basis"], m["width"]), coef, self.y_test))
+        self.te_err.append(
+            _mse(design_matrix(self.x_test, self.core.centres, m["basis"], m["width"]), coef, self.y_test)
+        )
 
     def _interrupt_note(self):
         if self.done == self.total:
@@ -253,31 +319,56 @@ class _AnnealRun(ChunkedRun):
         """The final descent, once the schedule is done; a Ctrl-C during it (`stop`) ends it at once and interrupts
         the run: `resume` does the descent again from the annealed network, so the result is the uninterrupted one."""
         m = self.meta
-        if not m.get("polish"): return True
+        if not m.get("polish"):
+            return True
         best = self.core.best_centres
         crit = criterion_value(self.x, self.Y, best, m["basis"], m["width"], self.criterion)
-        mu, f, finished = _polish(self.x, self.Y, best, *m["omega"], m["basis"], m["width"], self.criterion,
-                                  stop=lambda: stop.requested, f0=crit)
-        if finished: self.polished = (mu, f, crit)
+        mu, f, finished = _polish(
+            self.x,
+            self.Y,
+            best,
+            *m["omega"],
+            m["basis"],
+            m["width"],
+            self.criterion,
+            stop=lambda: stop.requested,
+            f0=crit,
+        )
+        if finished:
+            self.polished = (mu, f, crit)
         return finished
 
     def _result(self) -> AnnealResult:
         m, x, Y, n = self.meta, self.x, self.Y, self.done
         k, lp = self.buf[0][:n], self.buf[1][:n]
-        if getattr(self, "polished", None) is not None and not self.interrupted:   # the final descent (`_finish`)
-            best, crit, crit0 = self.polished; m = dict(m, criterion_annealed=crit0)
+        if getattr(self, "polished", None) is not None and not self.interrupted:  # the final descent (`_finish`)
+            best, crit, crit0 = self.polished
+            m = dict(m, criterion_annealed=crit0)
         else:
-            best = self.core.best_centres; crit = criterion_value(x, Y, best, m["basis"], m["width"], self.criterion)
+            best = self.core.best_centres
+            crit = criterion_value(x, Y, best, m["basis"], m["width"], self.criterion)
         D = design_matrix(x, best, m["basis"], m["width"])
         coef, _ = least_squares_fit(D, Y)
         n_prop, n_acc = self.core.counts
-        return AnnealResult(k=k, k_best=len(best), centres=best, coef=coef, criterion=crit,
-                            sigma2=np.sum((Y - D @ coef) ** 2, axis=0) / max(len(x) - D.shape[1], 1),
-                            gram_inv=np.linalg.pinv(D.T @ D), temperatures=self.temps[:n],
-                            log_target=lp + np.array([math.lgamma(kk + 1) for kk in k]), recorded=np.array(self.rec),
-                            criterion_trace=np.array(self.crit), train_mse=np.array(self.tr_err),
-                            test_mse=np.array(self.te_err), seconds=self.seconds, n_proposed=n_prop, n_accepted=n_acc,
-                            meta=dict(m, seconds=self.seconds, interrupted=self.interrupted, n_done=n, n_iter=self.total))
+        return AnnealResult(
+            k=k,
+            k_best=len(best),
+            centres=best,
+            coef=coef,
+            criterion=crit,
+            sigma2=np.sum((Y - D @ coef) ** 2, axis=0) / max(len(x) - D.shape[1], 1),
+            gram_inv=np.linalg.pinv(D.T @ D),
+            temperatures=self.temps[:n],
+            log_target=lp + np.array([math.lgamma(kk + 1) for kk in k]),
+            recorded=np.array(self.rec),
+            criterion_trace=np.array(self.crit),
+            train_mse=np.array(self.tr_err),
+            test_mse=np.array(self.te_err),
+            seconds=self.seconds,
+            n_proposed=n_prop,
+            n_accepted=n_acc,
+            meta=dict(m, seconds=self.seconds, interrupted=self.interrupted, n_done=n, n_iter=self.total),
+        )
 
 # %% ../nbs/07_annealing.ipynb #b4f35add
 def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=CalibratedPrior(), n_iter: int=500,
@@ -289,30 +380,63 @@ def exhaustive_search(x, y, k_values, *, calibration: CalibratedPrior=Calibrated
     """Fixed-k annealed centre optimisation for every k in k_values; the best criterion per k and overall, and per k
     the (best, worst) over the restarts (`per_k_spread`: how far one fixed-k run is from converged). Ctrl-C stops after
     the k in progress: the k done so far are returned, with `interrupted` True and one InterruptedWarning."""
-    x = as_inputs(x); space = CentreSpace.from_data(x, calibration.iota); n_restarts = check_int("n_restarts", n_restarts)
+    x = as_inputs(x)
+    space = CentreSpace.from_data(x, calibration.iota)
+    n_restarts = check_int("n_restarts", n_restarts)
     out, spread, t0, k_values = {}, {}, time.perf_counter(), list(k_values)
+
     def one(k):
-        for _ in range(50):   # a random start can be numerically rank deficient (large k): draw again
+        for _ in range(50):  # a random start can be numerically rank deficient (large k): draw again
             try:
-                r = anneal_rbf(x, y, calibration=calibration, n_iter=n_iter, schedule=schedule, T0=T0, T_end=T_end,
-                               rng=rng, basis=basis, width=width, rw_var=rw_var, varpi=varpi, init=space.sample(rng, k),
-                               moves=("update",), record_every=n_iter, interruptible=False, polish=polish)
+                r = anneal_rbf(
+                    x,
+                    y,
+                    calibration=calibration,
+                    n_iter=n_iter,
+                    schedule=schedule,
+                    T0=T0,
+                    T_end=T_end,
+                    rng=rng,
+                    basis=basis,
+                    width=width,
+                    rw_var=rw_var,
+                    varpi=varpi,
+                    init=space.sample(rng, k),
+                    moves=("update",),
+                    record_every=n_iter,
+                    interruptible=False,
+                    polish=polish,
+                )
                 return r.criterion, r.centres
             except np.linalg.LinAlgError:
                 continue
         return math.inf, np.empty((0, x.shape[1]))
+
     with DeferredInterrupt() as stop:
         for k in k_values:
             runs = [one(k) for _ in range(n_restarts)]
-            out[k] = min(runs, key=lambda v: v[0]); spread[k] = (out[k][0], max(v[0] for v in runs))
-            if stop.requested and len(out) < len(k_values): break
+            out[k] = min(runs, key=lambda v: v[0])
+            spread[k] = (out[k][0], max(v[0] for v in runs))
+            if stop.requested and len(out) < len(k_values):
+                break
     interrupted = len(out) < len(k_values)
     if interrupted:
-        warnings.warn(interrupt_message("exhaustive search", len(out), len(k_values), "values of k", "").split(". The")[0]
-                      + f": the result covers k in {sorted(out)}", InterruptedWarning, stacklevel=2)
+        warnings.warn(
+            interrupt_message("exhaustive search", len(out), len(k_values), "values of k", "").split(". The")[0]
+            + f": the result covers k in {sorted(out)}",
+            InterruptedWarning,
+            stacklevel=2,
+        )
     best_k = min(out, key=lambda k: out[k][0])
-    return dict(per_k={k: v[0] for k, v in out.items()}, per_k_spread=spread, best_k=best_k, best_criterion=out[best_k][0],
-                centres=out[best_k][1], seconds=time.perf_counter() - t0, interrupted=interrupted)
+    return dict(
+        per_k={k: v[0] for k, v in out.items()},
+        per_k_spread=spread,
+        best_k=best_k,
+        best_criterion=out[best_k][0],
+        centres=out[best_k][1],
+        seconds=time.perf_counter() - t0,
+        interrupted=interrupted,
+    )
 
 # %% ../nbs/07_annealing.ipynb #c0c25b4f
 def _varpro(flat, x, Y, k, basis, width, w, hstep, jac=False):
@@ -341,26 +465,37 @@ def polish_centres(x, # inputs (N, d)
                    criterion: str="mdl",
                    max_rounds: int=3, # majorise-minimise rounds
                    max_nfev: int=50, # residual evaluations per round
-                   stop=None, # a callable read at every residual evaluation: True ends the descent at the last finished round
+                   # a callable read at every residual evaluation: True ends the descent at the last finished round
+                   stop=None,
                   ) -> tuple[np.ndarray, float]:
-    "Local descent of the criterion over the centres at fixed k, inside Omega: (centres, criterion), never worse than the start."
+    """Local descent of the criterion over the centres at fixed k, inside Omega: (centres, criterion), never worse than
+    the start."""
     return _polish(x, y, centres, lo, hi, basis, width, criterion, max_rounds, max_nfev, stop)[:2]
+
 
 def _polish(x, y, centres, lo, hi, basis, width, criterion, max_rounds=3, max_nfev=50, stop=None, f0=None):
     """`polish_centres`, and whether it ran to its end (False: `stop` ended it); `f0`: the criterion at `centres` when
     the caller has it (an O(N m^2) evaluation less)."""
     basis, width = check_basis(basis, width)
-    x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape
-    mu = np.asarray(centres, dtype=float).reshape(-1, d); k = len(mu)
-    max_rounds = check_int("max_rounds", max_rounds); max_nfev = check_int("max_nfev", max_nfev)
+    x = as_inputs(x)
+    Y = as_targets(y, len(x))
+    N, d = x.shape
+    mu = np.asarray(centres, dtype=float).reshape(-1, d)
+    k = len(mu)
+    max_rounds = check_int("max_rounds", max_rounds)
+    max_nfev = check_int("max_nfev", max_nfev)
     lo, hi = np.asarray(lo, dtype=float).reshape(-1), np.asarray(hi, dtype=float).reshape(-1)
     if lo.shape != (d,) or hi.shape != (d,) or not np.all(lo < hi):
         raise ValueError(f"lo and hi must be Omega's corners, {d} values each with lo < hi, got {lo} and {hi}")
-    if stop is not None and not callable(stop): raise TypeError(f"stop must be a callable or None, got {stop!r}")
+    if stop is not None and not callable(stop):
+        raise TypeError(f"stop must be a callable or None, got {stop!r}")
     f = criterion_value(x, Y, mu, basis, width, criterion) if f0 is None else f0
-    if k == 0 or not math.isfinite(f) or k * d > N * Y.shape[1]: return mu, f, True
-    with threadpool_limits(1, user_api="blas"):   # one BLAS thread: 3x faster here, and the same answer whatever the cores
+    if k == 0 or not math.isfinite(f) or k * d > N * Y.shape[1]:
+        return mu, f, True
+    # one BLAS thread: 3x faster here, and the same answer whatever the cores
+    with threadpool_limits(1, user_api="blas"):
         return _descend(x, Y, mu, f, k, lo, hi, basis, width, criterion, max_rounds, max_nfev, stop)
+
 
 class _Stopped(Exception):
     "Raised inside a round when `stop()` says so; the descent keeps its last finished round."
@@ -417,8 +552,11 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
     True
     """
     def __init__(self, *, criterion: str="mdl", basis: str="cubic",
-                 width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
-                 n_iter: int|str="auto", # iterations per restart; "auto": 100,000 up to N = 200, then 2e7 / N (>= 10,000)
+                 # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on
+                 # standardised inputs
+                 width: float|None=None,
+                 # iterations per restart; "auto": 100,000 up to N = 200, then 2e7 / N (>= 10,000)
+                 n_iter: int|str="auto",
                  schedule="linear",
                  T0: float|str="auto", # first temperature; "auto": min(1, C / log|Omega|) (`starting_temperature`)
                  T_end: float=1e-5, k_max: int|None=None, iota: float=0.1,
@@ -428,43 +566,70 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
                  restart_tol: float=3.0, # nats: restarts this close to the best count as having found it
                  n_jobs: int=-1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
                  executor=None, # a concurrent.futures.Executor to run the restarts on instead (e.g. Dask's)
-                 polish: bool|str="auto", # the final descent of each restart's centres; "auto": on for d <= 2 inputs and N <= 20,000 rows
-                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 # the final descent of each restart's centres; "auto": on for d <= 2 inputs and N <= 20,000 rows
+                 polish: bool|str="auto",
+                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
+                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 extrapolate: bool=False,
                 ):
         self.extrapolate = extrapolate
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
         self.polish = polish
         self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
         self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
-        self.standardize, self.progress, self.n_restarts, self.restart_tol = standardize, progress, n_restarts, restart_tol
+        self.standardize, self.progress, self.n_restarts, self.restart_tol = (
+            standardize,
+            progress,
+            n_restarts,
+            restart_tol,
+        )
         self.n_jobs, self.executor = n_jobs, executor
 
     def _resolved_n_iter(self, N: int) -> int:
-        "n_iter, with 'auto' resolved for N points (a budget of 2e7 point-iterations per restart; exp7_annealing_study)."
+        """n_iter, with 'auto' resolved for N points (a budget of 2e7 point-iterations per restart;
+        exp7_annealing_study)."""
         if isinstance(self.n_iter, str):
-            if self.n_iter == "auto": return max(10_000, min(100_000, round(2e7 / N)))
+            if self.n_iter == "auto":
+                return max(10_000, min(100_000, round(2e7 / N)))
             raise TypeError(f"n_iter must be a positive integer or 'auto', got {self.n_iter!r}")
         return check_int("n_iter", self.n_iter)
 
     def _anneal_kw(self, progress: bool) -> dict:
         n_iter = self._n_iter
-        return dict(n_iter=n_iter, schedule=self.schedule, T0=self.T0, T_end=self.T_end, basis=self.basis,
-                    width=self._fit_width(), rw_var=self.rw_var, split_scale=self.split_scale, varpi=self.varpi,
-                    record_every=max(1, n_iter // 50), progress=progress, polish=self.polish)
+        return dict(
+            n_iter=n_iter,
+            schedule=self.schedule,
+            T0=self.T0,
+            T_end=self.T_end,
+            basis=self.basis,
+            width=self._fit_width(),
+            rw_var=self.rw_var,
+            split_scale=self.split_scale,
+            varpi=self.varpi,
+            record_every=max(1, n_iter // 50),
+            progress=progress,
+            polish=self.polish,
+        )
 
     def _anneal(self, rng):
         X, Y, cal = self._data
         return _anneal_task(X, Y, cal, self._anneal_kw(self.progress), rng)
 
     def fit(self, X, y):
-        """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_), centres_,
-        coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
-        R = check_int("n_restarts", self.n_restarts, 1, MAX_CHAINS, "each restart is a whole annealing; a handful finds the optimum (exp7_annealing_study)")
+        """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_),
+        centres_, coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
+        R = check_int(
+            "n_restarts",
+            self.n_restarts,
+            1,
+            MAX_CHAINS,
+            "each restart is a whole annealing; a handful finds the optimum (exp7_annealing_study)",
+        )
         check_positive("restart_tol", self.restart_tol)
         _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._n_iter = self._resolved_n_iter(len(X))
-        _resolve_polish(self.polish, X.shape[1])   # a bad value fails before any restart runs
+        _resolve_polish(self.polish, X.shape[1])  # a bad value fails before any restart runs
         self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
         rng = self._rng()
         self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []
@@ -481,18 +646,27 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         running restart at its next chunk; all are kept and `continue_fit` finishes them."""
         X, Y, cal = self._data
         live = [j for j, r in enumerate(self._runs) if r.interrupted]
-        tasks = ([functools.partial(self._runs[j].resume, False) for j in live]
-                 + [functools.partial(_anneal_task, X, Y, cal, self._anneal_kw(False), g) for g in self._pending])
-        out = run_chains(tasks, n_jobs=self._n_jobs, executor=None if live else self.executor,
-                         progress=self.progress, desc="RJSA restarts")
-        for j, r in zip(live, out[:len(live)], strict=True): self._runs[j] = r
-        self._runs += out[len(live):]; self._pending = []
+        tasks = [functools.partial(self._runs[j].resume, False) for j in live] + [
+            functools.partial(_anneal_task, X, Y, cal, self._anneal_kw(False), g) for g in self._pending
+        ]
+        out = run_chains(
+            tasks,
+            n_jobs=self._n_jobs,
+            executor=None if live else self.executor,
+            progress=self.progress,
+            desc="RJSA restarts",
+        )
+        for j, r in zip(live, out[: len(live)], strict=True):
+            self._runs[j] = r
+        self._runs += out[len(live) :]
+        self._pending = []
         done = [r for r in self._runs if not r.interrupted]
         return done, min(done or self._runs, key=lambda r: r.criterion)
 
     def _run_restarts(self, first=None):
         """Run the pending restarts (after `first`, an already finished one); stop at a Ctrl-C, keeping the best so far.
-        BLAS is held at one thread throughout, so restarts running at once never change each other's BLAS (`polish_centres`)."""
+        BLAS is held at one thread throughout, so restarts running at once never change each other's BLAS
+        (`polish_centres`)."""
         with threadpool_limits(1, user_api="blas"):
             self._run_restarts_1(first)
 
@@ -500,7 +674,8 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         if self._parallel():
             done, best = self._run_parallel()
         else:
-            if first is not None: self._runs.append(first)
+            if first is not None:
+                self._runs.append(first)
             while self._pending and not (self._runs and (self._runs[-1].interrupted or self._late_stop())):
                 self._runs.append(self._anneal(self._pending.pop(0)))
             done = [r for r in self._runs if not r.interrupted]
@@ -509,29 +684,54 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         self.restart_criteria_ = np.array([r.criterion for r in self._runs])
         self.restart_k_ = np.array([r.k_best for r in self._runs])
         stopped = [j for j, r in enumerate(self._runs) if r.interrupted]
-        if self._pending and self._late_stop():   # Ctrl-C while a finished restart assembled its result: stop here
+        if self._pending and self._late_stop():  # Ctrl-C while a finished restart assembled its result: stop here
             self.interrupted_ = True
-            warnings.warn(interrupt_message(f"{self.n_restarts} RJSA restarts", len(self._runs), self.n_restarts,
-                                            "restarts", " (the best finished one is the fitted network meanwhile)"),
-                          InterruptedWarning, stacklevel=4)
-        if stopped and self._parallel():      # one warning for all stopped restarts (each run's own was held back)
+            warnings.warn(
+                interrupt_message(
+                    f"{self.n_restarts} RJSA restarts",
+                    len(self._runs),
+                    self.n_restarts,
+                    "restarts",
+                    " (the best finished one is the fitted network meanwhile)",
+                ),
+                InterruptedWarning,
+                stacklevel=4,
+            )
+        if stopped and self._parallel():  # one warning for all stopped restarts (each run's own was held back)
             self.interrupted_ = True
             n_done = sum(r.meta.get("n_done", len(r.k)) for r in self._runs)
-            warnings.warn(interrupt_message(f"{len(self._runs)} RJSA restarts", n_done, len(self._runs) * self._n_iter,
-                                            "iterations", f" (restarts {stopped} stopped early; the best finished one is "
-                                            "the fitted network meanwhile)"), InterruptedWarning, stacklevel=4)
+            warnings.warn(
+                interrupt_message(
+                    f"{len(self._runs)} RJSA restarts",
+                    n_done,
+                    len(self._runs) * self._n_iter,
+                    "iterations",
+                    f" (restarts {stopped} stopped early; the best finished one is the fitted network meanwhile)",
+                ),
+                InterruptedWarning,
+                stacklevel=4,
+            )
         if not self.interrupted_:
             self._data, self._runs = None, []
             if len(done) > 1 and np.sum(self.restart_criteria_ <= best.criterion + self.restart_tol) < 2:
-                others = ", ".join(f"{c:.2f} (k={k})" for c, k in sorted(zip(self.restart_criteria_, self.restart_k_, strict=True))[1:4])
-                warnings.warn(f"the best {self.criterion.upper()} ({best.criterion:.2f}, k = {best.k_best}) was reached by one of "
-                              f"{len(done)} restarts only (next: {others}; tolerance {self.restart_tol} nats): the optimum is "
-                              "uncertain; use more iterations (n_iter), a slower schedule or more restarts",
-                              OptimumUncertainWarning, stacklevel=4)
+                others = ", ".join(
+                    f"{c:.2f} (k={k})"
+                    for c, k in sorted(zip(self.restart_criteria_, self.restart_k_, strict=True))[1:4]
+                )
+                warnings.warn(
+                    f"the best {self.criterion.upper()} ({best.criterion:.2f}, k = {best.k_best}) was reached by one "
+                    f"of "
+                    f"{len(done)} restarts only (next: {others}; tolerance {self.restart_tol} nats): the optimum is "
+                    "uncertain; use more iterations (n_iter), a slower schedule or more restarts",
+                    OptimumUncertainWarning,
+                    stacklevel=4,
+                )
 
     def _can_continue(self) -> bool:
-        if getattr(self, "_data", None) is None: return False
-        if self._parallel(): return all(r.resumable for r in self._runs if r.interrupted)
+        if getattr(self, "_data", None) is None:
+            return False
+        if self._parallel():
+            return all(r.resumable for r in self._runs if r.interrupted)
         return self._late_stop() or self.trace_.resumable
 
     def _late_stop(self) -> bool:
@@ -540,9 +740,14 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
 
     def _continue(self):
         "Finish the interrupted restart(s), then the restarts not yet run."
-        if self._parallel(): self._run_restarts()
-        elif self._late_stop(): self._runs[-1].stop_requested = False; self._run_restarts()
-        else: self._runs.pop(); self._run_restarts(first=self.trace_.resume(self.progress))
+        if self._parallel():
+            self._run_restarts()
+        elif self._late_stop():
+            self._runs[-1].stop_requested = False
+            self._run_restarts()
+        else:
+            self._runs.pop()
+            self._run_restarts(first=self.trace_.resume(self.progress))
 
     _result_class = AnnealResult
 
@@ -555,13 +760,14 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
             self.restart_criteria_, self.restart_k_ = np.array(f["restart_criteria_"]), np.array(f["restart_k_"])
 
     def _set_fitted(self, r):
-        super()._set_fitted(r)   # trace_, k_posterior_ (all mass at k_best)
-        self.k_, self.centres_, self.coef_, self.criterion_ = r.k_best, r.centres, r.coef, r.criterion   # standardised scale
-        self.sigma2_ = r.sigma2 * self.y_scale_ ** 2
+        super()._set_fitted(r)  # trace_, k_posterior_ (all mass at k_best)
+        # standardised scale
+        self.k_, self.centres_, self.coef_, self.criterion_ = r.k_best, r.centres, r.coef, r.criterion
+        self.sigma2_ = r.sigma2 * self.y_scale_**2
         if not hasattr(self, "restart_criteria_"):
             self.restart_criteria_, self.restart_k_ = np.array([r.criterion]), np.array([r.k_best])
 
-    def predict(self, X, return_std: bool=False):
+    def predict(self, X, return_std: bool = False):
         "Least-squares prediction; return_std gives the classical prediction sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
         X = self._scale_x(self._validate_predict(X))
         return self._shape_output(self._unscale(self.trace_.predict(X, return_std), return_std))

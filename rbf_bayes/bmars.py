@@ -79,16 +79,21 @@ def _quadrant_counts(a, b, ua, ub):
 # %% ../nbs/10_bmars.ipynb #c2140aa4
 def count_valid(x: np.ndarray, type_: tuple, n_min: int) -> int:
     """Number of (sign, knot) combinations of this type whose basis is non-zero at >= n_min data points. Exact, in
-    O(n log n) time and O(n) memory for one input, O(n log n) for two (a Fenwick-tree count), and O(n^(I-1) log n) for an
+    O(n log n) time and O(n) memory for one input, O(n log n) for two (a Fenwick-tree count), and O(n^(I-1) log n) for
+    an
     interaction of I >= 3 inputs (one two-input count per distinct knot of each further input): never an n x n array."""
     n = len(x)
     if len(type_) == 1:
-        t = np.sort(x[:, type_[0]])   # knots: the n data values (with repetitions)
-        return (int(np.sum(n - np.searchsorted(t, t, side="right") >= n_min))     # sign +: #{x > t}
-                + int(np.sum(np.searchsorted(t, t, side="left") >= n_min)))       # sign -: #{x < t}
+        t = np.sort(x[:, type_[0]])  # knots: the n data values (with repetitions)
+        return (
+            int(np.sum(n - np.searchsorted(t, t, side="right") >= n_min))  # sign +: #{x > t}
+            + int(np.sum(np.searchsorted(t, t, side="left") >= n_min))
+        )  # sign -: #{x < t}
     from rbf_bayes._bmars import count_valid_pairs  # the O(n log n) count (checked against the grid below)
+
     signed = {(v, s): np.sort(s * x[:, v]) for v in type_[-2:] for s in (1, -1)}
-    def pairs(rows, u, w):   # knots: all n data values of u and of w; points: the rows still non-zero
+
+    def pairs(rows, u, w):  # knots: all n data values of u and of w; points: the rows still non-zero
         tot = 0
         for su in (1, -1):
             ia = np.searchsorted(signed[u, su], su * x[rows, u], side="left").astype(np.intp)
@@ -96,15 +101,19 @@ def count_valid(x: np.ndarray, type_: tuple, n_min: int) -> int:
                 ib = np.searchsorted(signed[w, sw], sw * x[rows, w], side="left").astype(np.intp)
                 tot += int(count_valid_pairs(ia, ib, n, n, n_min))
         return tot
+
     def count(rows, vars_):
-        if len(vars_) == 2: return pairs(rows, *vars_)
-        vals, mult = np.unique(x[:, vars_[0]], return_counts=True)    # equal knots give equal counts
+        if len(vars_) == 2:
+            return pairs(rows, *vars_)
+        vals, mult = np.unique(x[:, vars_[0]], return_counts=True)  # equal knots give equal counts
         tot = 0
         for s in (1, -1):
             for t, m in zip(vals, mult, strict=True):
                 sub = rows[s * (x[rows, vars_[0]] - t) > 0]
-                if len(sub) >= n_min: tot += int(m) * count(sub, vars_[1:])
+                if len(sub) >= n_min:
+                    tot += int(m) * count(sub, vars_[1:])
         return tot
+
     return count(np.arange(n), tuple(type_))
 
 # %% ../nbs/10_bmars.ipynb #38116f13
@@ -144,43 +153,56 @@ class BMARSTrace(SamplerResult):
     def design(self, x, s):
         "Design matrix [1, B_1..B_k] of snapshot s at x."
         x = as_inputs(x)
-        if x.shape[1] != self.meta["p"]: raise ValueError(f"x has {x.shape[1]} columns, the model was fitted with p={self.meta['p']}")
+        if x.shape[1] != self.meta["p"]:
+            raise ValueError(f"x has {x.shape[1]} columns, the model was fitted with p={self.meta['p']}")
         return np.column_stack([np.ones(len(x))] + [hinge_column(x, v, s_, t) for v, s_, t in self.bases[s]])
 
-    def predict(self, x, return_std: bool=False):
+    def predict(self, x, return_std: bool = False):
         "Posterior mean by pointwise averaging over the kept models (and the predictive sd of a new observation)."
-        if not self.kept.size or not self.coef_mean: raise self._no_samples("a prior_only run")
-        x = as_inputs(x)   # once: design() gets the validated array back in O(1)
+        if not self.kept.size or not self.coef_mean:
+            raise self._no_samples("a prior_only run")
+        x = as_inputs(x)  # once: design() gets the validated array back in O(1)
         fs = [self.design(x, s) @ self.coef_mean[s] for s in range(len(self.kept))]
         mean = np.mean(fs, axis=0)
-        if not return_std: return mean
+        if not return_std:
+            return mean
         gs = np.array([self.design(x, s) @ self.coef_draw[s] for s in range(len(self.kept))])
         return mean, np.sqrt(gs.var(axis=0) + self.sigma2.mean(axis=0))
 
     def predictive_mixture(self, x):
         """The predictive of a new observation at x as a mixture (`04a_results`): one normal per kept model s,
         N(B_s(x) a_s, sigma^2_s), a_s the coefficients drawn with it, equal weights."""
-        if not self.kept.size or not self.coef_draw: raise self._no_samples("a prior_only run")
+        if not self.kept.size or not self.coef_draw:
+            raise self._no_samples("a prior_only run")
         x = as_inputs(x)
         means = np.stack([self.design(x, s) @ self.coef_draw[s] for s in range(len(self.kept))])
         P = len(self.kept)
         return np.full(P, 1 / P), means, np.broadcast_to(np.sqrt(self.sigma2)[:, None, :], means.shape)
 
-    def _arviz_draws(self, est, centres: bool=False) -> tuple[dict, dict, dict]:
+    def _arviz_draws(self, est, centres: bool = False) -> tuple[dict, dict, dict]:
         "(posterior, sample_stats, dims) at the kept models for `to_arviz`: k, sigma2 (on the scale of y), lambda."
         kept = self.kept
-        post = dict(k=self.k[kept], sigma2=np.asarray(self.sigma2) * est.y_scale_ ** 2, lam=self.lam[kept])
-        stats = dict(log_marginal_likelihood=self.log_marginal_likelihood[kept], move=self.move[kept].astype(np.int64),
-                     accepted=self.accepted[kept].astype(bool))
+        post = dict(k=self.k[kept], sigma2=np.asarray(self.sigma2) * est.y_scale_**2, lam=self.lam[kept])
+        stats = dict(
+            log_marginal_likelihood=self.log_marginal_likelihood[kept],
+            move=self.move[kept].astype(np.int64),
+            accepted=self.accepted[kept].astype(bool),
+        )
         return post, stats, dict(sigma2=["output"])
 
-    def select(self, burn_in: int=0, thin: int=1) -> BMARSTrace:
+    def select(self, burn_in: int = 0, thin: int = 1) -> BMARSTrace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
         idx = np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin]
         pick = lambda a: [a[s] for s in idx] if len(a) else a
-        return dataclasses.replace(self, kept=self.kept[idx], bases=[self.bases[s] for s in idx], coef_mean=pick(self.coef_mean),
-                                   coef_draw=pick(self.coef_draw), sigma2=self.sigma2[idx] if len(self.sigma2) else self.sigma2,
-                                   meta={**self.meta, "burn_in": max(burn_in, self.meta.get("burn_in", 0))})
+        return dataclasses.replace(
+            self,
+            kept=self.kept[idx],
+            bases=[self.bases[s] for s in idx],
+            coef_mean=pick(self.coef_mean),
+            coef_draw=pick(self.coef_draw),
+            sigma2=self.sigma2[idx] if len(self.sigma2) else self.sigma2,
+            meta={**self.meta, "burn_in": max(burn_in, self.meta.get("burn_in", 0))},
+        )
 
     @classmethod
     def _from_stored(cls, kw: dict) -> dict:
@@ -192,22 +214,26 @@ class BMARSTrace(SamplerResult):
         "Posterior probability that each ANOVA term (main effect or interaction) is in the model (Table 3)."
         counts = {}
         for bs in self.bases:
-            for t in {tuple(sorted(v)) for v, _, _ in bs}: counts[t] = counts.get(t, 0) + 1
+            for t in {tuple(sorted(v)) for v, _, _ in bs}:
+                counts[t] = counts.get(t, 0) + 1
         return {t: c / len(self.bases) for t, c in sorted(counts.items(), key=lambda kv: -kv[1])}
 
-    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         rows, notes = super()._summary_rows(burn_in)
-        names = lambda t: "*".join(f"x{v}" for v in t) or "constant"   # noqa: E731
+        names = lambda t: "*".join(f"x{v}" for v in t) or "constant"  # noqa: E731
         top = list(self.term_probabilities().items())[:5]
-        if top: rows.append(("most probable terms", ", ".join(f"{names(t)} {p:.2f}" for t, p in top)))
+        if top:
+            rows.append(("most probable terms", ", ".join(f"{names(t)} {p:.2f}" for t, p in top)))
         return rows, notes
 
     def variable_importance(self) -> np.ndarray:
         "Posterior probability that each predictor appears in at least one basis."
-        p = self.meta["p"]; inc = np.zeros(p)
+        p = self.meta["p"]
+        inc = np.zeros(p)
         for bs in self.bases:
             used = {v for vs, _, _ in bs for v in vs}
-            for v in used: inc[v] += 1
+            for v in used:
+                inc[v] += 1
         return inc / max(len(self.bases), 1)
 
 # %% ../nbs/10_bmars.ipynb #a132b5da
@@ -221,19 +247,29 @@ def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
     if not 0 < c_move <= 0.5: raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
     k_max = min(prior.k_max, n - 1)
     n_kept = (n_iter - burn_in - 1) // thin + 1
-    parts = {"lower n_iter (the per-iteration traces)": 26.0 * n_iter,
-             "raise thin or lower n_iter (the kept models)": n_kept * (k_max * (24.0 * prior.max_interaction + 200) + 16.0 * (k_max + 1) * Y.shape[1]),
-             "lower k_max (the n x (k_max + 1) basis matrix and its factor)": 8.0 * (3 * n * (k_max + 1) + 3 * (k_max + 1) ** 2)}
-    check_memory(sum(parts.values()), f"Bayesian MARS with n_iter = {n_iter}, k_max = {k_max} on n = {n} rows",
-                 max(parts, key=parts.get))
+    parts = {
+        "lower n_iter (the per-iteration traces)": 26.0 * n_iter,
+        "raise thin or lower n_iter (the kept models)": n_kept
+        * (k_max * (24.0 * prior.max_interaction + 200) + 16.0 * (k_max + 1) * Y.shape[1]),
+        "lower k_max (the n x (k_max + 1) basis matrix and its factor)": 8.0
+        * (3 * n * (k_max + 1) + 3 * (k_max + 1) ** 2),
+    }
+    check_memory(
+        sum(parts.values()),
+        f"Bayesian MARS with n_iter = {n_iter}, k_max = {k_max} on n = {n} rows",
+        max(parts, key=parts.get),
+    )
     types = bmars_types(p, prior.max_interaction)
     log_zv = log_valid_fraction(x, prior.max_interaction, prior.n_min)
-    st = GramFactor(n, Y.shape[1], k_max + 1, ridge=(1.0 / prior.coef_var,)); st.set_targets(Y); st.append(np.ones(n))
+    st = GramFactor(n, Y.shape[1], k_max + 1, ridge=(1.0 / prior.coef_var,))
+    st.set_targets(Y)
+    st.append(np.ones(n))
     return x, Y, k_max, types, log_zv, st
 
 # %% ../nbs/10_bmars.ipynb #562b475b
 def _snapshot(st, bases, sorted_x, prior, rng, n, c):
-    "Bases with knot values, posterior-mean coefficients h, a coefficient draw and sigma^2 of the current state (O(m^2))."
+    """Bases with knot values, posterior-mean coefficients h, a coefficient draw and sigma^2 of the current state
+    (O(m^2))."""
     h, dr, s2 = np.empty((st.m, c)), np.empty((st.m, c)), np.empty(c)
     for o in range(c):
         s2[o] = (prior.b0 + (st.yty[o] - st.explained[o]) / 2) / rng.standard_gamma(prior.a0 + n / 2)
@@ -254,21 +290,58 @@ def sample_bmars(x, # predictors (n, p)
                  chunk_size: int=5000, # iterations per call into C
                  progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
                 ) -> BMARSTrace:
-    "Bayesian MARS by reversible jump (change / birth / death, lambda by MH), coefficients and noise integrated out (C loop)."
-    return bmars_run(x, y, prior=prior, n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, c_move=c_move,
-                     prior_only=prior_only, fix_lambda=fix_lambda, chunk_size=chunk_size).run(progress)
+    """Bayesian MARS by reversible jump (change / birth / death, lambda by MH), coefficients and noise integrated out (C
+    loop)."""
+    return bmars_run(
+        x,
+        y,
+        prior=prior,
+        n_iter=n_iter,
+        burn_in=burn_in,
+        thin=thin,
+        rng=rng,
+        c_move=c_move,
+        prior_only=prior_only,
+        fix_lambda=fix_lambda,
+        chunk_size=chunk_size,
+    ).run(progress)
 
-def bmars_run(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=10_000, burn_in: int=5_000, thin: int=10,
-              rng: np.random.Generator, c_move: float=0.4, prior_only: bool=False, fix_lambda: float|None=None,
-              chunk_size: int=5000):
+
+def bmars_run(
+    x,
+    y,
+    *,
+    prior: BMARSPrior = BMARSPrior(),
+    n_iter: int = 10_000,
+    burn_in: int = 5_000,
+    thin: int = 10,
+    rng: np.random.Generator,
+    c_move: float = 0.4,
+    prior_only: bool = False,
+    fix_lambda: float | None = None,
+    chunk_size: int = 5000,
+):
     """The run `sample_bmars` makes, before it runs: `.run()` runs it, `.extend(n)` makes room for n more iterations
     (the estimator's automatic run length grows its chains in rounds this way, `05b_chains`)."""
     from rbf_bayes._bmars import BMARSCore
+
     x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move)
-    n, p = x.shape; c = Y.shape[1]; sorted_x = [np.sort(x[:, v]) for v in range(p)]
+    n, p = x.shape
+    c = Y.shape[1]
+    sorted_x = [np.sort(x[:, v]) for v in range(p)]
     core = BMARSCore(st, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator)
-    meta = dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
-                n_types=len(types), engine="c")
+    meta = dict(
+        p=p,
+        c=c,
+        n=n,
+        burn_in=burn_in,
+        thin=thin,
+        k_max=k_max,
+        log_zv=log_zv,
+        prior=asdict(prior),
+        n_types=len(types),
+        engine="c",
+    )
     return _BMARSRun(core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta)
 
 # %% ../nbs/10_bmars.ipynb #7108f459
@@ -285,7 +358,8 @@ class _BMARSRun(ChunkedRun):
         self.kept, self.snaps, self.hs, self.ds, self.s2s = [], [], [], [], []
 
     def extend(self, n_more: int):
-        "Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new end."
+        """Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new
+        end."""
         n_more = check_int("n_more", n_more, 1)
         self.buf = tuple(np.concatenate([a, np.zeros(n_more, a.dtype)]) for a in self.buf)
         self.total += n_more
@@ -300,94 +374,214 @@ class _BMARSRun(ChunkedRun):
             self.kept.append(nxt)
             bv, bs, bk, bJ, h, dr, s2 = self.core.snapshot()
             sx = self.sorted_x
-            self.snaps.append([(tuple(bv[j, :bJ[j]].tolist()), tuple(bs[j, :bJ[j]].tolist()),
-                                tuple(sx[v][t] for v, t in zip(bv[j, :bJ[j]], bk[j, :bJ[j]], strict=False)))
-                               for j in range(len(bJ))])
-            if not self.prior_only: self.hs.append(h); self.ds.append(dr); self.s2s.append(s2)
+            self.snaps.append(
+                [
+                    (
+                        tuple(bv[j, : bJ[j]].tolist()),
+                        tuple(bs[j, : bJ[j]].tolist()),
+                        tuple(sx[v][t] for v, t in zip(bv[j, : bJ[j]], bk[j, : bJ[j]], strict=False)),
+                    )
+                    for j in range(len(bJ))
+                ]
+            )
+            if not self.prior_only:
+                self.hs.append(h)
+                self.ds.append(dr)
+                self.s2s.append(s2)
         return todo, dict(k=int(self.buf[0][done + todo - 1]))
 
     def _interrupt_note(self):
         b = self.burn_in
-        return (f", still in burn-in ({b:,}): no models are kept yet" if self.done <= b else
-                f"; kept: {len(self.kept):,} models from the {self.done - b:,} iterations after burn-in ({b:,})")
+        return (
+            f", still in burn-in ({b:,}): no models are kept yet"
+            if self.done <= b
+            else f"; kept: {len(self.kept):,} models from the {self.done - b:,} iterations after burn-in ({b:,})"
+        )
 
     def _result(self) -> BMARSTrace:
         n, (k, ll, la, mv, ac), c = self.done, self.buf, self.meta["c"]
-        meta = dict(self.meta, seconds=self.seconds, interrupted=self.interrupted, n_done=n, n_iter=self.total,
-                    counts=[a.tolist() for a in self.core.counts])
+        meta = dict(
+            self.meta,
+            seconds=self.seconds,
+            interrupted=self.interrupted,
+            n_done=n,
+            n_iter=self.total,
+            counts=[a.tolist() for a in self.core.counts],
+        )
         # views of the buffers and copies of the lists: a resumed run leaves an earlier partial result as it was
-        return BMARSTrace(k=k[:n], log_marginal_likelihood=ll[:n], lam=la[:n], move=mv[:n], accepted=ac[:n],
-                          kept=np.array(self.kept, np.int64), bases=list(self.snaps), coef_mean=list(self.hs),
-                          coef_draw=list(self.ds), sigma2=np.array(self.s2s) if self.s2s else np.empty((0, c)), meta=meta)
+        return BMARSTrace(
+            k=k[:n],
+            log_marginal_likelihood=ll[:n],
+            lam=la[:n],
+            move=mv[:n],
+            accepted=ac[:n],
+            kept=np.array(self.kept, np.int64),
+            bases=list(self.snaps),
+            coef_mean=list(self.hs),
+            coef_draw=list(self.ds),
+            sigma2=np.array(self.s2s) if self.s2s else np.empty((0, c)),
+            meta=meta,
+        )
 
 # %% ../nbs/10_bmars.ipynb #9781bd40
-def sample_bmars_reference(x, y, *, prior: BMARSPrior=BMARSPrior(), n_iter: int=10_000, burn_in: int=5_000, thin: int=10,
-                           rng: np.random.Generator, c_move: float=0.4, prior_only: bool=False,
-                           fix_lambda: float|None=None) -> BMARSTrace:
-    "The same sampler with the loop in Python (every proposal still on the GramFactor): the specification of the C loop."
+def sample_bmars_reference(
+    x,
+    y,
+    *,
+    prior: BMARSPrior = BMARSPrior(),
+    n_iter: int = 10_000,
+    burn_in: int = 5_000,
+    thin: int = 10,
+    rng: np.random.Generator,
+    c_move: float = 0.4,
+    prior_only: bool = False,
+    fix_lambda: float | None = None,
+) -> BMARSTrace:
+    """The same sampler with the loop in Python (every proposal still on the GramFactor): the specification of the C
+    loop."""
     x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move)
-    n, p = x.shape; c = Y.shape[1]
+    n, p = x.shape
+    c = Y.shape[1]
     NT = len(types)
     sorted_x = [np.sort(x[:, v]) for v in range(p)]
-    rp = prior.rbf_prior(); v = prior.coef_var
-    def lml(e, ld, m): return state_log_ml(e, ld, st.yty, np.zeros(c, int), m, n, v, rp)
-    def col(b): return hinge_column(x, b[0], b[1], [sorted_x[vv][ki] for vv, ki in zip(b[0], b[2], strict=False)])
-    def valid(cl): return int(np.sum(cl > 0)) >= prior.n_min
+    rp = prior.rbf_prior()
+    v = prior.coef_var
+
+    def lml(e, ld, m):
+        return state_log_ml(e, ld, st.yty, np.zeros(c, int), m, n, v, rp)
+
+    def col(b):
+        return hinge_column(x, b[0], b[1], [sorted_x[vv][ki] for vv, ki in zip(b[0], b[2], strict=False)])
+
+    def valid(cl):
+        return int(np.sum(cl > 0)) >= prior.n_min
+
     bases, lam = [], (fix_lambda if fix_lambda is not None else prior.lambda_shape / prior.lambda_rate)
     cur = 0.0 if prior_only else lml(st.explained, st.logdet, 1)
-    out = {kk: np.zeros(n_iter) for kk in ("k", "lp", "lam")}; mv = np.zeros(n_iter, np.int8); ac = np.zeros(n_iter, np.int8)
+    out = {kk: np.zeros(n_iter) for kk in ("k", "lp", "lam")}
+    mv = np.zeros(n_iter, np.int8)
+    ac = np.zeros(n_iter, np.int8)
     kept, snaps, hs, ds, s2s = [], [], [], [], []
     t0 = time.perf_counter()
     for it in range(n_iter):
-        k = len(bases); b, d = move_probabilities(k, lam, k_max, c_move)[:2]; u = rng.random(); acc = 0
+        k = len(bases)
+        b, d = move_probabilities(k, lam, k_max, c_move)[:2]
+        u = rng.random()
+        acc = 0
         if u < b:
-            move = MOVE_CODES["birth"]; t = types[rng.integers(NT)]; J = len(t)
+            move = MOVE_CODES["birth"]
+            t = types[rng.integers(NT)]
+            J = len(t)
             nb = (t, tuple(rng.choice((-1, 1), size=J).tolist()), tuple(rng.integers(n, size=J).tolist()))
             cl = col(nb)
             if valid(cl):
-                if prior_only: new = 0.0; ok = True
+                if prior_only:
+                    new = 0.0
+                    ok = True
                 else:
-                    ok = st.propose_append(cl); new = lml(st.proposed_explained, st.proposed_logdet, k + 2) if ok else -math.inf
-                if ok and math.log(rng.random()) < log_ratio_bmars_birth(new - cur, k, lam, k_max, log_zv, True, c_move):
-                    if not prior_only: st.commit()
-                    bases.append(nb); cur = new; acc = 1
-                elif ok and not prior_only: st.reject()
+                    ok = st.propose_append(cl)
+                    new = lml(st.proposed_explained, st.proposed_logdet, k + 2) if ok else -math.inf
+                if ok and math.log(rng.random()) < log_ratio_bmars_birth(
+                    new - cur, k, lam, k_max, log_zv, True, c_move
+                ):
+                    if not prior_only:
+                        st.commit()
+                    bases.append(nb)
+                    cur = new
+                    acc = 1
+                elif ok and not prior_only:
+                    st.reject()
         elif u < b + d:
-            move = MOVE_CODES["death"]; j = int(rng.integers(k))
-            if prior_only: new = 0.0
-            else: st.propose_delete(1 + j); new = lml(st.proposed_explained, st.proposed_logdet, k)
+            move = MOVE_CODES["death"]
+            j = int(rng.integers(k))
+            if prior_only:
+                new = 0.0
+            else:
+                st.propose_delete(1 + j)
+                new = lml(st.proposed_explained, st.proposed_logdet, k)
             if math.log(rng.random()) < log_ratio_bmars_death(new - cur, k, lam, k_max, log_zv, c_move):
-                if not prior_only: st.commit()
-                bases.pop(j); cur = new; acc = 1
-            elif not prior_only: st.reject()
+                if not prior_only:
+                    st.commit()
+                bases.pop(j)
+                cur = new
+                acc = 1
+            elif not prior_only:
+                st.reject()
         elif k >= 1:
-            move = MOVE_CODES["change"]; j = int(rng.integers(k)); vs, ss, ks = bases[j]; l = int(rng.integers(len(vs)))
-            ss2 = list(ss); kk2 = list(ks); kk2[l] = int(rng.integers(n))
-            if rng.random() < 0.5: ss2[l] = -ss2[l]
-            nb = (vs, tuple(ss2), tuple(kk2)); cl = col(nb)
+            move = MOVE_CODES["change"]
+            j = int(rng.integers(k))
+            vs, ss, ks = bases[j]
+            l = int(rng.integers(len(vs)))
+            ss2 = list(ss)
+            kk2 = list(ks)
+            kk2[l] = int(rng.integers(n))
+            if rng.random() < 0.5:
+                ss2[l] = -ss2[l]
+            nb = (vs, tuple(ss2), tuple(kk2))
+            cl = col(nb)
             if valid(cl):
-                if prior_only: new = 0.0; ok = True
+                if prior_only:
+                    new = 0.0
+                    ok = True
                 else:
-                    ok = st.propose_replace(1 + j, cl); new = lml(st.proposed_explained, st.proposed_logdet, k + 1) if ok else -math.inf
+                    ok = st.propose_replace(1 + j, cl)
+                    new = lml(st.proposed_explained, st.proposed_logdet, k + 1) if ok else -math.inf
                 if ok and math.log(rng.random()) < new - cur:
-                    if not prior_only: st.commit()
-                    bases.pop(j); bases.append(nb); cur = new; acc = 1
-                elif ok and not prior_only: st.reject()
+                    if not prior_only:
+                        st.commit()
+                    bases.pop(j)
+                    bases.append(nb)
+                    cur = new
+                    acc = 1
+                elif ok and not prior_only:
+                    st.reject()
         else:
             move = MOVE_CODES["stay"]
-        if fix_lambda is None: lam = sample_rate(rng, lam, prior.lambda_shape + len(bases), prior.lambda_rate + 1.0, k_max)[0]
+        if fix_lambda is None:
+            lam = sample_rate(rng, lam, prior.lambda_shape + len(bases), prior.lambda_rate + 1.0, k_max)[0]
         k = len(bases)
         out["k"][it], out["lam"][it], mv[it], ac[it] = k, lam, move, acc
         out["lp"][it] = cur
         if it >= burn_in and (it - burn_in) % thin == 0:
             kept.append(it)
-            if prior_only: snaps.append([(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False))) for bb in bases])
+            if prior_only:
+                snaps.append(
+                    [
+                        (bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False)))
+                        for bb in bases
+                    ]
+                )
             else:
-                s, h, dr, s2 = _snapshot(st, bases, sorted_x, prior, rng, n, c); snaps.append(s); hs.append(h); ds.append(dr); s2s.append(s2)
-    return BMARSTrace(k=out["k"].astype(np.int64), log_marginal_likelihood=out["lp"], lam=out["lam"], move=mv, accepted=ac,
-                      kept=np.array(kept, np.int64), bases=snaps, coef_mean=hs, coef_draw=ds,
-                      sigma2=np.array(s2s) if s2s else np.empty((0, c)), meta=dict(p=p, c=c, n=n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv, prior=asdict(prior),
-                           seconds=time.perf_counter() - t0, n_types=NT, engine="python"))
+                s, h, dr, s2 = _snapshot(st, bases, sorted_x, prior, rng, n, c)
+                snaps.append(s)
+                hs.append(h)
+                ds.append(dr)
+                s2s.append(s2)
+    return BMARSTrace(
+        k=out["k"].astype(np.int64),
+        log_marginal_likelihood=out["lp"],
+        lam=out["lam"],
+        move=mv,
+        accepted=ac,
+        kept=np.array(kept, np.int64),
+        bases=snaps,
+        coef_mean=hs,
+        coef_draw=ds,
+        sigma2=np.array(s2s) if s2s else np.empty((0, c)),
+        meta=dict(
+            p=p,
+            c=c,
+            n=n,
+            burn_in=burn_in,
+            thin=thin,
+            k_max=k_max,
+            log_zv=log_zv,
+            prior=asdict(prior),
+            seconds=time.perf_counter() - t0,
+            n_types=NT,
+            engine="python",
+        ),
+    )
 
 # %% ../nbs/10_bmars.ipynb #d81412ec
 def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
@@ -408,47 +602,91 @@ class BMARSRegressor(BaseBayesEstimator):
     True
     """
     def __init__(self, *, max_interaction: int=2, k_max: int=50,
-                 n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or iterations per chain
-                 burn_in: int=5_000, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
+                 # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior
+                 # (`auto_chains`), or iterations per chain
+                 n_iter: int|str="auto",
+                 # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
+                 burn_in: int=5_000,
                  thin: int=10,
                  prior: BMARSPrior|None=None, standardize: bool=True, random_state=None, progress: bool=False,
-                 n_chains: int=4, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
-                 n_jobs: int=-1, # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
+                 # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
+                 n_chains: int=4,
+                 # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
+                 n_jobs: int=-1,
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
-                 max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
-                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there
+                 # unconverged)
+                 max_iter: int=128_000,
+                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
+                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 extrapolate: bool=False,
                 ):
         self.extrapolate = extrapolate
-        self.max_interaction, self.k_max, self.n_iter, self.burn_in, self.thin = max_interaction, k_max, n_iter, burn_in, thin
+        self.max_interaction, self.k_max, self.n_iter, self.burn_in, self.thin = (
+            max_interaction,
+            k_max,
+            n_iter,
+            burn_in,
+            thin,
+        )
         self.prior, self.standardize, self.random_state, self.progress = prior, standardize, random_state, progress
         self.n_chains, self.n_jobs, self.executor, self.max_iter = n_chains, n_jobs, executor, max_iter
 
     def fit(self, X, y):
-        """Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_. With n_chains > 1, chain j uses the
-        j-th child stream of random_state and trace_ pools the chains."""
+        """Sample; sets trace_, k_posterior_, term_probabilities_, variable_importance_. With n_chains > 1, chain j uses
+        the j-th child stream of random_state and trace_ pools the chains."""
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
-        X, Y = self._fit_scaling(*self._validate_fit(X, y))   # the vague priors are stated for standardised data (§4)
-        pr = self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
+        X, Y = self._fit_scaling(*self._validate_fit(X, y))  # the vague priors are stated for standardised data (§4)
+        pr = (
+            self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
+        )
         if check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in):
-            make = lambda rng, n: bmars_run(X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
-                                            thin=self.thin, rng=rng)
-            self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
-                                         max_iter=self.max_iter, progress=progress, desc="BMARS chains"))
+            make = lambda rng, n: bmars_run(
+                X,
+                Y,
+                prior=pr,
+                n_iter=n,
+                burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
+                thin=self.thin,
+                rng=rng,
+            )
+            self._set_fitted(
+                auto_chains(
+                    make,
+                    chain_generators(self._rng(), n_chains),
+                    n_jobs=n_jobs,
+                    max_iter=self.max_iter,
+                    progress=progress,
+                    desc="BMARS chains",
+                )
+            )
             return self
-        one = functools.partial(_one_bmars_chain, X, Y, pr, self.n_iter, self.burn_in, self.thin, progress and n_chains == 1)
-        if n_chains == 1: self._set_fitted(one(self._rng()))
-        else: self._set_fitted(sample_chains(one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
-                                             executor=self.executor, progress=progress, desc="BMARS chains"))
+        one = functools.partial(
+            _one_bmars_chain, X, Y, pr, self.n_iter, self.burn_in, self.thin, progress and n_chains == 1
+        )
+        if n_chains == 1:
+            self._set_fitted(one(self._rng()))
+        else:
+            self._set_fitted(
+                sample_chains(
+                    one,
+                    chain_generators(self._rng(), n_chains),
+                    n_jobs=n_jobs,
+                    executor=self.executor,
+                    progress=progress,
+                    desc="BMARS chains",
+                )
+            )
         return self
 
     _result_class = BMARSTrace
 
     def _set_fitted(self, trace):
-        super()._set_fitted(trace)   # trace_, k_posterior_
+        super()._set_fitted(trace)  # trace_, k_posterior_
         self.term_probabilities_, self.variable_importance_ = trace.term_probabilities(), trace.variable_importance()
 
-    def predict(self, X, return_std: bool=False):
+    def predict(self, X, return_std: bool = False):
         "Posterior mean (pointwise average over the sampled models) and optionally the predictive sd."
         X = self._scale_x(self._validate_predict(X))
         return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))

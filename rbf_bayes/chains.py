@@ -32,19 +32,29 @@ def check_parallel(n_chains, # independent chains (>= 1)
                    executor=None, # None or a concurrent.futures.Executor (anything with submit)
                   ) -> tuple[int, int]:
     "Validate (n_chains, n_jobs, executor); returns n_chains and the number of threads (-1 -> cores)."
-    n_chains = check_int("n_chains", n_chains, 1, MAX_CHAINS, "each chain is a task with its own stream, factor and trace; "
-                         "a few (4 to 16) are what split-R-hat needs, and a longer run (n_iter) is what more draws need")
+    n_chains = check_int(
+        "n_chains",
+        n_chains,
+        1,
+        MAX_CHAINS,
+        "each chain is a task with its own stream, factor and trace; "
+        "a few (4 to 16) are what split-R-hat needs, and a longer run (n_iter) is what more draws need",
+    )
     if isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs == -1:
         n_jobs = os.cpu_count() or 1
     n_jobs = check_int("n_jobs", n_jobs, 1)
     if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise TypeError(f"executor must be a concurrent.futures.Executor (with a submit method) or None, "
-                        f"got {type(executor).__name__}")
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor (with a submit method) or None, "
+            f"got {type(executor).__name__}"
+        )
     return n_chains, n_jobs
 
-def chain_generators(rng: np.random.Generator, # the estimator's generator (from random_state)
-                     n_chains: int, # number of independent streams
-                    ) -> list[np.random.Generator]:
+
+def chain_generators(
+    rng: np.random.Generator,  # the estimator's generator (from random_state)
+    n_chains: int,  # number of independent streams
+) -> list[np.random.Generator]:
     "One independent, reproducible stream per chain: the children of rng's seed sequence (`Generator.spawn`)."
     return list(rng.spawn(n_chains))
 
@@ -70,15 +80,19 @@ def run_chains(tasks, # zero-argument callables, one per chain
                 for f in futs: f.result(); bar.update(1)
             return [f.result() for f in futs]
         except KeyboardInterrupt:
-            for f in futs: f.cancel()
-            raise KeyboardInterrupt("Ctrl-C: chains running on an executor cannot be stopped part-way and keep their work; "
-                                    "they were cancelled (run the chains on threads, executor=None, to stop and continue)") from None
+            for f in futs:
+                f.cancel()
+            raise KeyboardInterrupt(
+                "Ctrl-C: chains running on an executor cannot be stopped part-way and keep their work; "
+                "they were cancelled (run the chains on threads, executor=None, to stop and continue)"
+            ) from None
     flag = threading.Event()
     pool = ThreadPoolExecutor(max_workers=max(1, min(n_jobs, len(tasks))), thread_name_prefix="rbf_bayes-chain")
-    # runs (the `run` of a ChunkedRun: `rjmcmc_run`, `probit_run`) show the iterations of all chains; other tasks, chains
+    # runs (the `run` of a ChunkedRun: `rjmcmc_run`, `probit_run`) show the iterations of all chains; other tasks,
+    # chains
     runs = [getattr(t, "__self__", None) for t in tasks]
     runs = runs if all(hasattr(r, "done") and hasattr(r, "total") for r in runs) else None
-    count = (lambda: sum(r.done for r in runs)) if runs else None   # noqa: E731
+    count = (lambda: sum(r.done for r in runs)) if runs else None  # noqa: E731
     total, unit, start = (sum(r.total for r in runs), "it", count()) if runs else (len(tasks), "chain", 0)
     try:
         # Ctrl-C from here on (even while the bar is being drawn) sets every chain's stop flag; a second one raises
@@ -88,12 +102,15 @@ def run_chains(tasks, # zero-argument callables, one per chain
             with Progress(total, desc, enabled=progress, unit=unit, initial=start) as bar:
                 while pending:
                     done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                    if stop.requested: flag.set()     # the first Ctrl-C: every chain stops at its next chunk
-                    if runs: bar.update(count() - bar.n, chains=f"{len(futs) - len(pending)}/{len(futs)} done")
-                    else: bar.update(len(done))
+                    if stop.requested:
+                        flag.set()  # the first Ctrl-C: every chain stops at its next chunk
+                    if runs:
+                        bar.update(count() - bar.n, chains=f"{len(futs) - len(pending)}/{len(futs)} done")
+                    else:
+                        bar.update(len(done))
         return [f.result() for f in futs]
     finally:
-        flag.set()                                    # an error or a second Ctrl-C: stop the other chains too
+        flag.set()  # an error or a second Ctrl-C: stop the other chains too
         pool.shutdown(wait=True)
 
 # %% ../nbs/05b_chains.ipynb #c78d7b91
@@ -104,52 +121,84 @@ def _n_iter(t) -> int:
 def pool_traces(traces: list, # one result per chain (Trace, ProbitTrace or BMARSTrace), same model and data
                 seconds: float|None=None, # wall time of the whole (parallel) run
                ):
-    """One result of independent chains, of the chains' class: every field is the chains' fields end to end (per-iteration
+    """One result of independent chains, of the chains' class: every field is the chains' fields end to end
+    (per-iteration
     series, per-snapshot arrays and lists, flat snapshot arrays), except `kept` (shifted to positions in the pooled
     series), the `*_offsets` of flat arrays (rebuilt) and the move counts `n_proposed` / `n_accepted` (summed);
     `meta['chain_lengths']` says where each chain starts."""
-    if not traces: raise ValueError("pool_traces needs at least one chain")
-    if len(traces) == 1 and seconds is None: return traces[0]
+    if not traces:
+        raise ValueError("pool_traces needs at least one chain")
+    if len(traces) == 1 and seconds is None:
+        return traces[0]
     cls = type(traces[0])
-    if any(type(t) is not cls for t in traces): raise TypeError(f"chains of different kinds: {sorted({type(t).__name__ for t in traces})}")
-    n = [len(t.k) for t in traces]; st = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
+    if any(type(t) is not cls for t in traces):
+        raise TypeError(f"chains of different kinds: {sorted({type(t).__name__ for t in traces})}")
+    n = [len(t.k) for t in traces]
+    st = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
     kw = {}
     for f in dataclasses.fields(cls):
         vs = [getattr(t, f.name) for t in traces]
-        if f.name == "meta": continue
-        if f.name == "kept": kw[f.name] = np.concatenate([v + s for v, s in zip(vs, st, strict=True)]).astype(np.int64)
-        elif f.name.endswith("_offsets"): kw[f.name] = _offsets(np.concatenate([np.diff(v) for v in vs]))
-        elif f.name in ("n_proposed", "n_accepted"): kw[f.name] = np.sum(vs, axis=0)
-        elif isinstance(vs[0], list): kw[f.name] = [a for v in vs for a in v]
-        elif vs[0] is None: kw[f.name] = None          # an optional field the chains do not use (e.g. Trace.scales)
-        else: kw[f.name] = np.concatenate([np.asarray(v) for v in vs])
-    kw["meta"] = dict(traces[0].meta, chain_lengths=n, chain_seconds=[t.meta.get("seconds") for t in traces],
-                      interrupted=any(t.interrupted for t in traces),
-                      n_done=int(sum(t.meta.get("n_done", len(t.k)) for t in traces)),
-                      seconds=float(seconds if seconds is not None else sum(t.meta.get("seconds", 0.0) for t in traces)))
+        if f.name == "meta":
+            continue
+        if f.name == "kept":
+            kw[f.name] = np.concatenate([v + s for v, s in zip(vs, st, strict=True)]).astype(np.int64)
+        elif f.name.endswith("_offsets"):
+            kw[f.name] = _offsets(np.concatenate([np.diff(v) for v in vs]))
+        elif f.name in ("n_proposed", "n_accepted"):
+            kw[f.name] = np.sum(vs, axis=0)
+        elif isinstance(vs[0], list):
+            kw[f.name] = [a for v in vs for a in v]
+        elif vs[0] is None:
+            kw[f.name] = None  # an optional field the chains do not use (e.g. Trace.scales)
+        else:
+            kw[f.name] = np.concatenate([np.asarray(v) for v in vs])
+    kw["meta"] = dict(
+        traces[0].meta,
+        chain_lengths=n,
+        chain_seconds=[t.meta.get("seconds") for t in traces],
+        interrupted=any(t.interrupted for t in traces),
+        n_done=int(sum(t.meta.get("n_done", len(t.k)) for t in traces)),
+        seconds=float(seconds if seconds is not None else sum(t.meta.get("seconds", 0.0) for t in traces)),
+    )
     return cls(**kw)
 
-def _same(t): return t
+
+def _same(t):
+    return t
+
 
 class _PooledRun:
     "The live chains of an interrupted pooled fit: `run` resumes every interrupted chain (on threads) and pools again."
-    def __init__(self, chains, n_jobs, desc): self.chains, self.n_jobs, self.desc = chains, n_jobs, desc
 
-    def run(self, progress: bool=False):
-        tasks = [functools.partial(t.resume, False) if t.interrupted else functools.partial(_same, t) for t in self.chains]
+    def __init__(self, chains, n_jobs, desc):
+        self.chains, self.n_jobs, self.desc = chains, n_jobs, desc
+
+    def run(self, progress: bool = False):
+        tasks = [
+            functools.partial(t.resume, False) if t.interrupted else functools.partial(_same, t) for t in self.chains
+        ]
         t0 = time.perf_counter()
-        return finish_chains(run_chains(tasks, n_jobs=self.n_jobs, progress=progress, desc=self.desc), self.n_jobs,
-                             time.perf_counter() - t0, self.desc)
+        return finish_chains(
+            run_chains(tasks, n_jobs=self.n_jobs, progress=progress, desc=self.desc),
+            self.n_jobs,
+            time.perf_counter() - t0,
+            self.desc,
+        )
 
-def finish_chains(traces, n_jobs: int, seconds: float, desc: str="RJMCMC chains"):
+
+def finish_chains(traces, n_jobs: int, seconds: float, desc: str = "RJMCMC chains"):
     "Pool the chains; if Ctrl-C stopped any, keep them live in the result (`resume`) and warn once."
     pooled = pool_traces(traces, seconds)
     if pooled.interrupted:
         stopped = [j for j, t in enumerate(traces) if t.interrupted]
-        if all(t.resumable for t in traces if t.interrupted): pooled._run = _PooledRun(traces, n_jobs, desc)
+        if all(t.resumable for t in traces if t.interrupted):
+            pooled._run = _PooledRun(traces, n_jobs, desc)
         done, total = pooled.meta["n_done"], sum(_n_iter(t) for t in traces)
-        warnings.warn(interrupt_message(f"{len(traces)} {desc}", done, total, "iterations",
-                                        f" (chains {stopped} stopped early)"), InterruptedWarning, stacklevel=3)
+        warnings.warn(
+            interrupt_message(f"{len(traces)} {desc}", done, total, "iterations", f" (chains {stopped} stopped early)"),
+            InterruptedWarning,
+            stacklevel=3,
+        )
     return pooled
 
 # %% ../nbs/05b_chains.ipynb #4294008c
@@ -173,29 +222,39 @@ def check_auto(n_iter, max_iter, executor, burn_in=None) -> bool:
         if n_iter != "auto": raise ValueError(f"n_iter must be a positive integer or 'auto', got {n_iter!r}")
         check_int("max_iter", max_iter, 8)
         if burn_in is not None: check_int("burn_in", burn_in, 0)
-        if executor is not None: raise ValueError("n_iter='auto' grows the chains in rounds on threads: use executor=None")
+        if executor is not None:
+            raise ValueError("n_iter='auto' grows the chains in rounds on threads: use executor=None")
         return True
     return False
+
 
 def _second_halves(pooled, n: int):
     """What an automatic run of n iterations per chain returns: the kept snapshots of every chain's second half, thinned
     to at most about 1,000 per chain; and that thinning."""
-    per_chain = max(len(i) for i in pooled.kept_by_chain())       # kept snapshots in the longest chain
+    per_chain = max(len(i) for i in pooled.kept_by_chain())  # kept snapshots in the longest chain
     thin = max(1, -(-per_chain // 2 // 1000))
     return pooled.select(burn_in=n // 2, thin=thin), thin
+
 
 def _auto_check(out) -> tuple[bool, dict]:
     """Whether split-R-hat <= AUTO_RHAT and bulk ESS >= AUTO_ESS for k and the log posterior on the kept draws of out
     (the draws the fit returns: its summary and `to_arviz` report these numbers), and the numbers."""
     diag = out.chain_diagnostics()
     got = {name: diag.get(name, (math.nan, 0.0)) for name in ("k", "log posterior")}
-    return all(r <= AUTO_RHAT and e >= AUTO_ESS for r, e in got.values()), {n: [float(r), float(e)] for n, (r, e) in got.items()}
+    return all(r <= AUTO_RHAT and e >= AUTO_ESS for r, e in got.values()), {
+        n: [float(r), float(e)] for n, (r, e) in got.items()
+    }
 
-def auto_chains(make_run, # make_run(rng, n_iter) -> an unstarted run with `run()` and `extend(n)` (e.g. `rjmcmc_run`)
-                rngs, # one Generator per chain (`chain_generators`)
-                *, n_jobs: int=1, # threads running chains at once
-                max_iter: int=128_000, # the most iterations per chain
-                progress: bool=False, desc: str="RJMCMC chains"):
+
+def auto_chains(
+    make_run,  # make_run(rng, n_iter) -> an unstarted run with `run()` and `extend(n)` (e.g. `rjmcmc_run`)
+    rngs,  # one Generator per chain (`chain_generators`)
+    *,
+    n_jobs: int = 1,  # threads running chains at once
+    max_iter: int = 128_000,  # the most iterations per chain
+    progress: bool = False,
+    desc: str = "RJMCMC chains",
+):
     """Run the chains in rounds, doubling, until the second half of every chain passes `_auto_check` or max_iter is
     reached; the pooled result keeps the snapshots of the second halves (at most about 1,000 per chain) and says in
     meta['auto'] whether it converged, after how many iterations, and each round's diagnostics."""

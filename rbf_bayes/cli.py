@@ -45,8 +45,12 @@ def demo(seed: int=0, # seed of the data and of the centres
     prior = RBFPrior(coef_prior="ridge")
     delta2 = np.full(2, prior.beta_delta2 / (prior.alpha_delta2 - 1))
     space = CentreSpace.from_data(data.x, prior.iota)
-    print(f"robot arm: {len(data.x)} training / {len(data.x_test)} test points, d = 2, c = 2, {basis} basis, ridge prior, "
-          f"delta^2 = {delta2[0]:g}", file=out)
+    print(
+        f"robot arm: {len(data.x)} training / {len(data.x_test)} test points, d = 2, c = 2, {basis} basis, ridge "
+        f"prior, "
+        f"delta^2 = {delta2[0]:g}",
+        file=out,
+    )
     print(f"{'k':>4} {'log posterior':>15} {'test MSE':>10} {'replace proposal (us)':>22}", file=out)
     rows = []
     for k in ks:
@@ -65,7 +69,9 @@ def demo(seed: int=0, # seed of the data and of the centres
             col = basis_column(data.x, space.sample(rng)[0], basis)
             t0 = time.perf_counter()
             for _ in range(2000):
-                st.propose_replace(3, col); _ = st.proposed_explained; st.reject()
+                st.propose_replace(3, col)
+                _ = st.proposed_explained
+                st.reject()
             us = (time.perf_counter() - t0) / 2000 * 1e6
         rows.append(dict(k=k, log_posterior=lp, test_mse=mse, replace_us=us))
         print(f"{k:>4} {lp:>15.2f} {mse:>10.5f} {us:>22.2f}", file=out)
@@ -101,19 +107,33 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     fn = float(np.mean(np.sum((pred - d.f_test) ** 2, 1)))
     floor = float(np.mean(np.sum((d.y_test - d.f_test) ** 2, 1)))
     pk = tr.p_k()
-    print("robot arm (Andrieu, de Freitas & Doucet 1999, experiment 2): 200 training / 200 test points, cubic bases,", file=out)
-    print(f"the paper's model (ridge prior on the coefficients, beta_delta2 = {beta_delta2:g} the scale of its variance "
-          f"prior), at most k_max = {k_max if k_max is not None else 'N - d - 1'} bases, "
-          f"{n_done} iterations ({burn_in} burn-in){' of the ' + str(n_iter) + ' asked for' if tr.interrupted else ''}, "
-          f"seed {seed}", file=out)
-    print(f"test MSE (summed over both outputs): {mse:.5f}   [paper: 0.00502-0.00505 on MacKay's test set, which "
-          "is not available here]", file=out)
+    print(
+        "robot arm (Andrieu, de Freitas & Doucet 1999, experiment 2): 200 training / 200 test points, cubic bases,",
+        file=out,
+    )
+    print(
+        f"the paper's model (ridge prior on the coefficients, beta_delta2 = {beta_delta2:g} the scale of its variance "
+        f"prior), at most k_max = {k_max if k_max is not None else 'N - d - 1'} bases, "
+        f"{n_done} iterations ({burn_in} burn-in){' of the ' + str(n_iter) + ' asked for' if tr.interrupted else ''}, "
+        f"seed {seed}",
+        file=out,
+    )
+    print(
+        f"test MSE (summed over both outputs): {mse:.5f}   [paper: 0.00502-0.00505 on MacKay's test set, which "
+        "is not available here]",
+        file=out,
+    )
     print(f"  noise floor of this test set: {floor:.5f}; error of the fitted function: {fn:.5f}", file=out)
     top = np.argsort(pk)[::-1][:6]
-    print("posterior over k (largest): " + ", ".join(f"p(k={k})={pk[k]:.3f}" for k in sorted(top) if pk[k] > 0), file=out)
+    print(
+        "posterior over k (largest): " + ", ".join(f"p(k={k})={pk[k]:.3f}" for k in sorted(top) if pk[k] > 0), file=out
+    )
     if np.argmax(pk) == len(pk) - 1 and len(pk) - 1 == (k_max if k_max is not None else len(pk) - 1):
-        print(f"  note: p(k | y) is piled at k_max = {len(pk) - 1} -- a property of the paper's model, not of the data; "
-              "the package's default model (rbf-bayes fit, RJMCMCRegressor()) has a prior on k that stops the pile", file=out)
+        print(
+            f"  note: p(k | y) is piled at k_max = {len(pk) - 1} -- a property of the paper's model, not of the data; "
+            "the package's default model (rbf-bayes fit, RJMCMCRegressor()) has a prior on k that stops the pile",
+            file=out,
+        )
     acc = ", ".join(f"{m} {r:.2f}" for m, r in tr.acceptance_rates().items())
     print(f"acceptance rates: {acc}", file=out)
     print(f"sampler time: {secs:.2f} s ({n_done / secs:,.0f} iterations/s)", file=out)
@@ -136,55 +156,80 @@ def read_csv(path, # a CSV file with a header row of column names
     if len(rows) < 2: raise CLIError(f"{path}: needs a header row and at least one data row")
     names = [n.strip() for n in rows[0]]
     if len(set(names)) != len(names):
-        raise CLIError(f"{path}: the header names column(s) {sorted({n for n in names if names.count(n) > 1})} more than "
-                       "once; rename them")
+        raise CLIError(
+            f"{path}: the header names column(s) {sorted({n for n in names if names.count(n) > 1})} more than "
+            "once; rename them"
+        )
     data = np.empty((len(rows) - 1, len(names)))
     for i, row in enumerate(rows[1:], start=2):
-        if len(row) != len(names): raise CLIError(f"{path}, line {i}: {len(row)} fields, the header has {len(names)}")
+        if len(row) != len(names):
+            raise CLIError(f"{path}, line {i}: {len(row)} fields, the header has {len(names)}")
         for j, v in enumerate(row):
-            try: data[i - 2, j] = float(v)
-            except ValueError: raise CLIError(f"{path}, line {i}, column {names[j]!r}: {v!r} is not a number") from None
+            try:
+                data[i - 2, j] = float(v)
+            except ValueError:
+                raise CLIError(f"{path}, line {i}, column {names[j]!r}: {v!r} is not a number") from None
     return names, data
+
 
 def _check_columns(targets: list[str], feats: list[str]) -> None:
     "The --target and --features lists: none empty, none twice, no column both an input and a target."
     for opt, cols in (("--target", targets), ("--features", feats)):
         twice = sorted({c for c in cols if cols.count(c) > 1})
-        if twice: raise CLIError(f"{opt}: column(s) {twice} given more than once")
-    if not feats: raise CLIError("--features: no input columns (give column names, comma-separated, or leave it out)")
+        if twice:
+            raise CLIError(f"{opt}: column(s) {twice} given more than once")
+    if not feats:
+        raise CLIError("--features: no input columns (give column names, comma-separated, or leave it out)")
     both = [c for c in feats if c in targets]
-    if both: raise CLIError(f"--features: column(s) {both} also given as --target: a column is an input or a target")
+    if both:
+        raise CLIError(f"--features: column(s) {both} also given as --target: a column is an input or a target")
+
 
 def _check_finite(data, names: list[str], used: list[str], path) -> None:
     "Every value of the columns a fit uses is a finite number, or a CLIError naming the first bad line and column."
     for c in used:
         bad = np.flatnonzero(~np.isfinite(data[:, names.index(c)]))
-        if len(bad): raise CLIError(f"{path}, line {bad[0] + 2}, column {c!r}: {data[bad[0], names.index(c)]} is not a "
-                                    f"finite number ({len(bad)} such row(s) in this column); remove or impute them")
+        if len(bad):
+            raise CLIError(
+                f"{path}, line {bad[0] + 2}, column {c!r}: {data[bad[0], names.index(c)]} is not a "
+                f"finite number ({len(bad)} such row(s) in this column); remove or impute them"
+            )
+
 
 def columns(names: list[str], wanted: list[str], path) -> list[int]:
     "Indices of the wanted columns, or a CLIError naming the missing ones."
     missing = [w for w in wanted if w not in names]
-    if missing: raise CLIError(f"{path}: no column(s) {missing}; the columns are {names}")
+    if missing:
+        raise CLIError(f"{path}: no column(s) {missing}; the columns are {names}")
     return [names.index(w) for w in wanted]
+
 
 def load_model(path):
     "The estimator saved in `path` (`save`), whichever of the four it is."
-    try:     # the library's errors name the path and what is wrong (missing, empty, damaged, another kind, newer format)
-        with open_npz(path, "rbf_bayes estimator") as (_, h): cls = h.get("cls")
+    # the library's errors name the path and what is wrong (missing, empty, damaged, another kind, newer format)
+    try:
+        with open_npz(path, "rbf_bayes estimator") as (_, h):
+            cls = h.get("cls")
         est = {c.__name__: c for c in MODELS.values()}.get(cls)
-        if est is None: raise CLIError(f"{path}: a {cls} model; the command line reads the regressors "
-                                       f"({', '.join(c.__name__ for c in MODELS.values())})")
+        if est is None:
+            raise CLIError(
+                f"{path}: a {cls} model; the command line reads the regressors "
+                f"({', '.join(c.__name__ for c in MODELS.values())})"
+            )
         return est.load(path)
-    except (FileNotFoundError, IsADirectoryError, ValueError) as e: raise CLIError(str(e)) from None
+    except (FileNotFoundError, IsADirectoryError, ValueError) as e:
+        raise CLIError(str(e)) from None
 
 # %% ../nbs/15_cli.ipynb #09bfa025
 def cmd_fit(args):
     "fit: read the CSV, fit the chosen model, save it with the column names."
     out = npz_path(args.out)        # checked before the fit, so that no fit is lost to a path that cannot be written
-    if Path(args.out).is_dir() or out.is_dir(): raise CLIError(f"--out {args.out}: is a folder; give a file name, e.g. {Path(args.out) / 'model.npz'}")
-    if not out.parent.is_dir(): raise CLIError(f"--out {args.out}: the folder {out.parent} does not exist")
-    if args.burn_in is not None and args.burn_in < 0: raise CLIError(f"--burn-in must be >= 0, got {args.burn_in}")
+    if Path(args.out).is_dir() or out.is_dir():
+        raise CLIError(f"--out {args.out}: is a folder; give a file name, e.g. {Path(args.out) / 'model.npz'}")
+    if not out.parent.is_dir():
+        raise CLIError(f"--out {args.out}: the folder {out.parent} does not exist")
+    if args.burn_in is not None and args.burn_in < 0:
+        raise CLIError(f"--burn-in must be >= 0, got {args.burn_in}")
     names, data = read_csv(args.data)
     targets = args.target
     feats = args.features if args.features is not None else [n for n in names if n not in targets]
@@ -198,42 +243,62 @@ def cmd_fit(args):
         raise CLIError(f"--n-iter auto: the {args.model} model does not choose its run length (rjmcmc and bmars do)")
     if args.n_iter is not None and "n_iter" not in defaults:
         raise CLIError(f"--n-iter: the {args.model} model has no iterations to set (it makes one pass over the data)")
-    if args.n_iter is not None: kw.update(n_iter=args.n_iter)
+    if args.n_iter is not None:
+        kw.update(n_iter=args.n_iter)
     if "burn_in" in defaults:
         if args.burn_in is not None and args.n_iter not in (None, "auto") and args.burn_in >= args.n_iter:
             raise CLIError(f"--burn-in ({args.burn_in}) must be < --n-iter ({args.n_iter})")
-        if args.burn_in is not None: kw.update(burn_in=args.burn_in)
-        elif args.n_iter not in (None, "auto") and defaults["burn_in"] >= args.n_iter: kw.update(burn_in=args.n_iter // 2)
+        if args.burn_in is not None:
+            kw.update(burn_in=args.burn_in)
+        elif args.n_iter not in (None, "auto") and defaults["burn_in"] >= args.n_iter:
+            kw.update(burn_in=args.n_iter // 2)
     for opt, par in (("temps", "n_temps"), ("tries", "n_tries")):
         v = getattr(args, opt)
-        if v is None: continue
-        if par not in defaults: raise CLIError(f"--{opt}: the {args.model} model has no {par} (rjmcmc has)")
-        if v < 1: raise CLIError(f"--{opt} must be >= 1, got {v}")
+        if v is None:
+            continue
+        if par not in defaults:
+            raise CLIError(f"--{opt}: the {args.model} model has no {par} (rjmcmc has)")
+        if v < 1:
+            raise CLIError(f"--{opt} must be >= 1, got {v}")
         kw[par] = v
     if args.chains is not None:
-        if args.chains < 1: raise CLIError(f"--chains must be >= 1, got {args.chains}")
+        if args.chains < 1:
+            raise CLIError(f"--chains must be >= 1, got {args.chains}")
         par = "n_chains" if "n_chains" in defaults else "n_restarts" if "n_restarts" in defaults else None
-        if par is None: raise CLIError(f"--chains: the {args.model} model runs one particle system, not chains")
+        if par is None:
+            raise CLIError(f"--chains: the {args.model} model runs one particle system, not chains")
         kw[par] = args.chains
     if args.jobs is not None:
-        if args.jobs < 1 and args.jobs != -1: raise CLIError(f"--jobs must be >= 1 or -1 (one per core), got {args.jobs}")
-        if "n_jobs" not in defaults: raise CLIError(f"--jobs: the {args.model} model has no parallel chains")
+        if args.jobs < 1 and args.jobs != -1:
+            raise CLIError(f"--jobs must be >= 1 or -1 (one per core), got {args.jobs}")
+        if "n_jobs" not in defaults:
+            raise CLIError(f"--jobs: the {args.model} model has no parallel chains")
         kw["n_jobs"] = args.jobs
     elif args.chains is not None and "n_jobs" in defaults:
-        kw["n_jobs"] = -1                                        # chains asked for: one thread per core
+        kw["n_jobs"] = -1  # chains asked for: one thread per core
     model = cls(**kw)
-    print(f"fitting {type(model).__name__} to {len(X)} rows, {len(feats)} inputs, {len(targets)} output(s) ...",
-          file=sys.stderr, flush=True)
+    print(
+        f"fitting {type(model).__name__} to {len(X)} rows, {len(feats)} inputs, {len(targets)} output(s) ...",
+        file=sys.stderr,
+        flush=True,
+    )
     t0 = time.perf_counter()
-    with warnings.catch_warnings():      # Ctrl-C: the library's warning names continue_fit; the CLI says it its own way
+    with warnings.catch_warnings():  # Ctrl-C: the library's warning names continue_fit; the CLI says it its own way
         warnings.simplefilter("ignore", InterruptedWarning)
         model.fit(X, Y[:, 0] if len(targets) == 1 else Y)
     secs = time.perf_counter() - t0
-    out = model.save(out, metadata=dict(features=feats, targets=targets, data=str(args.data), seconds=secs,
-                                        interrupted=bool(model.interrupted_)))
+    out = model.save(
+        out,
+        metadata=dict(
+            features=feats, targets=targets, data=str(args.data), seconds=secs, interrupted=bool(model.interrupted_)
+        ),
+    )
     if model.interrupted_:
-        print(f"rbf-bayes: interrupted after {secs:.2f} s; the incomplete model is saved to {out} (its summary says "
-              "how far it got; run fit again to finish)", file=sys.stderr)
+        print(
+            f"rbf-bayes: interrupted after {secs:.2f} s; the incomplete model is saved to {out} (its summary says "
+            "how far it got; run fit again to finish)",
+            file=sys.stderr,
+        )
         return 130
     print(f"saved {out} ({secs:.2f} s); most probable number of bases: {int(np.argmax(model.k_posterior_))}")
     return 0
@@ -244,14 +309,19 @@ def _model_columns(model, names, model_file, data_file) -> tuple[list, list]:
     feature names if it was fitted on a DataFrame, else every column of the CSV in the order of fit (then the CSV must
     have exactly the model's number of inputs), and targets y (or y0, y1, ...)."""
     meta = model.metadata_
-    feats = meta.get("features") or ([str(f) for f in model.feature_names_in_] if hasattr(model, "feature_names_in_") else None)
+    feats = meta.get("features") or (
+        [str(f) for f in model.feature_names_in_] if hasattr(model, "feature_names_in_") else None
+    )
     if feats is None:
         if len(names) != model.n_features_in_:
-            raise CLIError(f"{model_file} was saved from Python without column names: {data_file} must then have exactly "
-                           f"its {model.n_features_in_} input column(s), in the order of fit (it has {len(names)})")
+            raise CLIError(
+                f"{model_file} was saved from Python without column names: {data_file} must then have exactly "
+                f"its {model.n_features_in_} input column(s), in the order of fit (it has {len(names)})"
+            )
         feats = names
     targets = meta.get("targets") or (["y"] if model.n_outputs_ == 1 else [f"y{j}" for j in range(model.n_outputs_)])
     return feats, targets
+
 
 def cmd_predict(args):
     "predict: the posterior mean and sd of every target at the rows of a CSV, as CSV."
@@ -262,23 +332,32 @@ def cmd_predict(args):
     meta = dict(meta, targets=targets)
     X = data[:, columns(names, feats, args.data)]
     level = args.interval
-    if level is not None and not 0 < level < 1: raise CLIError(f"--interval must be a probability in (0, 1), e.g. 0.95, got {level}")
-    if args.extrapolate: model.set_params(extrapolate=True)
-    with warnings.catch_warnings(record=True) as caught:     # rows held in the training range: said once, with the CSV's column
+    if level is not None and not 0 < level < 1:
+        raise CLIError(f"--interval must be a probability in (0, 1), e.g. 0.95, got {level}")
+    if args.extrapolate:
+        model.set_params(extrapolate=True)
+    # rows held in the training range: said once, with the CSV's column
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ExtrapolationWarning)
         mean, sd = model.predict(X, return_std=True)
         cols = [np.reshape(mean, (len(X), -1)), np.reshape(sd, (len(X), -1))]
-        if level is not None: cols += [np.reshape(a, (len(X), -1)) for a in model.predict_interval(X, level)]
+        if level is not None:
+            cols += [np.reshape(a, (len(X), -1)) for a in model.predict_interval(X, level)]
     kinds = ("mean", "sd") if level is None else ("mean", "sd", "lower", "upper")
     held = [w.message for w in caught if issubclass(w.category, ExtrapolationWarning)]
-    if held:        # predict and predict_interval both held the same rows: said once, with the CSV's column name
+    if held:  # predict and predict_interval both held the same rows: said once, with the CSV's column name
         e = held[0]
-        print(f"rbf-bayes: warning (ExtrapolationWarning): {e.n_rows} of {len(X)} rows of {args.data} lie more than "
-              f"{WARN_BEYOND:.0%} of the training range outside it (the farthest {e.distance:.3g} times the range beyond it, "
-              f"in {feats[e.column]}): they are predicted at the range's edge; --extrapolate evaluates the fitted model there",
-              file=sys.stderr)
+        print(
+            f"rbf-bayes: warning (ExtrapolationWarning): {e.n_rows} of {len(X)} rows of {args.data} lie more than "
+            f"{WARN_BEYOND:.0%} of the training range outside it (the farthest {e.distance:.3g} times the range beyond "
+            f"it, "
+            f"in {feats[e.column]}): they are predicted at the range's edge; --extrapolate evaluates the fitted model "
+            f"there",
+            file=sys.stderr,
+        )
     for w in caught:
-        if not issubclass(w.category, ExtrapolationWarning): warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if not issubclass(w.category, ExtrapolationWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     out = open(args.output, "w", newline="") if args.output else sys.stdout
     try:
         w = csv.writer(out)
@@ -286,7 +365,8 @@ def cmd_predict(args):
         for i in range(len(X)):
             w.writerow([f"{a[i, o]:.10g}" for o in range(cols[0].shape[1]) for a in cols])
     finally:
-        if args.output: out.close()
+        if args.output:
+            out.close()
 
 # %% ../nbs/15_cli.ipynb #2318d43b
 def cmd_summary(args):
@@ -295,42 +375,67 @@ def cmd_summary(args):
     meta, s = model.metadata_, model.summary()
     s.rows.insert(0, ("fitted to", f"{meta.get('data', '?')}: inputs {', '.join(meta.get('features', [])) or '?'}; "
                                    f"target(s) {', '.join(meta.get('targets', [])) or '?'}"))
-    if isinstance(meta.get("seconds"), (int, float)): s.rows.append(("fit time", f"{meta['seconds']:.2f} s (with setup)"))
-    if not args.json: print(s); return
+    if isinstance(meta.get("seconds"), (int, float)):
+        s.rows.append(("fit time", f"{meta['seconds']:.2f} s (with setup)"))
+    if not args.json:
+        print(s)
+        return
     tr = model.trace_
-    def num(v):     # JSON has no NaN or infinity: None says "undefined" (e.g. the R-hat of a quantity that never moved)
-        if isinstance(v, dict): return {k: num(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)): return [num(x) for x in v]
-        if isinstance(v, (float, np.floating)): return float(v) if math.isfinite(v) else None
+
+    def num(v):  # JSON has no NaN or infinity: None says "undefined" (e.g. the R-hat of a quantity that never moved)
+        if isinstance(v, dict):
+            return {k: num(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [num(x) for x in v]
+        if isinstance(v, (float, np.floating)):
+            return float(v) if math.isfinite(v) else None
         return v.item() if isinstance(v, np.generic) else v
-    out = dict(model=type(model).__name__, title=s.title, rows=dict(s.rows), notes=list(s.notes),
-               fitted_to=dict(data=meta.get("data"), features=meta.get("features"), targets=meta.get("targets")),
-               p_k=[num(p) for p in tr.p_k()], acceptance={m: num(r) for m, r in tr.acceptance_rates().items()},
-               interrupted=bool(getattr(model, "interrupted_", False)))
+
+    out = dict(
+        model=type(model).__name__,
+        title=s.title,
+        rows=dict(s.rows),
+        notes=list(s.notes),
+        fitted_to=dict(data=meta.get("data"), features=meta.get("features"), targets=meta.get("targets")),
+        p_k=[num(p) for p in tr.p_k()],
+        acceptance={m: num(r) for m, r in tr.acceptance_rates().items()},
+        interrupted=bool(getattr(model, "interrupted_", False)),
+    )
     if tr.n_chains > 1 and hasattr(tr, "chain_diagnostics"):
         out["diagnostics"] = {q: dict(rhat=num(r), ess=num(e)) for q, (r, e) in tr.chain_diagnostics().items()}
-    if "auto" in tr.meta: out["run_length"] = num(tr.meta["auto"])
+    if "auto" in tr.meta:
+        out["run_length"] = num(tr.meta["auto"])
     print(json.dumps(out, indent=1, allow_nan=False, ensure_ascii=False))
+
 
 def cmd_plot(args):
     "plot: `rbf_bayes.plot.overview` of the model (trace of k, p(k | y), acceptance, log posterior), to a PNG."
     import matplotlib
+
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
     from rbf_bayes.plot import overview
+
     model = load_model(args.model_file)
     X = y = None
     if args.data is not None:
         names, data = read_csv(args.data)
-        feats, targets = _model_columns(model, [n for n in names if n not in model.metadata_.get("targets", ())]
-                                        if not model.metadata_.get("features") else names, args.model_file, args.data)
+        feats, targets = _model_columns(
+            model,
+            [n for n in names if n not in model.metadata_.get("targets", ())]
+            if not model.metadata_.get("features")
+            else names,
+            args.model_file,
+            args.data,
+        )
         X = data[:, columns(names, feats, args.data)]
         if all(t in names for t in targets):
             y = data[:, columns(names, targets, args.data)]
             y = y[:, 0] if y.shape[1] == 1 else y
     fig = overview(model, X, y)
-    fig.savefig(args.output, dpi=100); plt.close(fig)
+    fig.savefig(args.output, dpi=100)
+    plt.close(fig)
     print(f"wrote {args.output}")
 
 # %% ../nbs/15_cli.ipynb #90a53d96
@@ -345,9 +450,16 @@ def _iterations(s: str):
     try: return int(s)
     except ValueError: raise argparse.ArgumentTypeError(f"must be a whole number or 'auto', got {s!r}") from None
 
-_OPTS = {   # option -> argparse keywords; every default is filled in after parsing (see `_DEFAULTS`)
-    "--n-iter": dict(type=_iterations, help="iterations (robot-arm: 50000; fit: the model's default, for rjmcmc 'auto': it runs until the chains converge)"),
-    "--burn-in": dict(type=int, help="burn-in iterations (robot-arm: 30000; fit: the model's default, or half of --n-iter if that is smaller)"),
+_OPTS = {  # option -> argparse keywords; every default is filled in after parsing (see `_DEFAULTS`)
+    "--n-iter": dict(
+        type=_iterations,
+        help="iterations (robot-arm: 50000; fit: the model's default, for rjmcmc 'auto': it runs until the chains "
+             "converge)",
+    ),
+    "--burn-in": dict(
+        type=int,
+        help="burn-in iterations (robot-arm: 30000; fit: the model's default, or half of --n-iter if that is smaller)",
+    ),
     "--k-max": dict(type=int, help="robot-arm: maximum number of bases (default 20; 0 means N - d - 1)"),
     "--beta-delta2": dict(type=float, help="robot-arm: scale of the delta^2 prior (default 10)"),
     "--seed": dict(type=int, help="random seed (default 0)"),
@@ -357,35 +469,100 @@ _OPTS = {   # option -> argparse keywords; every default is filled in after pars
     "--model": dict(choices=list(MODELS), help="fit: rjmcmc (default), rjsa, smc or bmars"),
     "--out": dict(help="fit: the model file to write (default model.npz)"),
     "--output": dict(help="predict: CSV to write (default: standard output); plot: PNG (default model.png)"),
-    "--interval": dict(type=float, help="predict: also the equal-tailed predictive interval at this level, e.g. 0.95 "
-                                        "(columns <target>_lower, <target>_upper; from the posterior draws, not a normal)"),
+    "--interval": dict(
+        type=float,
+        help="predict: also the equal-tailed predictive interval at this level, e.g. 0.95 "
+        "(columns <target>_lower, <target>_upper; from the posterior draws, not a normal)",
+    ),
     "--no-progress": dict(action="store_true", help="fit, robot-arm: no progress bar on stderr"),
-    "--extrapolate": dict(action="store_true", help="predict: evaluate the fitted model at rows outside the training range "
-                                                    "(default: they are held at the range's edge, with a warning on stderr)"),
-    "--data": dict(help="plot: a CSV with the model's input columns (and its targets): the fourth panel is then the "
-                        "predictive (the band over one input, or predicted against observed)"),
-    "--json": dict(action="store_true", help="summary: one JSON object for scripts (the rows and notes, p(k | y), "
-                                             "acceptance, split R-hat and ESS per quantity, the run length)"),
-    "--chains": dict(type=int, help="fit: independent chains (rjmcmc, bmars; pooled; default 4) or restarts (rjsa), run in parallel"),
-    "--jobs": dict(type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"),
-    "--temps": dict(type=int, help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 1: none)"),
-    "--tries": dict(type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"),
+    "--extrapolate": dict(
+        action="store_true",
+        help="predict: evaluate the fitted model at rows outside the training range "
+        "(default: they are held at the range's edge, with a warning on stderr)",
+    ),
+    "--data": dict(
+        help="plot: a CSV with the model's input columns (and its targets): the fourth panel is then the "
+        "predictive (the band over one input, or predicted against observed)"
+    ),
+    "--json": dict(
+        action="store_true",
+        help="summary: one JSON object for scripts (the rows and notes, p(k | y), "
+        "acceptance, split R-hat and ESS per quantity, the run length)",
+    ),
+    "--chains": dict(
+        type=int, help="fit: independent chains (rjmcmc, bmars; pooled; default 4) or restarts (rjsa), run in parallel"
+    ),
+    "--jobs": dict(
+        type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"
+    ),
+    "--temps": dict(
+        type=int, help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 1: none)"
+    ),
+    "--tries": dict(
+        type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"
+    ),
 }
-_COMMANDS = {   # command -> (positional arguments, options, help)
-    "robot-arm": ((), ("--n-iter", "--burn-in", "--k-max", "--beta-delta2", "--seed", "--no-progress"),
-                  "experiment 2 of Andrieu, de Freitas & Doucet (the default)"),
+_COMMANDS = {  # command -> (positional arguments, options, help)
+    "robot-arm": (
+        (),
+        ("--n-iter", "--burn-in", "--k-max", "--beta-delta2", "--seed", "--no-progress"),
+        "experiment 2 of Andrieu, de Freitas & Doucet (the default)",
+    ),
     "demo": ((), ("--seed", "--basis"), "the model core on the robot-arm data (log posterior of a few network sizes)"),
-    "fit": (("data",), ("--target", "--features", "--model", "--out", "--n-iter", "--burn-in", "--seed", "--no-progress",
-                        "--chains", "--jobs", "--temps", "--tries"),
-            "fit a model to a CSV file and save it"),
-    "predict": (("model_file", "data"), ("--output", "--interval", "--extrapolate"), "posterior mean and sd (and a predictive interval) at the rows of a CSV file"),
+    "fit": (
+        ("data",),
+        (
+            "--target",
+            "--features",
+            "--model",
+            "--out",
+            "--n-iter",
+            "--burn-in",
+            "--seed",
+            "--no-progress",
+            "--chains",
+            "--jobs",
+            "--temps",
+            "--tries",
+        ),
+        "fit a model to a CSV file and save it",
+    ),
+    "predict": (
+        ("model_file", "data"),
+        ("--output", "--interval", "--extrapolate"),
+        "posterior mean and sd (and a predictive interval) at the rows of a CSV file",
+    ),
     "summary": (("model_file",), ("--json",), "p(k | y), acceptance rates, ESS and timings of a saved model"),
-    "plot": (("model_file",), ("--output", "--data"), "trace of k, p(k | y), acceptance and log posterior (or, with --data, the predictive) of a saved model, as a PNG"),
+    "plot": (
+        ("model_file",),
+        ("--output", "--data"),
+        "trace of k, p(k | y), acceptance and log posterior (or, with --data, the predictive) of a saved model, as a "
+        "PNG",
+    ),
 }
-_DEFAULTS = dict(n_iter=None, burn_in=None, k_max=20, beta_delta2=10.0, seed=0, basis="cubic", k=[0, 5, 10, 20, 40],
-                 target=None, features=None, model="rjmcmc", out="model.npz", output=None,
-                 no_progress=False, chains=None, jobs=None, temps=None, tries=None, interval=None, json=False, data=None,
-                 extrapolate=False)
+_DEFAULTS = dict(
+    n_iter=None,
+    burn_in=None,
+    k_max=20,
+    beta_delta2=10.0,
+    seed=0,
+    basis="cubic",
+    k=[0, 5, 10, 20, 40],
+    target=None,
+    features=None,
+    model="rjmcmc",
+    out="model.npz",
+    output=None,
+    no_progress=False,
+    chains=None,
+    jobs=None,
+    temps=None,
+    tries=None,
+    interval=None,
+    json=False,
+    data=None,
+    extrapolate=False,
+)
 
 # %% ../nbs/15_cli.ipynb #e25b57c4
 def _parser() -> argparse.ArgumentParser:
@@ -407,41 +584,58 @@ def _main(argv):
     args = _parser().parse_args(argv)
     cmd = args.command or "robot-arm"
     given = set(vars(args)) - {"command"}
-    allowed = {o[2:].replace("-", "_") for o in _COMMANDS[cmd][1]} | set(_COMMANDS[cmd][0]) | ({"k"} if cmd == "demo" else set())
+    allowed = (
+        {o[2:].replace("-", "_") for o in _COMMANDS[cmd][1]}
+        | set(_COMMANDS[cmd][0])
+        | ({"k"} if cmd == "demo" else set())
+    )
     stray = sorted(given - allowed)
-    if stray: raise CLIError(f"option(s) {', '.join('--' + s.replace('_', '-') for s in stray)} do not apply to {cmd}")
+    if stray:
+        raise CLIError(f"option(s) {', '.join('--' + s.replace('_', '-') for s in stray)} do not apply to {cmd}")
     for k, v in _DEFAULTS.items():
-        if not hasattr(args, k): setattr(args, k, v)
-    if args.seed < 0: raise CLIError(f"--seed must be >= 0, got {args.seed}")
+        if not hasattr(args, k):
+            setattr(args, k, v)
+    if args.seed < 0:
+        raise CLIError(f"--seed must be >= 0, got {args.seed}")
     if cmd == "fit":
-        if not args.target: raise CLIError("fit needs --target (the column to predict)")
-        args.features = [f.strip() for f in args.features.split(",") if f.strip()] if args.features is not None else None
+        if not args.target:
+            raise CLIError("fit needs --target (the column to predict)")
+        args.features = (
+            [f.strip() for f in args.features.split(",") if f.strip()] if args.features is not None else None
+        )
     t0 = time.perf_counter()
     if cmd == "demo":
         if any(k < 0 or k > 197 for k in args.k):
             raise CLIError("--k values must be in [0, 197] (k_max = N - (d + 1) for 200 points in 2-d)")
         demo(args.seed, args.basis, tuple(args.k))
     elif cmd == "robot-arm":
-        if args.n_iter == "auto": raise CLIError("robot-arm: --n-iter must be a whole number (the paper's run is 50000)")
+        if args.n_iter == "auto":
+            raise CLIError("robot-arm: --n-iter must be a whole number (the paper's run is 50000)")
         n_iter = args.n_iter if args.n_iter is not None else 50_000
         burn = args.burn_in if args.burn_in is not None else 30_000
-        if n_iter < 1 or not 0 <= burn < n_iter: raise CLIError("need --n-iter >= 1 and 0 <= --burn-in < --n-iter")
-        if not 0 <= args.k_max <= 197: raise CLIError("--k-max must be in [0, 197] (0 means N - d - 1 = 197)")
-        r = robot_arm_experiment(n_iter, burn, args.k_max or None, args.beta_delta2, args.seed, progress=not args.no_progress)
-        if r["interrupted"]: return 130
+        if n_iter < 1 or not 0 <= burn < n_iter:
+            raise CLIError("need --n-iter >= 1 and 0 <= --burn-in < --n-iter")
+        if not 0 <= args.k_max <= 197:
+            raise CLIError("--k-max must be in [0, 197] (0 means N - d - 1 = 197)")
+        r = robot_arm_experiment(
+            n_iter, burn, args.k_max or None, args.beta_delta2, args.seed, progress=not args.no_progress
+        )
+        if r["interrupted"]:
+            return 130
     else:
         return {"fit": cmd_fit, "predict": cmd_predict, "summary": cmd_summary, "plot": cmd_plot}[cmd](args) or 0
     print(f"done in {time.perf_counter() - t0:.2f} s")
     return 0
 
+
 def main(argv=None) -> int:
     "Entry point of the `rbf-bayes` console script (and of `python -m rbf_bayes`): exit code 0, 2 (user error), 130."
     try:
         return _main(argv)
-    except (CLIError, ValueError, TypeError) as err:      # bad values reach us as the estimators' ValueError/TypeError
+    except (CLIError, ValueError, TypeError) as err:  # bad values reach us as the estimators' ValueError/TypeError
         print(f"rbf-bayes: error: {err}", file=sys.stderr)
         return 2
-    except BrokenPipeError:                               # `rbf-bayes ... | head`: the reader went away; stop quietly
+    except BrokenPipeError:  # `rbf-bayes ... | head`: the reader went away; stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:

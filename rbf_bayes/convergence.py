@@ -27,7 +27,8 @@ def check_conditions(x, # inputs (N, d)
                      k_max=None, # maximum number of bases (None: the default min(N - (d + 2), 100))
                      iota: float=0.1, # centre-space extension
                      strict: bool=False, # raise instead of warn on the soft conditions
-                     sigma2_known: bool=False, # sigma^2 fixed (the probit's latent regression): y'Py = 0 is then no failure
+                     # sigma^2 fixed (the probit's latent regression): y'Py = 0 is then no failure
+                     sigma2_known: bool=False,
                     ) -> dict:
     "Check the conditions of Theorems 1-2 on the data; errors for hard failures, ConvergenceWarning for soft ones."
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape
@@ -44,13 +45,17 @@ def check_conditions(x, # inputs (N, d)
         warnings.warn(msg, ConvergenceWarning, stacklevel=3)
     if np.any(rel < 1e-12) and not sigma2_known:   # with sigma^2 known the posterior is proper whatever y'Py
         bad = np.flatnonzero(rel < 1e-12).tolist()
-        msg = (f"output(s) {bad} of y are (numerically) an exact linear function of x: y'P*y = 0, so the lower bound of "
-               "Corollary 2 fails and, with Jeffreys' prior on sigma^2, the posterior is improper; add noise or drop them")
-        raise ValueError(msg)   # a hard failure: the posterior itself is improper
-    if 1 + d + k_max >= N and not sigma2_known:   # the bound is on y'Py, which a known sigma^2 never divides by
-        soft(f"k_max = {k_max} = N - (d + 1) lets D become square (m = N): y then lies in its column space, "
-             f"Corollary 2's bound y'Py >= eps > 0 fails and the geometric rate of Theorem 1 is not guaranteed; "
-             f"use k_max <= {k_max - 1}")
+        msg = (
+            f"output(s) {bad} of y are (numerically) an exact linear function of x: y'P*y = 0, so the lower bound of "
+            "Corollary 2 fails and, with Jeffreys' prior on sigma^2, the posterior is improper; add noise or drop them"
+        )
+        raise ValueError(msg)  # a hard failure: the posterior itself is improper
+    if 1 + d + k_max >= N and not sigma2_known:  # the bound is on y'Py, which a known sigma^2 never divides by
+        soft(
+            f"k_max = {k_max} = N - (d + 1) lets D become square (m = N): y then lies in its column space, "
+            f"Corollary 2's bound y'Py >= eps > 0 fails and the geometric rate of Theorem 1 is not guaranteed; "
+            f"use k_max <= {k_max - 1}"
+        )
     return report
 
 # %% ../nbs/08_convergence.ipynb #6e8384da
@@ -141,15 +146,20 @@ def ess(chains) -> float:
     return _ess_split(_z_scale(c), 0.0) if moved(c) else 0.0
 
 def ess_tail(chains) -> float:
-    "Tail effective sample size: the smaller ESS of the indicators x <= q_0.05 and x <= q_0.95; 0 if the draws never vary."
+    """Tail effective sample size: the smaller ESS of the indicators x <= q_0.05 and x <= q_0.95; 0 if the draws never
+    vary."""
     c = _split(chains)
-    if not moved(c): return 0.0
-    q = np.quantile(np.asarray(chains, dtype=float), [0.05, 0.95])     # of all the draws (an odd chain's middle one too)
+    if not moved(c):
+        return 0.0
+    # of all the draws (an odd chain's middle one too)
+    q = np.quantile(np.asarray(chains, dtype=float), [0.05, 0.95])
     return min(_ess_split((c <= v).astype(float), c.size) for v in q)
+
 
 def mcse_mean(chains) -> float:
     "Monte Carlo standard error of the mean: sd / sqrt(ESS of the draws themselves); NaN if the draws never vary."
     c = _split(chains)
-    if not moved(c): return math.nan
+    if not moved(c):
+        return math.nan
     return float(np.std(np.asarray(chains, dtype=float), ddof=1) / math.sqrt(_ess_split(c, 0.0)))
 

@@ -23,8 +23,10 @@ from .priors import REGRESSOR_PRIOR, RBFPrior
 from .probit import ProbitTrace, probit_run, sample_probit
 from .rjmcmc import RJConfig, Trace, rjmcmc_run, sample_rjmcmc
 
-RIDGE_RAW_MAX = 1e5   # standardize=False with the ridge prior: the largest spread of an input column (`_raw_scale_limits`)
-AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")   # basis="auto": the types among which the chain moves (05d)
+# standardize=False with the ridge prior: the largest spread of an input column (`_raw_scale_limits`)
+RIDGE_RAW_MAX = 1e5
+# basis="auto": the types among which the chain moves (05d)
+AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")
 
 # %% auto #0
 __all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'RJMCMCRegressor', 'RJMCMCClassifier']
@@ -58,27 +60,49 @@ class RJMCMCRegressor(BaseBayesEstimator):
     True
     """
     def __init__(self, *,
-                 basis: str="gaussian", # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian; `05d_learned_basis`): sets basis_probabilities_
-                 width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: sqrt(d) on standardised inputs (r^2 / w^2 about 2 between two points)
-                 n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
+                 # one of `BASES`, or "auto": the basis type is a parameter (cubic, thin-plate, multiquadric, Gaussian;
+                 # `05d_learned_basis`): sets basis_probabilities_
+                 basis: str="gaussian",
+                 # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: sqrt(d) on
+                 # standardised inputs (r^2 / w^2 about 2 between two points)
+                 width: float|None=None,
+                 # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior
+                 # (`auto_chains`), or MCMC iterations per chain
+                 n_iter: int|str="auto",
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
-                 prior: RBFPrior|None=None, # hyperparameters; None: `REGRESSOR_PRIOR` (ridge prior, k ~ NB(10, 1/2); 01_priors, "The regressor's default")
+                 # hyperparameters; None: `REGRESSOR_PRIOR` (ridge prior, k ~ NB(10, 1/2); 01_priors, "The regressor's
+                 # default")
+                 prior: RBFPrior|None=None,
                  split_scale: float=0.1, # varsigma* of split/merge
                  rw_var: float=1e-3, # random-walk variance of the centre update
                  varpi: float=0.5, # probability of the uniform centre proposal
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
-                 standardize: bool=True, # fit on standardised X and y (Omega and the ridge prior live there; a width given is converted from units of X)
-                 n_chains: int=4, # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
-                 n_jobs: int=-1, # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
-                 executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
-                 learn_scales: bool=True, # sample one scale per input, phi(||diag(s)(x - mu)||) (`05d_learned_basis`): sets input_scales_
-                 select_inputs: bool|None=None, # input selection: each input (its linear column and scale) in or out (`05d_learned_basis`); None: with learned scales and three inputs or more ("The default model"): sets input_relevance_
-                 n_tries: int=1, # candidate centres per birth and death (multiple-try moves, `03_moves`); 1: the paper's moves
-                 n_temps: int=1, # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); 1: no tempering
-                 max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
-                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 # fit on standardised X and y (Omega and the ridge prior live there; a width given is converted from
+                 # units of X)
+                 standardize: bool=True,
+                 # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
+                 n_chains: int=4,
+                 # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
+                 n_jobs: int=-1,
+                 # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's client.get_executor())
+                 executor=None,
+                 # sample one scale per input, phi(||diag(s)(x - mu)||) (`05d_learned_basis`): sets input_scales_
+                 learn_scales: bool=True,
+                 # input selection: each input (its linear column and scale) in or out (`05d_learned_basis`); None: with
+                 # learned scales and three inputs or more ("The default model"): sets input_relevance_
+                 select_inputs: bool|None=None,
+                 # candidate centres per birth and death (multiple-try moves, `03_moves`); 1: the paper's moves
+                 n_tries: int=1,
+                 # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); 1: no tempering
+                 n_temps: int=1,
+                 # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there
+                 # unconverged)
+                 max_iter: int=128_000,
+                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
+                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 extrapolate: bool=False,
                 ):
         self.extrapolate = extrapolate
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
@@ -91,27 +115,60 @@ class RJMCMCRegressor(BaseBayesEstimator):
     def fit(self, X, y):
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
         uses the j-th child stream of random_state and trace_ pools the chains (its summary gives split-R-hat and ESS).
-        With n_iter="auto" the chains run in rounds until they converge (`auto_chains`; burn_in is then half the run)."""
+        With n_iter="auto" the chains run in rounds until they converge (`auto_chains`; burn_in is then half the
+        run)."""
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
-        cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=AUTO_START // 2 if auto else self.burn_in, thin=self.thin, split_scale=self.split_scale,
-                       rw_var=self.rw_var, varpi=self.varpi, progress=progress and n_chains == 1,
-                       learn_scales=check_bool("learn_scales", self.learn_scales),
-                       select_inputs=self._select_inputs(X.shape[1]),
-                       basis_types=AUTO_BASES if self.basis == "auto" else None, n_tries=self.n_tries, n_temps=self.n_temps)
+        cfg = RJConfig(
+            n_iter=AUTO_START if auto else self.n_iter,
+            burn_in=AUTO_START // 2 if auto else self.burn_in,
+            thin=self.thin,
+            split_scale=self.split_scale,
+            rw_var=self.rw_var,
+            varpi=self.varpi,
+            progress=progress and n_chains == 1,
+            learn_scales=check_bool("learn_scales", self.learn_scales),
+            select_inputs=self._select_inputs(X.shape[1]),
+            basis_types=AUTO_BASES if self.basis == "auto" else None,
+            n_tries=self.n_tries,
+            n_temps=self.n_temps,
+        )
         prior, width = self._prior(), self._fit_width(X)
-        basis = AUTO_BASES[0] if self.basis == "auto" else self.basis     # basis="auto": the chain starts cubic
+        basis = AUTO_BASES[0] if self.basis == "auto" else self.basis  # basis="auto": the chain starts cubic
         one = functools.partial(_one_chain, X, Y, prior, cfg, basis, width)
         if auto:
-            make = lambda rng, n: rjmcmc_run(X, Y, prior=prior, config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)), rng=rng,  # noqa: E731
-                                             basis=basis, width=width)
-            self._set_fitted(auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
-                                         max_iter=self.max_iter, progress=self.progress))
-        elif n_chains == 1: self._set_fitted(one(self._rng()))
-        else: self._set_fitted(sample_chains(one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs,
-                                             executor=self.executor, progress=self.progress))
+            make = lambda rng, n: rjmcmc_run(
+                X,
+                Y,
+                prior=prior,
+                config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)),
+                rng=rng,  # noqa: E731
+                basis=basis,
+                width=width,
+            )
+            self._set_fitted(
+                auto_chains(
+                    make,
+                    chain_generators(self._rng(), n_chains),
+                    n_jobs=n_jobs,
+                    max_iter=self.max_iter,
+                    progress=self.progress,
+                )
+            )
+        elif n_chains == 1:
+            self._set_fitted(one(self._rng()))
+        else:
+            self._set_fitted(
+                sample_chains(
+                    one,
+                    chain_generators(self._rng(), n_chains),
+                    n_jobs=n_jobs,
+                    executor=self.executor,
+                    progress=self.progress,
+                )
+            )
         return self
 
     _result_class = Trace
@@ -120,7 +177,8 @@ class RJMCMCRegressor(BaseBayesEstimator):
         """Input selection: as given; else on with the learned scales (the default model) when there are three inputs or
         more, off without them (the paper's model) or with one or two inputs ("The default model": there it bought no
         accuracy and cost a doubling of the run length)."""
-        if self.select_inputs is None: return check_bool("learn_scales", self.learn_scales) and d >= 3
+        if self.select_inputs is None:
+            return check_bool("learn_scales", self.learn_scales) and d >= 3
         return check_bool("select_inputs", self.select_inputs)
 
     def _prior(self) -> RBFPrior:
@@ -128,43 +186,51 @@ class RJMCMCRegressor(BaseBayesEstimator):
         return self.prior if self.prior is not None else REGRESSOR_PRIOR
 
     def _raw_scale_limits(self) -> tuple:
-        """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance is in
-        units of the raw columns, and beyond a spread of about 1e5 the linear columns dwarf it (on X * 1e6 the fit lost a
-        third of its R^2, on X * 1e7 the initial design was refused as singular)."""
-        if getattr(self._prior(), "coef_prior", "g") != "ridge": return super()._raw_scale_limits()
-        return (RAW_SCALE[0], RIDGE_RAW_MAX), ("the ridge prior on the coefficients (whose variance is in units of the "
-                                               "columns of X) no longer fits")
+        """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance is
+        in
+        units of the raw columns, and beyond a spread of about 1e5 the linear columns dwarf it (on X * 1e6 the fit lost
+        a third of its R^2, on X * 1e7 the initial design was refused as singular)."""
+        if getattr(self._prior(), "coef_prior", "g") != "ridge":
+            return super()._raw_scale_limits()
+        return (RAW_SCALE[0], RIDGE_RAW_MAX), (
+            "the ridge prior on the coefficients (whose variance is in units of the columns of X) no longer fits"
+        )
 
     def _width_when_none(self, X) -> float:
         """No width given: sqrt(d) on the standardised inputs, where two data points lie about sqrt(2 d) apart; with
         standardize=False, sqrt(d) times the RMS of the columns' sds (the same length relative to the data)."""
         d = X.shape[1]
-        if self.standardize: return float(np.sqrt(d))
+        if self.standardize:
+            return float(np.sqrt(d))
         rms = float(np.sqrt(np.mean(np.var(X, axis=0))))
         return float(np.sqrt(d)) * (rms if math.isfinite(rms) and rms > 0 else 1.0)
 
     def _set_fitted(self, trace):
         """The common fitted attributes; with a learned basis (`05d_learned_basis`) also
-        - input_scales_ (learn_scales): each input's posterior mean scale given that it is in (on the standardised inputs
-          when standardize=True: comparable across inputs; NaN for an input never in);
+        - input_scales_ (learn_scales): each input's posterior mean scale given that it is in (on the standardised
+          inputs when standardize=True: comparable across inputs; NaN for an input never in);
         - input_relevance_ (select_inputs): each input's posterior inclusion probability;
         - basis_probabilities_ (basis="auto"): the posterior probability of each basis type."""
         super()._set_fitted(trace)
         for a in ("input_scales_", "input_relevance_", "basis_probabilities_"):
-            if hasattr(self, a): delattr(self, a)
+            if hasattr(self, a):
+                delattr(self, a)
         sc, cfg = getattr(trace, "scales", None), trace.meta.get("config", {})
         if sc is not None and len(sc):
             if cfg.get("learn_scales", True):
                 n_in = (sc > 0).sum(0)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     self.input_scales_ = np.where(n_in > 0, sc.sum(0) / n_in, np.nan)
-            if cfg.get("select_inputs"): self.input_relevance_ = (sc > 0).mean(0)
+            if cfg.get("select_inputs"):
+                self.input_relevance_ = (sc > 0).mean(0)
         kinds = getattr(trace, "kinds", None)
         if kinds is not None and len(kinds):
             pk = np.bincount(kinds, minlength=len(BASES)) / len(kinds)
-            self.basis_probabilities_ = {BASES[c]: float(pk[c]) for c in np.argsort(-pk) if BASES[c] in cfg.get("basis_types", ())}
+            self.basis_probabilities_ = {
+                BASES[c]: float(pk[c]) for c in np.argsort(-pk) if BASES[c] in cfg.get("basis_types", ())
+            }
 
-    def predict(self, X, return_std: bool=False):
+    def predict(self, X, return_std: bool = False):
         "Posterior mean (Rao-Blackwellised) and optionally the predictive standard deviation."
         X = self._scale_x(self._validate_predict(X))
         return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))
@@ -199,13 +265,22 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
     True
     """
     def __init__(self, *,
-                 link: str="probit", # "probit" (probabilities, any number of classes, 05c_probit) or "discriminant" (two classes, the 1999 paper's §7.3)
-                 basis: str="thin_plate", # one of `BASES` (thin-plate splines as in the paper's classification experiment)
-                 width: float|None=None, # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on standardised inputs
-                 n_iter: int|str="auto", # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior (`auto_chains`), or MCMC iterations per chain
+                 # "probit" (probabilities, any number of classes, 05c_probit) or "discriminant" (two classes, the 1999
+                 # paper's §7.3)
+                 link: str="probit",
+                 # one of `BASES` (thin-plate splines as in the paper's classification experiment)
+                 basis: str="thin_plate",
+                 # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on
+                 # standardised inputs
+                 width: float|None=None,
+                 # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior
+                 # (`auto_chains`), or MCMC iterations per chain
+                 n_iter: int|str="auto",
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in
-                 prior: RBFPrior|None=None, # hyperparameters; default: `priors.REGRESSOR_PRIOR` for the probit (which fixes sigma^2 = 1), `RBFPrior()` for the discriminant
+                 # hyperparameters; default: `priors.REGRESSOR_PRIOR` for the probit (which fixes sigma^2 = 1),
+                 # `RBFPrior()` for the discriminant
+                 prior: RBFPrior|None=None,
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5,
                  random_state=None, # int, numpy Generator or None
                  progress: bool=False, # show a progress bar
@@ -213,52 +288,83 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
                  n_chains: int=4, # independent chains, pooled (`05b_chains`)
                  n_jobs: int=-1, # chains run at once on threads (-1, the default: one per core)
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
-                 n_tries: int=1, # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
-                 max_iter: int=128_000, # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there unconverged)
-                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
+                 n_tries: int=1,
+                 # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there
+                 # unconverged)
+                 max_iter: int=128_000,
+                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
+                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 extrapolate: bool=False,
                 ):
         self.extrapolate = extrapolate
-        self.link, self.basis, self.width, self.n_iter, self.burn_in, self.thin = link, basis, width, n_iter, burn_in, thin
+        self.link, self.basis, self.width, self.n_iter, self.burn_in, self.thin = (
+            link,
+            basis,
+            width,
+            n_iter,
+            burn_in,
+            thin,
+        )
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
-        self.n_chains, self.n_jobs, self.executor, self.n_tries, self.max_iter = n_chains, n_jobs, executor, n_tries, max_iter
+        self.n_chains, self.n_jobs, self.executor, self.n_tries, self.max_iter = (
+            n_chains,
+            n_jobs,
+            executor,
+            n_tries,
+            max_iter,
+        )
 
     _result_class = (ProbitTrace, Trace)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = False
-        tags.classifier_tags.multi_class = self.link != "discriminant"    # the discriminant is a two-class rule
+        tags.classifier_tags.multi_class = self.link != "discriminant"  # the discriminant is a two-class rule
         return tags
 
     def fit(self, X, y):
         "Sample the posterior; sets classes_, trace_, k_posterior_ and the scaling."
         check_choice("link", self.link, ("probit", "discriminant"))
         X, yl = self._validate_fit(X, y, min_samples=2, labels=True)
-        yl = column_or_1d(yl, warn=True)              # a column vector is accepted, with scikit-learn's warning
+        yl = column_or_1d(yl, warn=True)  # a column vector is accepted, with scikit-learn's warning
         kinds = sorted({type(v).__name__ for v in yl.tolist()}) if yl.dtype == object else []
-        if "str" in kinds and len(kinds) > 1:   # np.unique (in the check below) would fail comparing them: "'<' not supported"
-            raise ValueError(f"y mixes label types ({', '.join(kinds)}): class labels must be all strings or all numbers; "
-                             "convert them, e.g. y.astype(str)")
+        # np.unique (in the check below) would fail comparing them: "'<' not supported"
+        if "str" in kinds and len(kinds) > 1:
+            raise ValueError(
+                f"y mixes label types ({', '.join(kinds)}): class labels must be all strings or all numbers; "
+                "convert them, e.g. y.astype(str)"
+            )
         check_classification_targets(yl)
         self.classes_ = np.unique(yl)
         C = len(self.classes_)
         if C < 2:
             raise ValueError(f"y has {C} class {self.classes_.tolist()}: a classifier needs at least two classes")
         if C > 2 and self.link == "discriminant":
-            raise ValueError(f"Only binary classification is supported. link='discriminant' handles two classes; y has {C} classes {self.classes_.tolist()[:5]}: "
-                             "use link='probit' (the multinomial probit) for more")
+            raise ValueError(
+                f"Only binary classification is supported. link='discriminant' handles two classes; y has {C} classes "
+                f"{self.classes_.tolist()[:5]}: "
+                "use link='probit' (the multinomial probit) for more"
+            )
         yi = np.searchsorted(self.classes_, yl)
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
-        cfg = RJConfig(n_iter=AUTO_START if auto else self.n_iter, burn_in=AUTO_START // 2 if auto else self.burn_in,
-                       thin=self.thin, split_scale=self.split_scale, rw_var=self.rw_var, varpi=self.varpi,
-                       progress=progress and n_chains == 1, n_tries=self.n_tries)
+        cfg = RJConfig(
+            n_iter=AUTO_START if auto else self.n_iter,
+            burn_in=AUTO_START // 2 if auto else self.burn_in,
+            thin=self.thin,
+            split_scale=self.split_scale,
+            rw_var=self.rw_var,
+            varpi=self.varpi,
+            progress=progress and n_chains == 1,
+            n_tries=self.n_tries,
+        )
         prior = self.prior if self.prior is not None else REGRESSOR_PRIOR if self.link == "probit" else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
-            self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)    # labels are labels: no scaling of y
+            self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)  # labels are labels: no scaling of y
             one = functools.partial(_one_probit_chain, Xs, yi, prior, cfg, self.basis, self._fit_width())
             start = functools.partial(probit_run, Xs, yi)
         else:
@@ -266,14 +372,34 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
             one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
             start = functools.partial(rjmcmc_run, Xs, Ys)
         if auto:
-            make = lambda rng, n: start(prior=prior, config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)),  # noqa: E731
-                                        rng=rng, basis=self.basis, width=self._fit_width())
-            tr = auto_chains(make, chain_generators(self._rng(), n_chains), n_jobs=n_jobs, max_iter=self.max_iter,
-                             progress=progress, desc=f"{self.link} chains")
+            make = lambda rng, n: start(
+                prior=prior,
+                config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)),  # noqa: E731
+                rng=rng,
+                basis=self.basis,
+                width=self._fit_width(),
+            )
+            tr = auto_chains(
+                make,
+                chain_generators(self._rng(), n_chains),
+                n_jobs=n_jobs,
+                max_iter=self.max_iter,
+                progress=progress,
+                desc=f"{self.link} chains",
+            )
         else:
-            tr = one(self._rng()) if n_chains == 1 else sample_chains(
-                one, chain_generators(self._rng(), n_chains), n_jobs=n_jobs, executor=self.executor, progress=progress,
-                desc=f"{self.link} chains")
+            tr = (
+                one(self._rng())
+                if n_chains == 1
+                else sample_chains(
+                    one,
+                    chain_generators(self._rng(), n_chains),
+                    n_jobs=n_jobs,
+                    executor=self.executor,
+                    progress=progress,
+                    desc=f"{self.link} chains",
+                )
+            )
         self._y_1d = True
         self._set_fitted(tr)
         return self
@@ -284,13 +410,14 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
     def _load_fitted_json(self, f: dict) -> None:
         self.classes_ = np.array(f["classes_"])
 
-    def predict_proba(self, X, return_std: bool=False):
+    def predict_proba(self, X, return_std: bool = False):
         """Class probabilities (n, C) in the order of classes_ (the posterior mean over the kept draws); with return_std
         also their posterior sd: (n,), that of P(classes_[1]), for two classes; (n, C) for more."""
         Xs = self._scale_x(self._validate_predict(X))
         if isinstance(self.trace_, ProbitTrace):
             P, sd = self.trace_.predict_proba(Xs, return_std=True)
-            if self.trace_.n_classes > 2: return (P, sd) if return_std else P
+            if self.trace_.n_classes > 2:
+                return (P, sd) if return_std else P
             p1 = P
         else:
             mean, s = self._unscale(self.trace_.predict(Xs, return_std=True), True)
@@ -299,19 +426,25 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         P = np.column_stack([1 - p1, p1])
         return (P, sd) if return_std else P
 
-    def sample_proba(self, X, # inputs (n, d)
-                     n_samples: int=1, # draws per row
-                     random_state=0, # int, numpy Generator or None
-                    ) -> np.ndarray:
+    def sample_proba(
+        self,
+        X,  # inputs (n, d)
+        n_samples: int = 1,  # draws per row
+        random_state=0,  # int, numpy Generator or None
+    ) -> np.ndarray:
         """Draws of the class probabilities at every row of X from their posterior, (n, C, n_samples) in the order of
         classes_: each draw is one kept posterior draw of the model, the same for all rows (probit: P(y = j | x, draw);
         discriminant: that draw's Phi((f(x) - 1/2) / sigma)). For the probit their mean over the kept draws is
-        predict_proba; the discriminant's predict_proba is the predictive Phi((mean - 1/2) / sd), which it approximates."""
+        predict_proba; the discriminant's predict_proba is the predictive Phi((mean - 1/2) / sd), which it
+        approximates."""
         from rbf_bayes._validation import as_generator
+
         n_samples = check_int("n_samples", n_samples, 1)
-        Xs = self._scale_x(self._validate_predict(X)); t = self.trace_
+        Xs = self._scale_x(self._validate_predict(X))
+        t = self.trace_
         sub = t._subset(as_generator(random_state).integers(t.n_samples, size=n_samples))
-        if isinstance(t, ProbitTrace): return sub._draw_proba(Xs)
+        if isinstance(t, ProbitTrace):
+            return sub._draw_proba(Xs)
         z = self._discriminant_z(Xs, sub)
         return np.stack([special.ndtr(-z), special.ndtr(z)], 1)
 
@@ -319,36 +452,46 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         """`to_arviz` for a classifier: the observed labels as class indices (into classes_), log P(y_i | x_i, draw) for
         every kept draw (probit: the draw's class probability; discriminant: Phi(+-(f - 1/2) / sigma)), and replicate
         labels drawn from those probabilities."""
-        yl = np.asarray(y); yl = yl.ravel() if yl.ndim == 2 and yl.shape[1] == 1 else yl
-        if yl.shape != (len(Xv),): raise ValueError(f"to_arviz: y must be {len(Xv)} labels, got shape {yl.shape}")
+        yl = np.asarray(y)
+        yl = yl.ravel() if yl.ndim == 2 and yl.shape[1] == 1 else yl
+        if yl.shape != (len(Xv),):
+            raise ValueError(f"to_arviz: y must be {len(Xv)} labels, got shape {yl.shape}")
         yi = np.searchsorted(self.classes_, yl)
         if np.any(yi >= len(self.classes_)) or np.any(self.classes_[np.minimum(yi, len(self.classes_) - 1)] != yl):
-            raise ValueError(f"to_arviz: y has labels the model was not fitted on (classes_ = {self.classes_.tolist()[:5]})")
+            raise ValueError(
+                f"to_arviz: y has labels the model was not fitted on (classes_ = {self.classes_.tolist()[:5]})"
+            )
         Xs, t = self._scale_x(Xv), self.trace_
-        if isinstance(t, ProbitTrace): L = t._draw_proba(Xs, log=True)                         # (n, C, P)
+        if isinstance(t, ProbitTrace):
+            L = t._draw_proba(Xs, log=True)  # (n, C, P)
         else:
-            z = self._discriminant_z(Xs); L = np.stack([special.log_ndtr(-z), special.log_ndtr(z)], 1)
-        ll = L[np.arange(len(yi)), yi, :].T                                                     # (P, n)
+            z = self._discriminant_z(Xs)
+            L = np.stack([special.log_ndtr(-z), special.log_ndtr(z)], 1)
+        ll = L[np.arange(len(yi)), yi, :].T  # (P, n)
         rep = None
-        if rng is not None:    # a label per draw and row from that draw's class probabilities (inverse CDF)
-            cum = np.cumsum(np.exp(L), 1); u = rng.uniform(size=(len(yi), 1, L.shape[2]))
+        if rng is not None:  # a label per draw and row from that draw's class probabilities (inverse CDF)
+            cum = np.cumsum(np.exp(L), 1)
+            u = rng.uniform(size=(len(yi), 1, L.shape[2]))
             rep = np.minimum((cum < u).sum(1), len(self.classes_) - 1).T
         return yi, ["obs_id"], ll, rep
 
     def predict_log_proba(self, X) -> np.ndarray:
-        "log of predict_proba, (n, C); for the probit link computed in log space (finite however small the probability)."
+        """log of predict_proba, (n, C); for the probit link computed in log space (finite however small the
+        probability)."""
         if isinstance(getattr(self, "trace_", None), ProbitTrace):
             return self.trace_.predict_log_proba(self._scale_x(self._validate_predict(X)))
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def _discriminant_z(self, Xs, t=None) -> np.ndarray:
-        """(n, P): each kept draw's (f(x) - 1/2) / sigma on the scale of the labels; the discriminant draw's P(class 1 | x)
+        """(n, P): each kept draw's (f(x) - 1/2) / sigma on the scale of the labels; the discriminant draw's P(class 1 |
+        x)
         is its Phi (t: the trace, or a subset of its draws)."""
         t = self.trace_ if t is None else t
-        s2 = t.sigma2[t.kept, 0]; z = []
+        s2 = t.sigma2[t.kept, 0]
+        z = []
         for s, D in t._designs(Xs):
-            f = (D @ t.coef_draw[t.coef_offsets[s]:t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
+            f = (D @ t.coef_draw[t.coef_offsets[s] : t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
             z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
         return np.stack(z, -1)
 
@@ -361,9 +504,11 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         probit's latent f(x), or the discriminant draw's output minus 1/2 (the chain's classifiers of the 1999 paper's
         Fig. 11, whose ROC convex hull is the maximum realisable ROC; `plot.classifier_roc`)."""
         Xs = self._scale_x(self._validate_predict(X))
-        if len(self.classes_) != 2: raise ValueError(f"member_scores is defined for two classes, the model has {len(self.classes_)}")
+        if len(self.classes_) != 2:
+            raise ValueError(f"member_scores is defined for two classes, the model has {len(self.classes_)}")
         t = self.trace_
-        if isinstance(t, ProbitTrace): return t.latent_draws(Xs).T
+        if isinstance(t, ProbitTrace):
+            return t.latent_draws(Xs).T
         out = []
         for s, D in t._designs(Xs):
             a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
@@ -373,20 +518,22 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
     def decision_function(self, X) -> np.ndarray:
         """Two classes, (n,), positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive
         probability on the latent scale (so it ranks as predict_proba does; computed in log space, finite for any finite
-        input); discriminant: the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is predict_proba's
+        input); discriminant: the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is
+        predict_proba's
         P(class 1)). More classes, (n, C): the log class probabilities (their argmax is the prediction)."""
         Xs = self._scale_x(self._validate_predict(X))
         if isinstance(self.trace_, ProbitTrace):
             L = self.trace_.predict_log_proba(Xs)
-            if self.trace_.n_classes > 2: return L
-            lq, lp = L[:, 0], L[:, 1]                                     # log P(class 0), log P(class 1)
+            if self.trace_.n_classes > 2:
+                return L
+            lq, lp = L[:, 0], L[:, 1]  # log P(class 0), log P(class 1)
             return np.where(lp < lq, special.ndtri_exp(lp), -special.ndtri_exp(lq))
         mean, sd = self._unscale(self.trace_.predict(Xs, return_std=True), True)
         return (mean[:, 0] - 0.5) / sd[:, 0]
 
     def predict(self, X) -> np.ndarray:
         "The class with the largest probability (probit), or on the discriminant's side of 1/2."
-        if len(getattr(self, "classes_", ())) > 2:    # the argmax of the probabilities (= of decision_function's logs)
+        if len(getattr(self, "classes_", ())) > 2:  # the argmax of the probabilities (= of decision_function's logs)
             return self.classes_[self.predict_proba(X).argmax(1)]
-        f = self.decision_function(X)          # checks that the model is fitted
+        f = self.decision_function(X)  # checks that the model is fitted
         return self.classes_[(f > 0).astype(int)]

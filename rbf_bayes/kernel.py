@@ -71,33 +71,66 @@ class GramFactorRef:
 
     def _propose(self, newD, v=None, base=None):
         if self._pending is not None: raise RuntimeError("a proposal is pending: call commit() or reject() first")
-        if v is not None and (not np.all(np.isfinite(v)) or self._singular(base, v) or self._inaccurate(newD)): return False
-        self._pending = newD; return True
+        if v is not None and (not np.all(np.isfinite(v)) or self._singular(base, v) or self._inaccurate(newD)):
+            return False
+        self._pending = newD
+        return True
+
     def propose_append(self, col):
-        if self.m >= self.m_max: raise ValueError(f"cannot append: m = m_max = {self.m_max}")
-        v = np.asarray(col, float); return self._propose(np.column_stack([self.D, v]), v, self.D)
-    def propose_delete(self, j): return self._propose(np.delete(self.D, j, 1))
+        if self.m >= self.m_max:
+            raise ValueError(f"cannot append: m = m_max = {self.m_max}")
+        v = np.asarray(col, float)
+        return self._propose(np.column_stack([self.D, v]), v, self.D)
+
+    def propose_delete(self, j):
+        return self._propose(np.delete(self.D, j, 1))
+
     def propose_replace(self, j, col):
         v, base = np.asarray(col, float), np.delete(self.D, j, 1)
         return self._propose(np.column_stack([base, v]), v, base)
+
     @property
-    def proposed_explained(self): return self._stats(self._pending)[0]
+    def proposed_explained(self):
+        return self._stats(self._pending)[0]
+
     @property
-    def proposed_logdet(self): return self._stats(self._pending)[1]
-    def commit(self): self.D, self._pending = self._pending, None
-    def reject(self): self._pending = None
+    def proposed_logdet(self):
+        return self._stats(self._pending)[1]
+
+    def commit(self):
+        self.D, self._pending = self._pending, None
+
+    def reject(self):
+        self._pending = None
+
     def append(self, col):
-        ok = self.propose_append(col); ok and self.commit(); return ok
+        ok = self.propose_append(col)
+        ok and self.commit()
+        return ok
+
     def delete(self, j):
-        ok = self.propose_delete(j); ok and self.commit(); return ok
+        ok = self.propose_delete(j)
+        ok and self.commit()
+        return ok
+
     def replace(self, j, col):
-        ok = self.propose_replace(j, col); ok and self.commit(); return ok
-    def set_ridge(self, f, r): self.ridges[f] = r; return True
-    def refactor(self): return True
+        ok = self.propose_replace(j, col)
+        ok and self.commit()
+        return ok
+
+    def set_ridge(self, f, r):
+        self.ridges[f] = r
+        return True
+
+    def refactor(self):
+        return True
+
     def add_row(self, t, d, y):
         "Data row t arrives (it was zero): D[t, :] = d, Y[t, :] = y."
-        if np.any(self.D[t] != 0) or np.any(self.Y[t] != 0): raise ValueError(f"row {t} is not empty: add_row only adds new rows")
-        self.D[t] = d; self.Y[t] = y
+        if np.any(self.D[t] != 0) or np.any(self.Y[t] != 0):
+            raise ValueError(f"row {t} is not empty: add_row only adds new rows")
+        self.D[t] = d
+        self.Y[t] = y
 
 # %% ../nbs/04_kernel.ipynb #138c0458
 def rbf_state(x, # inputs (N, d)
@@ -109,50 +142,72 @@ def rbf_state(x, # inputs (N, d)
               prior: RBFPrior,
               m_max: int|None=None, # column capacity; default 1 + d + k_max
               reference: bool=False, # build the NumPy reference instead of the Cython state
-              design: str="stored", # "stored": the N x m design in memory; "recompute": columns evaluated again, in row blocks
+              # "stored": the N x m design in memory; "recompute": columns evaluated again, in row blocks
+              design: str="stored",
              ):
     "A Gram/Cholesky state holding D = [1, x, phi(||x - mu_j||)] and Y."
-    if design not in ("stored", "recompute"): raise ValueError(f"design must be 'stored' or 'recompute', got {design!r}")
+    if design not in ("stored", "recompute"):
+        raise ValueError(f"design must be 'stored' or 'recompute', got {design!r}")
     basis, width = check_basis(basis, width)
-    x = as_inputs(x); Y = np.asarray(Y, dtype=float).reshape(len(x), -1)
-    N, d = x.shape; c = Y.shape[1]
+    x = as_inputs(x)
+    Y = np.asarray(Y, dtype=float).reshape(len(x), -1)
+    N, d = x.shape
+    c = Y.shape[1]
     centres = np.asarray(centres, dtype=float).reshape(-1, d)
-    if m_max is None: m_max = 1 + d + (prior.k_max if prior.k_max is not None else N - d - 1)
+    if m_max is None:
+        m_max = 1 + d + (prior.k_max if prior.k_max is not None else N - d - 1)
     r = ridge_values(np.broadcast_to(delta2, (c,)), prior)
     ridge = r[:1] if prior.coef_prior == "g" else r
     bad = np.linalg.LinAlgError("the initial design matrix is numerically rank deficient")
     if design == "recompute" and not reference:
-        st = GramFactor(N, c, m_max, ridge=ridge, design=False); st.enable_recompute(x, basis, width); st.set_targets(Y)
+        st = GramFactor(N, c, m_max, ridge=ridge, design=False)
+        st.enable_recompute(x, basis, width)
+        st.set_targets(Y)
     else:
-        st = (GramFactorRef if reference else GramFactor)(N, c, m_max, ridge=ridge); st.set_targets(Y)
+        st = (GramFactorRef if reference else GramFactor)(N, c, m_max, ridge=ridge)
+        st.set_targets(Y)
     # The accuracy rule is applied to the whole state, once: a subset of a sampler's state (the columns in this order)
     # can fail it where the whole passes (the coefficients of a subset cancel differently), as at N = 1e5 (bench_scale)
-    if not reference: st.check_accuracy = False
+    if not reference:
+        st.check_accuracy = False
     if st.recompute:
-        ok = all(st.append_term(*t) for t in [("constant", None)] + [("input", i) for i in range(d)] + [("basis", mu) for mu in centres])
+        ok = all(
+            st.append_term(*t)
+            for t in [("constant", None)] + [("input", i) for i in range(d)] + [("basis", mu) for mu in centres]
+        )
     else:
-        ok = all(st.append(v) for v in [np.ones(N)] + [x[:, i] for i in range(d)] + list(rbf_columns(x, centres, basis, width).T))
-    if not reference: st.check_accuracy = True
-    if not ok or not (reference or st.is_accurate()): raise bad
+        ok = all(
+            st.append(v)
+            for v in [np.ones(N)] + [x[:, i] for i in range(d)] + list(rbf_columns(x, centres, basis, width).T)
+        )
+    if not reference:
+        st.check_accuracy = True
+    if not ok or not (reference or st.is_accurate()):
+        raise bad
     return st
 
-_RIDGE = RBFPrior(coef_prior="ridge")   # the Gaussian kind's coefficient prior (built once, not per call)
 
-def state_log_ml(e, # explained sums of squares per output (state.explained)
-                 logdet, # log det per factor (state.logdet)
-                 yy, # y_i'y_i per output
-                 out_factor, # factor index of each output
-                 m: int, # number of columns
-                 N: int, # number of observed rows
-                 delta2, # delta_i^2 per output (scalar broadcasts)
-                 prior: RBFPrior|None=None, # coefficient prior and IG(v0/2, gamma0/2); None: the ridge prior
-                 sigma2: float|None=None, # known noise variance: the Gaussian kind (TD-SMC, latent-variable models)
-                ) -> float:
-    "sum_i log p(y_i | state) from a state's e and log det: the NumPy twin of the C likelihood seam (`_likelihood.pxd`)."
+_RIDGE = RBFPrior(coef_prior="ridge")  # the Gaussian kind's coefficient prior (built once, not per call)
+
+
+def state_log_ml(
+    e,  # explained sums of squares per output (state.explained)
+    logdet,  # log det per factor (state.logdet)
+    yy,  # y_i'y_i per output
+    out_factor,  # factor index of each output
+    m: int,  # number of columns
+    N: int,  # number of observed rows
+    delta2,  # delta_i^2 per output (scalar broadcasts)
+    prior: RBFPrior | None = None,  # coefficient prior and IG(v0/2, gamma0/2); None: the ridge prior
+    sigma2: float | None = None,  # known noise variance: the Gaussian kind (TD-SMC, latent-variable models)
+) -> float:
+    """sum_i log p(y_i | state) from a state's e and log det: the NumPy twin of the C likelihood seam
+    (`_likelihood.pxd`)."""
     ld = np.asarray(logdet)[np.asarray(out_factor)]
     prior = prior if prior is not None else _RIDGE
     yPy, hl = summaries_from_kernel(e, ld, yy, m, np.broadcast_to(delta2, np.shape(e)), prior)
     if sigma2 is not None:
         return float(np.sum(log_ml_terms_known(yPy, hl, N, sigma2)))
-    if np.any(prior.gamma0 + yPy <= 1e-300): return -math.inf    # y in the column space: as the C seam
+    if np.any(prior.gamma0 + yPy <= 1e-300):
+        return -math.inf  # y in the column space: as the C seam
     return float(np.sum(log_ml_terms(yPy, hl, N, prior)))

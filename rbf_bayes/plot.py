@@ -34,11 +34,14 @@ __all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabiliti
 def _result(obj):
     "A sampler result from a fitted estimator (its `trace_`) or the result itself."
     r = getattr(obj, "trace_", obj)
-    if not hasattr(r, "p_k"): raise TypeError(f"expected a fitted rbf_bayes estimator or a sampler result, got {type(obj).__name__}")
+    if not hasattr(r, "p_k"):
+        raise TypeError(f"expected a fitted rbf_bayes estimator or a sampler result, got {type(obj).__name__}")
     return r
 
+
 def _ax(ax, figsize=(5, 3)):
-    if ax is None: _, ax = plt.subplots(figsize=figsize)
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
     return ax
 
 # %% ../nbs/14_plot.ipynb #99c2afb4
@@ -66,41 +69,58 @@ _SERIES = [("k", "k"), ("log_posterior", "log posterior"), ("log_marginal_likeli
 def _smc_history(obj):
     smc = getattr(obj, "smc_", None) or (obj if hasattr(obj, "k_history") else None)
     if smc is None:
-        raise ValueError("a particle system has no iterations to trace: pass the fitted SMCRegressor (its run keeps the "
-                         "per-observation history) or plot k_posterior")
+        raise ValueError(
+            "a particle system has no iterations to trace: pass the fitted SMCRegressor (its run keeps the "
+            "per-observation history) or plot k_posterior"
+        )
     return {"E[k] (weighted)": np.asarray(smc.k_history), "ESS of the weights": np.asarray(smc.ess_history)}
 
-def trace(obj, # fitted estimator or sampler result
-          *, fields: list[str]|None=None, # names from the result (default: every per-iteration series it has)
-          burn_in: int|None=None, # shaded region (default: the result's burn-in)
-          axes=None, # a sequence of Axes, one per field (default: a new figure)
-         ):
+
+def trace(
+    obj,  # fitted estimator or sampler result
+    *,
+    fields: list[str] | None = None,  # names from the result (default: every per-iteration series it has)
+    burn_in: int | None = None,  # shaded region (default: the result's burn-in)
+    axes=None,  # a sequence of Axes, one per field (default: a new figure)
+):
     "Stacked per-iteration traces (per observation for TD-SMC), burn-in shaded; returns the Figure."
     r = getattr(obj, "trace_", obj)
     if getattr(r, "_k_unit", "") == "particles" or hasattr(obj, "smc_") or hasattr(obj, "k_history"):
         series, xlabel, b = _smc_history(obj), "observation", 0
     else:
-        r = _result(obj); n = len(r.k)
-        avail = {f: lab for f, lab in _SERIES if isinstance(getattr(r, f, None), np.ndarray) and len(getattr(r, f)) == n}
+        r = _result(obj)
+        n = len(r.k)
+        avail = {
+            f: lab for f, lab in _SERIES if isinstance(getattr(r, f, None), np.ndarray) and len(getattr(r, f)) == n
+        }
         fields = list(avail) if fields is None else list(fields)
         bad = [f for f in fields if f not in avail]
-        if bad: raise ValueError(f"fields {bad} are not per-iteration series of this {type(r).__name__}; it has {list(avail)}")
+        if bad:
+            raise ValueError(
+                f"fields {bad} are not per-iteration series of this {type(r).__name__}; it has {list(avail)}"
+            )
         series = {avail[f]: np.asarray(getattr(r, f)) for f in fields}
         xlabel, b = "iteration", r.meta.get("burn_in", 0) if burn_in is None else burn_in
     if axes is None:
         fig, axes = plt.subplots(len(series), 1, figsize=(7, 1.6 * len(series) + 0.6), sharex=True, squeeze=False)
         axes = axes[:, 0]
-    if len(axes) != len(series): raise ValueError(f"axes has {len(axes)} entries for {len(series)} series")
-    starts = np.cumsum([0] + list(getattr(r, "meta", {}).get("chain_lengths") or [])[:-1])   # pooled chains lie end to end
+    if len(axes) != len(series):
+        raise ValueError(f"axes has {len(axes)} entries for {len(series)} series")
+    # pooled chains lie end to end
+    starts = np.cumsum([0] + list(getattr(r, "meta", {}).get("chain_lengths") or [])[:-1])
     for ax, (lab, v) in zip(axes, series.items(), strict=True):
         v = v.reshape(len(v), -1)
-        for j in range(v.shape[1]): ax.plot(v[:, j], lw=0.6, color=f"C{j}", drawstyle="steps-post" if lab == "k" else "default")
-        for s in (starts if len(starts) else [0]):
-            if b: ax.axvspan(s, s + b, color="0.9", zorder=0)
-            if s: ax.axvline(s, color="0.3", lw=0.8)
+        for j in range(v.shape[1]):
+            ax.plot(v[:, j], lw=0.6, color=f"C{j}", drawstyle="steps-post" if lab == "k" else "default")
+        for s in starts if len(starts) else [0]:
+            if b:
+                ax.axvspan(s, s + b, color="0.9", zorder=0)
+            if s:
+                ax.axvline(s, color="0.3", lw=0.8)
         ax.set_ylabel(lab)
-    axes[-1].set_xlabel(xlabel + (f" ({len(starts)} chains end to end)" if len(starts) > 1 else "")
-                        + (" (burn-in shaded)" if b else ""))
+    axes[-1].set_xlabel(
+        xlabel + (f" ({len(starts)} chains end to end)" if len(starts) > 1 else "") + (" (burn-in shaded)" if b else "")
+    )
     return axes[0].figure
 
 # %% ../nbs/14_plot.ipynb #ebd26f69
@@ -112,8 +132,11 @@ def acceptance(obj, # fitted estimator or sampler result (a chain: TD-SMC has no
     ax = _ax(ax)
     names, rates = list(acc), [acc[m] for m in acc]
     ax.bar(names, np.nan_to_num(rates), color="C1")
-    for i, v in enumerate(rates): ax.text(i, (0 if np.isnan(v) else v) + 0.01, "n/a" if np.isnan(v) else f"{v:.3f}", ha="center", fontsize=8)
-    ax.set_ylim(0, max(1e-3, np.nanmax(np.r_[rates, 0])) * 1.2); ax.set_ylabel("acceptance rate"); ax.set_title("moves accepted")
+    for i, v in enumerate(rates):
+        ax.text(i, (0 if np.isnan(v) else v) + 0.01, "n/a" if np.isnan(v) else f"{v:.3f}", ha="center", fontsize=8)
+    ax.set_ylim(0, max(1e-3, np.nanmax(np.r_[rates, 0])) * 1.2)
+    ax.set_ylabel("acceptance rate")
+    ax.set_title("moves accepted")
     return ax
 
 # %% ../nbs/14_plot.ipynb #8ca5492e
@@ -140,16 +163,31 @@ def predictive(model, # fitted estimator
         lo, hi = X[:, j].min(), X[:, j].max(); pad = 0.05 * (hi - lo)
         G = np.tile(np.median(X, 0), (grid, 1)); G[:, j] = np.linspace(lo - pad, hi + pad, grid)
         mean, sd = (pick(a) for a in _on_grid(model.predict, G, return_std=True))
-        ax.fill_between(G[:, j], mean - z * sd, mean + z * sd, color="C0", alpha=0.25, lw=0, label=f"{level:.0%} predictive interval")
+        ax.fill_between(
+            G[:, j],
+            mean - z * sd,
+            mean + z * sd,
+            color="C0",
+            alpha=0.25,
+            lw=0,
+            label=f"{level:.0%} predictive interval",
+        )
         ax.plot(G[:, j], mean, color="C0", lw=1.5, label="posterior mean")
-        if Y is not None: ax.plot(X[:, j], Y[:, output], "k.", ms=4, label="data" + (" (all other inputs vary)" if d > 1 else ""))
-        ax.set_xlabel(f"x{j}" if d > 1 else "x"); ax.set_ylabel("y" if model.n_outputs_ == 1 else f"y{output}")
+        if Y is not None:
+            ax.plot(X[:, j], Y[:, output], "k.", ms=4, label="data" + (" (all other inputs vary)" if d > 1 else ""))
+        ax.set_xlabel(f"x{j}" if d > 1 else "x")
+        ax.set_ylabel("y" if model.n_outputs_ == 1 else f"y{output}")
     else:
-        if Y is None: raise ValueError("with several inputs, pass y (predicted vs observed) or feature=j (a slice along input j)")
+        if Y is None:
+            raise ValueError("with several inputs, pass y (predicted vs observed) or feature=j (a slice along input j)")
         mean, sd = (pick(a) for a in model.predict(X, return_std=True))
-        ax.errorbar(Y[:, output], mean, yerr=z * sd, fmt=".", ms=4, lw=0.6, color="C0", label=f"mean, {level:.0%} interval")
+        ax.errorbar(
+            Y[:, output], mean, yerr=z * sd, fmt=".", ms=4, lw=0.6, color="C0", label=f"mean, {level:.0%} interval"
+        )
         lim = [min(Y[:, output].min(), mean.min()), max(Y[:, output].max(), mean.max())]
-        ax.plot(lim, lim, color="0.4", lw=1, ls="--"); ax.set_xlabel("observed"); ax.set_ylabel("predicted")
+        ax.plot(lim, lim, color="0.4", lw=1, ls="--")
+        ax.set_xlabel("observed")
+        ax.set_ylabel("predicted")
     ax.legend(frameon=False, fontsize=8)
     return ax
 
@@ -192,7 +230,8 @@ def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
     if sc is None or len(sc) == 0 or not r.meta.get("config", {}).get("learn_scales", True):
         raise ValueError("no learned scales: fit with learn_scales=True (RJConfig(learn_scales=True))")
     d = sc.shape[1]
-    th = [np.log(sc[sc[:, j] > 0, j]) if (sc[:, j] > 0).any() else np.array([np.nan]) for j in range(d)]  # given the input is in
+    # given the input is in
+    th = [np.log(sc[sc[:, j] > 0, j]) if (sc[:, j] > 0).any() else np.array([np.nan]) for j in range(d)]
     names = feature_names if feature_names is not None else getattr(obj, "feature_names_in_", None)
     names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
     if len(names) != d: raise ValueError(f"feature_names must have {d} names, got {len(names)}")
@@ -212,83 +251,125 @@ def running_k_posterior(obj, # fitted estimator or sampler result (a chain)
     "The running estimate of p(k | y) along the chain, one line per k (Fig. 7 of the 1999 paper)."
     r = _result(obj)
     k = np.asarray(getattr(r, "k", None) if getattr(r, "_k_unit", "") != "particles" else [], dtype=np.int64)
-    if k.ndim != 1 or len(k) == 0: raise ValueError("running_k_posterior needs a chain with k per iteration (not TD-SMC)")
+    if k.ndim != 1 or len(k) == 0:
+        raise ValueError("running_k_posterior needs a chain with k per iteration (not TD-SMC)")
     t = np.arange(1, len(k) + 1)
     ax = _ax(ax, (7, 3))
     for kk in np.unique(k):
         run = np.cumsum(k == kk) / t
-        if run[-1] > min_prob: ax.plot(t, run, lw=1, label=f"k = {kk}")
-    ax.set_xlabel("iteration"); ax.set_ylabel("running estimate of p(k | y)"); ax.set_ylim(0, 1)
+        if run[-1] > min_prob:
+            ax.plot(t, run, lw=1, label=f"k = {kk}")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("running estimate of p(k | y)")
+    ax.set_ylim(0, 1)
     ax.legend(ncol=4, fontsize=7, frameon=False)
     return ax
 
-_HIST_FIELDS = {"delta2": ("delta2", "δ²", False), "delta": ("delta2", "δ", True), "sigma2": ("sigma2", "σ²", False),
-                "sigma": ("sigma2", "σ", True), "k": ("k", "k", False), "Lambda": ("Lambda", "Λ", False)}
 
-def posterior_histograms(obj, # fitted estimator or sampler result (a chain)
-                         *, fields=("delta2", "sigma2", "k"), # from delta2, delta (= √δ²), sigma2, sigma, k, Lambda
-                         burn_in: int|None=None, # iterations to discard (default: the result's own burn-in)
-                         bins: int=30, # bins for the continuous fields (k: one bar per value)
-                         axes=None, # a sequence of Axes, one per panel (fields × outputs), or None
-                         label: str="", # appended to each panel's title
-                        ):
-    "Histograms of the kept draws, one panel per field and output (Figs. 8 and 12 of the 1999 paper); returns the Figure."
+_HIST_FIELDS = {
+    "delta2": ("delta2", "δ²", False),
+    "delta": ("delta2", "δ", True),
+    "sigma2": ("sigma2", "σ²", False),
+    "sigma": ("sigma2", "σ", True),
+    "k": ("k", "k", False),
+    "Lambda": ("Lambda", "Λ", False),
+}
+
+
+def posterior_histograms(
+    obj,  # fitted estimator or sampler result (a chain)
+    *,
+    fields=("delta2", "sigma2", "k"),  # from delta2, delta (= √δ²), sigma2, sigma, k, Lambda
+    burn_in: int | None = None,  # iterations to discard (default: the result's own burn-in)
+    bins: int = 30,  # bins for the continuous fields (k: one bar per value)
+    axes=None,  # a sequence of Axes, one per panel (fields × outputs), or None
+    label: str = "",  # appended to each panel's title
+):
+    """Histograms of the kept draws, one panel per field and output (Figs. 8 and 12 of the 1999 paper); returns the
+    Figure."""
     r = _result(obj)
     b = r.meta.get("burn_in", 0) if burn_in is None else int(burn_in)
     panels = []
     for f in fields:
-        if f not in _HIST_FIELDS: raise ValueError(f"fields must be among {list(_HIST_FIELDS)}, got {f!r}")
+        if f not in _HIST_FIELDS:
+            raise ValueError(f"fields must be among {list(_HIST_FIELDS)}, got {f!r}")
         src, lab, root = _HIST_FIELDS[f]
         v = getattr(r, src, None)
         if not isinstance(v, np.ndarray) or len(v) != len(r.k):
             raise ValueError(f"this {type(r).__name__} has no per-iteration {src}")
         v = np.asarray(v[b:], float).reshape(len(v) - b, -1)
-        if len(v) == 0: raise ValueError(f"burn_in {b} leaves no draws")
+        if len(v) == 0:
+            raise ValueError(f"burn_in {b} leaves no draws")
         for j in range(v.shape[1]):
-            panels.append((f"{lab}{'' if v.shape[1] == 1 else f' (output {j + 1})'}", np.sqrt(v[:, j]) if root else v[:, j], f == "k"))
+            panels.append(
+                (
+                    f"{lab}{'' if v.shape[1] == 1 else f' (output {j + 1})'}",
+                    np.sqrt(v[:, j]) if root else v[:, j],
+                    f == "k",
+                )
+            )
     if axes is None:
-        fig, axes = plt.subplots(1, len(panels), figsize=(2.6 * len(panels), 2.4), squeeze=False); axes = axes[0]
-    if len(axes) != len(panels): raise ValueError(f"axes has {len(axes)} entries for {len(panels)} panels")
+        fig, axes = plt.subplots(1, len(panels), figsize=(2.6 * len(panels), 2.4), squeeze=False)
+        axes = axes[0]
+    if len(axes) != len(panels):
+        raise ValueError(f"axes has {len(axes)} entries for {len(panels)} panels")
     for ax, (lab, v, discrete) in zip(axes, panels, strict=True):
         edges = np.arange(v.min(), v.max() + 2) - 0.5 if discrete else bins
-        ax.hist(v, bins=edges, density=True, color="C0"); ax.set_title(lab + (f", {label}" if label else ""), fontsize=9)
+        ax.hist(v, bins=edges, density=True, color="C0")
+        ax.set_title(lab + (f", {label}" if label else ""), fontsize=9)
     return axes[0].figure
 
 # %% ../nbs/14_plot.ipynb #5d7e83c1
 def anneal_progress(result, # an AnnealResult (anneal_rbf) or a fitted AnnealedRBFRegressor
                     *, axes=None, # three Axes, or None
                    ):
-    "An RJ simulated-annealing run: the criterion, k and the training / test MSE per iteration (Fig. 9); returns the Figure."
+    """An RJ simulated-annealing run: the criterion, k and the training / test MSE per iteration (Fig. 9); returns the
+    Figure."""
     r = getattr(result, "trace_", result)
-    if not hasattr(r, "criterion_trace"): raise TypeError(f"expected an AnnealResult, got {type(r).__name__}")
+    if not hasattr(r, "criterion_trace"):
+        raise TypeError(f"expected an AnnealResult, got {type(r).__name__}")
     if axes is None:
         fig, axes = plt.subplots(1, 3, figsize=(11, 2.8))
     it = np.asarray(r.recorded)
-    axes[0].plot(it, r.criterion_trace, lw=1); axes[0].set_ylabel(str(r.meta.get("criterion", "criterion")).upper())
+    axes[0].plot(it, r.criterion_trace, lw=1)
+    axes[0].set_ylabel(str(r.meta.get("criterion", "criterion")).upper())
     axes[0].axhline(r.criterion, ls=":", color="0.4", lw=1, label=f"best {r.criterion:.2f} (k = {r.k_best})")
     axes[0].legend(frameon=False, fontsize=8)
-    axes[1].plot(np.asarray(r.k), lw=0.8, drawstyle="steps-post"); axes[1].set_ylabel("k")
+    axes[1].plot(np.asarray(r.k), lw=0.8, drawstyle="steps-post")
+    axes[1].set_ylabel("k")
     axes[2].semilogy(it, r.train_mse, label="train")
-    if np.isfinite(np.asarray(r.test_mse, float)).any(): axes[2].semilogy(it, r.test_mse, label="test")
-    axes[2].set_ylabel("MSE"); axes[2].legend(frameon=False, fontsize=8)
-    for a in axes: a.set_xlabel("iteration")
+    if np.isfinite(np.asarray(r.test_mse, float)).any():
+        axes[2].semilogy(it, r.test_mse, label="test")
+    axes[2].set_ylabel("MSE")
+    axes[2].legend(frameon=False, fontsize=8)
+    for a in axes:
+        a.set_xlabel("iteration")
     axes[0].figure.tight_layout()
     return axes[0].figure
 
-def k_histogram(ks, # the k selected on each repeated data set (MAP, mode of p(k | y), or an optimum)
-                *, k_true: int|None=None, # the true number of bases, marked
-                k_max: int|None=None, # the largest k shown (default: the largest selected)
-                label: str="", # panel title
-                ax=None):
+
+def k_histogram(
+    ks,  # the k selected on each repeated data set (MAP, mode of p(k | y), or an optimum)
+    *,
+    k_true: int | None = None,  # the true number of bases, marked
+    k_max: int | None = None,  # the largest k shown (default: the largest selected)
+    label: str = "",  # panel title
+    ax=None,
+):
     "How often each k was selected over repeated data sets, the true k marked (Fig. 5 of the 1999 paper)."
     ks = np.asarray(ks, dtype=np.int64).ravel()
-    if ks.size == 0 or (ks < 0).any(): raise ValueError("ks must be non-negative numbers of bases")
+    if ks.size == 0 or (ks < 0).any():
+        raise ValueError("ks must be non-negative numbers of bases")
     top = int(max(ks.max(), k_true or 0) if k_max is None else k_max)
     ax = _ax(ax, (3.2, 2.4))
-    ax.bar(np.arange(top + 1), np.bincount(ks, minlength=top + 1)[:top + 1] / ks.size, color="C0", width=0.8)
-    if k_true is not None: ax.axvline(k_true, color="C3", ls="--", lw=1, label=f"true k = {k_true}")
-    ax.set_xlabel("selected k"); ax.set_ylabel("fraction of data sets"); ax.set_title(label, fontsize=9)
-    if k_true is not None: ax.legend(frameon=False, fontsize=7)
+    ax.bar(np.arange(top + 1), np.bincount(ks, minlength=top + 1)[: top + 1] / ks.size, color="C0", width=0.8)
+    if k_true is not None:
+        ax.axvline(k_true, color="C3", ls="--", lw=1, label=f"true k = {k_true}")
+    ax.set_xlabel("selected k")
+    ax.set_ylabel("fraction of data sets")
+    ax.set_title(label, fontsize=9)
+    if k_true is not None:
+        ax.legend(frameon=False, fontsize=7)
     return ax
 
 # %% ../nbs/14_plot.ipynb #511be5fa
@@ -367,50 +448,78 @@ def brier_score(y_true, # 0/1 outcomes (prob 1-d), or class labels (prob (n, C))
     if len(y) != len(p): raise ValueError(f"y_true has {len(y)} entries but prob has {len(p)} rows")
     if len(cl) != p.shape[1]: raise ValueError(f"classes has {len(cl)} labels but prob has {p.shape[1]} columns")
     Y = y[:, None] == cl[None, :]
-    if not Y.any(1).all(): raise ValueError(f"y_true holds labels not in classes: {np.unique(y[~Y.any(1)])[:5].tolist()}")
+    if not Y.any(1).all():
+        raise ValueError(f"y_true holds labels not in classes: {np.unique(y[~Y.any(1)])[:5].tolist()}")
     return float(np.mean(np.sum((p - Y) ** 2, 1)) / (2 if p.shape[1] == 2 else 1))
+
 
 def _classifier(model):
     if not hasattr(model, "classes_") or not hasattr(model, "predict_proba"):
         raise TypeError(f"expected a fitted classifier (e.g. RJMCMCClassifier), got {type(model).__name__}")
     return model
 
-def decision_boundary(model, # fitted classifier with two inputs
-                      X=None, y=None, # data to draw as points (and the grid's range)
-                      *, band: float=2.0, # half-width of the band in posterior sds of the probability (0: no band)
-                      grid: int=80, # grid points per axis (80 x 80: the boundary of a smooth posterior mean is resolved; each point averages every kept draw)
-                      lims=None, # ((x0_lo, x0_hi), (x1_lo, x1_hi)); default: the data's range, 5% margin
-                      ax=None):
+
+def decision_boundary(
+    model,  # fitted classifier with two inputs
+    X=None,
+    y=None,  # data to draw as points (and the grid's range)
+    *,
+    band: float = 2.0,  # half-width of the band in posterior sds of the probability (0: no band)
+    # grid points per axis (80 x 80: the boundary of a smooth posterior mean is resolved; each point
+    # averages every kept draw)
+    grid: int = 80,
+    lims=None,  # ((x0_lo, x0_hi), (x1_lo, x1_hi)); default: the data's range, 5% margin
+    ax=None,
+):
     "The posterior-mean probability, the decision boundary (P = 1/2) and the band where P +- band * sd crosses 1/2."
     m = _classifier(model)
-    if m.n_features_in_ != 2: raise ValueError(f"decision_boundary needs a model with 2 inputs, got {m.n_features_in_}")
+    if m.n_features_in_ != 2:
+        raise ValueError(f"decision_boundary needs a model with 2 inputs, got {m.n_features_in_}")
     if lims is None:
-        if X is None: raise ValueError("give X (the data) or lims for the plotting range")
-        Xa = as_inputs(X, "X"); lo, hi = Xa.min(0), Xa.max(0); pad = 0.05 * (hi - lo)
+        if X is None:
+            raise ValueError("give X (the data) or lims for the plotting range")
+        Xa = as_inputs(X, "X")
+        lo, hi = Xa.min(0), Xa.max(0)
+        pad = 0.05 * (hi - lo)
         lims = tuple(zip(lo - pad, hi + pad, strict=True))
     g0, g1 = np.linspace(*lims[0], grid), np.linspace(*lims[1], grid)
-    G0, G1 = np.meshgrid(g0, g1); G = np.column_stack([G0.ravel(), G1.ravel()])
-    ax = _ax(ax, (5, 4.5)); C = len(m.classes_)
+    G0, G1 = np.meshgrid(g0, g1)
+    G = np.column_stack([G0.ravel(), G1.ravel()])
+    ax = _ax(ax, (5, 4.5))
+    C = len(m.classes_)
     if C == 2:
-        P, sd = _on_grid(m.predict_proba, G, return_std=True); p1 = P[:, 1].reshape(G0.shape)
+        P, sd = _on_grid(m.predict_proba, G, return_std=True)
+        p1 = P[:, 1].reshape(G0.shape)
         cs = ax.contourf(G0, G1, p1, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.35)
         plt.colorbar(cs, ax=ax, label=f"P({m.classes_[1]})")
         ax.contour(G0, G1, p1, levels=[0.5], colors="k", linewidths=1.5)
         if band > 0:
             sdg = sd.reshape(G0.shape)
-            for sgn in (-1, 1): ax.contour(G0, G1, p1 + sgn * band * sdg, levels=[0.5], colors="k", linewidths=0.8, linestyles="--")
+            for sgn in (-1, 1):
+                ax.contour(G0, G1, p1 + sgn * band * sdg, levels=[0.5], colors="k", linewidths=0.8, linestyles="--")
     else:
         lab = _on_grid(m.predict_proba, G).argmax(1).reshape(G0.shape)
         ax.contourf(G0, G1, lab, levels=np.arange(C + 1) - 0.5, colors=[f"C{j}" for j in range(C)], alpha=0.25)
         ax.contour(G0, G1, lab, levels=np.arange(C) + 0.5, colors="k", linewidths=1.2)
     if X is not None and y is not None:
-        Xa = as_inputs(X, "X"); yv = np.asarray(y)
+        Xa = as_inputs(X, "X")
+        yv = np.asarray(y)
         for j, cl in enumerate(m.classes_):
             s = yv == cl
-            ax.scatter(Xa[s, 0], Xa[s, 1], s=10, color=f"C{j}" if C > 2 else ("C0" if j == 0 else "C3"),
-                       edgecolor="k", linewidth=0.3, label=str(cl))
+            ax.scatter(
+                Xa[s, 0],
+                Xa[s, 1],
+                s=10,
+                color=f"C{j}" if C > 2 else ("C0" if j == 0 else "C3"),
+                edgecolor="k",
+                linewidth=0.3,
+                label=str(cl),
+            )
         ax.legend(frameon=False, fontsize=8)
-    ax.set_xlabel("x₁"); ax.set_ylabel("x₂"); ax.set_xlim(*lims[0]); ax.set_ylim(*lims[1])
+    ax.set_xlabel("x₁")
+    ax.set_ylabel("x₂")
+    ax.set_xlim(*lims[0])
+    ax.set_ylim(*lims[1])
     return ax
 
 # %% ../nbs/14_plot.ipynb #ef97e11f
@@ -418,45 +527,64 @@ def classifier_roc(model, # fitted two-class RJMCMCClassifier
                    X, y, # test inputs and labels (in the model's classes_)
                    *, alpha: float|None=0.1, # false-positive rate of the Neyman-Pearson point (None: not drawn)
                    ax=None):
-    "ROC of the posterior-mean classifier, of every kept draw's classifier, their convex hull and the Neyman-Pearson point."
+    """ROC of the posterior-mean classifier, of every kept draw's classifier, their convex hull and the Neyman-Pearson
+    point."""
     m = _classifier(model)
-    if len(m.classes_) != 2: raise ValueError("classifier_roc needs a two-class model")
+    if len(m.classes_) != 2:
+        raise ValueError("classifier_roc needs a two-class model")
     y01 = (np.asarray(y) == m.classes_[1]).astype(int)
     S = m.member_scores(X)
     ax = roc(y01, S, hull=True, label="chain members", ax=ax)
     f, t, _ = roc_curve(y01, m.predict_proba(X)[:, 1])
     ax.plot(f, t, color="k", lw=1.5, label=f"posterior mean (AUC {roc_auc(f, t):.3f})")
     if alpha is not None:
-        hf, ht = roc_convex_hull(np.concatenate([roc_curve(y01, s)[0] for s in S] + [f]),
-                                 np.concatenate([roc_curve(y01, s)[1] for s in S] + [t]))
+        hf, ht = roc_convex_hull(
+            np.concatenate([roc_curve(y01, s)[0] for s in S] + [f]),
+            np.concatenate([roc_curve(y01, s)[1] for s in S] + [t]),
+        )
         a, b = neyman_pearson(hf, ht, alpha)
         ax.plot([a], [b], "o", color="C3", ms=6, label=f"Neyman–Pearson, FPR ≤ {alpha:g}: TPR {b:.3f}")
     ax.legend(frameon=False, fontsize=7, loc="lower right")
     return ax
 
-def reliability(y_true, # 0/1 outcomes
-                prob, # predicted probabilities of class 1
-                *, n_bins: int=10, label: str|None=None, ax=None):
+
+def reliability(
+    y_true,  # 0/1 outcomes
+    prob,  # predicted probabilities of class 1
+    *,
+    n_bins: int = 10,
+    label: str | None = None,
+    ax=None,
+):
     "Reliability diagram: observed frequency against mean predicted probability per bin, Brier score in the legend."
     y, p = np.asarray(y_true, float).ravel(), np.asarray(prob, float).ravel()
     b = np.minimum((p * n_bins).astype(int), n_bins - 1)
-    cnt = np.bincount(b, minlength=n_bins); ok = cnt > 0
-    mp = np.bincount(b, p, n_bins)[ok] / cnt[ok]; fy = np.bincount(b, y, n_bins)[ok] / cnt[ok]
+    cnt = np.bincount(b, minlength=n_bins)
+    ok = cnt > 0
+    mp = np.bincount(b, p, n_bins)[ok] / cnt[ok]
+    fy = np.bincount(b, y, n_bins)[ok] / cnt[ok]
     ax = _ax(ax, (4, 4))
     ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls=":")
     ax.plot(mp, fy, "o-", ms=3, label=f"{label or 'model'} (Brier {brier_score(y, p):.3f})")
-    ax.set_xlabel("mean predicted probability"); ax.set_ylabel("observed frequency"); ax.set_xlim(0, 1); ax.set_ylim(0, 1)
+    ax.set_xlabel("mean predicted probability")
+    ax.set_ylabel("observed frequency")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
     ax.legend(frameon=False, fontsize=8, loc="upper left")
     return ax
 
 # %% ../nbs/14_plot.ipynb #32bc0673
 class Explorer:
-    "Burn-in, thinning, conditioning on k and output choice for a fitted reversible-jump model, redrawn on every change."
+    """Burn-in, thinning, conditioning on k and output choice for a fitted reversible-jump model, redrawn on every
+    change."""
+
     def __init__(self, model, X=None, y=None):
         self.model, self.X, self.y = model, X, y
         self.r = _result(model)
         if not hasattr(self.r, "given_k"):
-            raise TypeError(f"explore needs a reversible-jump chain (RJMCMCRegressor or its Trace), got {type(self.r).__name__}")
+            raise TypeError(
+                f"explore needs a reversible-jump chain (RJMCMCRegressor or its Trace), got {type(self.r).__name__}"
+            )
         self.state = dict(burn_in=int(self.r.meta.get("burn_in", 0)), thin=1, k="all", output=0)
         self.figure, self._controls = None, None
         self.draw()
@@ -469,35 +597,48 @@ class Explorer:
     def update(self, **changes):
         "Change burn_in, thin, k ('all' or a number) or output, then redraw; returns self."
         bad = set(changes) - set(self.state)
-        if bad: raise ValueError(f"update accepts {sorted(self.state)}, got {sorted(bad)}")
+        if bad:
+            raise ValueError(f"update accepts {sorted(self.state)}, got {sorted(bad)}")
         new = {**self.state, **changes}
         n, c = len(self.r.k), self.r.meta.get("c", 1)
-        if not 0 <= int(new["burn_in"]) < n: raise ValueError(f"burn_in must be in [0, {n}), got {new['burn_in']}")
-        if int(new["thin"]) < 1: raise ValueError(f"thin must be >= 1, got {new['thin']}")
-        if not 0 <= int(new["output"]) < c: raise ValueError(f"output must be in [0, {c}), got {new['output']}")
+        if not 0 <= int(new["burn_in"]) < n:
+            raise ValueError(f"burn_in must be in [0, {n}), got {new['burn_in']}")
+        if int(new["thin"]) < 1:
+            raise ValueError(f"thin must be >= 1, got {new['thin']}")
+        if not 0 <= int(new["output"]) < c:
+            raise ValueError(f"output must be in [0, {c}), got {new['output']}")
         old, self.state = self.state, new
         try:
             self.draw()
         except ValueError:
-            self.state = old; raise
+            self.state = old
+            raise
         return self
 
     def draw(self):
         "Redraw the figure from the current state; returns it."
         v, s = self.view(), self.state
-        if self.figure is None: self.figure = Figure(figsize=(12, 3.4))   # not pyplot's: shown only where we display it
-        fig = self.figure; fig.clf(); ax = fig.subplots(1, 3)
+        if self.figure is None:
+            self.figure = Figure(figsize=(12, 3.4))  # not pyplot's: shown only where we display it
+        fig = self.figure
+        fig.clf()
+        ax = fig.subplots(1, 3)
         has_pred = self.X is not None and hasattr(self.model, "predict") and hasattr(self.model, "n_features_in_")
         if has_pred:
-            m = copy.copy(self.model); m.trace_ = v
+            m = copy.copy(self.model)
+            m.trace_ = v
             predictive(m, self.X, self.y, output=s["output"], feature=None if m.n_features_in_ == 1 else 0, ax=ax[0])
             ax[0].set_title(f"{v.n_samples} samples" + ("" if s["k"] == "all" else f", given k = {s['k']}"))
         else:
-            ax[0].text(0.5, 0.5, "pass X (and y) for the predictive band", ha="center", transform=ax[0].transAxes); ax[0].axis("off")
-        base = self.r.select(s["burn_in"], s["thin"]); ks = base.sample_k()
+            ax[0].text(0.5, 0.5, "pass X (and y) for the predictive band", ha="center", transform=ax[0].transAxes)
+            ax[0].axis("off")
+        base = self.r.select(s["burn_in"], s["thin"])
+        ks = base.sample_k()
         pk = np.bincount(ks) / max(len(ks), 1)
         ax[1].bar(np.arange(len(pk)), pk, color=["C3" if str(j) == str(s["k"]) else "C0" for j in range(len(pk))])
-        ax[1].set_xlabel("number of bases k"); ax[1].set_ylabel("p(k | y)"); ax[1].set_title(f"{len(ks)} kept samples")
+        ax[1].set_xlabel("number of bases k")
+        ax[1].set_ylabel("p(k | y)")
+        ax[1].set_title(f"{len(ks)} kept samples")
         trace(self.r, fields=["k"], burn_in=s["burn_in"], axes=[ax[2]])
         fig.tight_layout()
         return fig
@@ -505,39 +646,57 @@ class Explorer:
     def widget(self):
         "The ipywidgets control (sliders, menus and the figure's output area); its callbacks call update."
         import ipywidgets as W
-        n = len(self.r.k); ks = sorted(set(self.r.select(0, 1).sample_k().tolist()))
-        ctl = dict(burn_in=W.IntSlider(self.state["burn_in"], 0, n - 1, description="burn-in", continuous_update=False),
-                   thin=W.IntSlider(1, 1, 50, description="thin", continuous_update=False),
-                   k=W.Dropdown(options=["all"] + [str(k) for k in ks], value="all", description="given k"),
-                   output=W.Dropdown(options=list(range(self.r.meta.get("c", 1))), value=0, description="output"))
+
+        n = len(self.r.k)
+        ks = sorted(set(self.r.select(0, 1).sample_k().tolist()))
+        ctl = dict(
+            burn_in=W.IntSlider(self.state["burn_in"], 0, n - 1, description="burn-in", continuous_update=False),
+            thin=W.IntSlider(1, 1, 50, description="thin", continuous_update=False),
+            k=W.Dropdown(options=["all"] + [str(k) for k in ks], value="all", description="given k"),
+            output=W.Dropdown(options=list(range(self.r.meta.get("c", 1))), value=0, description="output"),
+        )
         from IPython.display import display
+
         out = W.Output()
+
         def show():
             out.clear_output(wait=True)
-            with out: display(self.figure)
+            with out:
+                display(self.figure)
+
         def on_change(change, name):
             try:
                 self.update(**{name: change["new"] if name != "k" or change["new"] == "all" else int(change["new"])})
-            except ValueError as e:         # e.g. no kept sample with this k after the burn-in: say so, keep the last view
-                with out: print(e)
+            # e.g. no kept sample with this k after the burn-in: say so, keep the last view
+            except ValueError as e:
+                with out:
+                    print(e)
                 return
             show()
-        for name, w in ctl.items(): w.observe(lambda ch, name=name: on_change(ch, name), names="value")
-        self._controls = ctl; show()
+
+        for name, w in ctl.items():
+            w.observe(lambda ch, name=name: on_change(ch, name), names="value")
+        self._controls = ctl
+        show()
         return W.VBox([W.HBox([ctl["burn_in"], ctl["thin"]]), W.HBox([ctl["k"], ctl["output"]]), out])
 
     def static_html(self):
         "The page a reader without a live kernel sees: what the widget does, then the current figure (PNG, inline)."
         import base64
         import io
-        buf = io.BytesIO(); self.figure.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=80, bbox_inches="tight")
         s = self.state
-        return (f"<div class='rbf-explorer-static'><p><em>Interactive explorer (needs a live Jupyter kernel): sliders for "
-                f"the burn-in and the thinning, menus to condition on k and to choose the output; each change redraws the "
-                f"predictive band, p(k | y) and the trace of k from the selected samples. Shown here: burn-in {s['burn_in']}, "
-                f"thin {s['thin']}, k = {s['k']}, output {s['output']}.</em></p>"
-                f"<img alt='explorer: predictive band, p(k | y), trace of k' src='data:image/png;base64,"
-                f"{base64.b64encode(buf.getvalue()).decode()}'/></div>")
+        return (
+            f"<div class='rbf-explorer-static'><p><em>Interactive explorer (needs a live Jupyter kernel): sliders for "
+            f"the burn-in and the thinning, menus to condition on k and to choose the output; each change redraws the "
+            f"predictive band, p(k | y) and the trace of k from the selected samples. Shown here: burn-in "
+            f"{s['burn_in']}, "
+            f"thin {s['thin']}, k = {s['k']}, output {s['output']}.</em></p>"
+            f"<img alt='explorer: predictive band, p(k | y), trace of k' src='data:image/png;base64,"
+            f"{base64.b64encode(buf.getvalue()).decode()}'/></div>"
+        )
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kw):
         "The widget for a live kernel, and beside it text/html with the static figure for pages rendered without one."
@@ -564,19 +723,25 @@ def overview(model, # fitted estimator or sampler result
     smc = getattr(r, "_k_unit", "") == "particles"
     if smc and (hasattr(model, "smc_") or hasattr(model, "k_history")): trace(model, axes=[ax[0], ax[2]])
     elif smc:
-        ax[0].text(0.5, 0.5, "a loaded TD-SMC model keeps no per-observation history", ha="center", transform=ax[0].transAxes)
+        ax[0].text(
+            0.5, 0.5, "a loaded TD-SMC model keeps no per-observation history", ha="center", transform=ax[0].transAxes
+        )
         ax[2].axis("off")
     else:
         trace(r, fields=["k"], axes=[ax[0]])
-        if r.acceptance_rates(): acceptance(r, ax=ax[2])
-        else: ax[2].axis("off")
+        if r.acceptance_rates():
+            acceptance(r, ax=ax[2])
+        else:
+            ax[2].axis("off")
     k_posterior(r, ax=ax[1])
     if X is not None and hasattr(model, "n_features_in_") and (as_inputs(X).shape[1] == 1 or y is not None):
         predictive(model, X, y, ax=ax[3])
     else:
         lp = next((f for f in ("log_posterior", "log_marginal_likelihood", "log_target") if hasattr(r, f)), None)
-        if lp is not None and not smc: trace(r, fields=[lp], axes=[ax[3]])
-        else: ax[3].axis("off")
+        if lp is not None and not smc:
+            trace(r, fields=[lp], axes=[ax[3]])
+        else:
+            ax[3].axis("off")
     fig.suptitle(type(model).__name__)
     fig.tight_layout()
     return fig

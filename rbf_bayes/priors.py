@@ -33,13 +33,17 @@ class RBFPrior:
     gamma0: float = 0.0
     eps1: float = 1e-4          # Lambda ~ Ga(1/2 + eps1, rate eps2)
     eps2: float = 1e-4
-    coef_prior: str = "g"       # "g" (Zellner's g-prior, eq. 8; the default, see "The default model") or "ridge" (eq. 48)
+    # "g" (Zellner's g-prior, eq. 8; the default, see "The default model") or "ridge" (eq. 48)
+    coef_prior: str = "g"
     k_max: int | None = None    # maximum number of bases; None: min(N - (d + 2), 100) (`basis.default_k_max`)
-    k_prior: str = "joint"      # "joint": p(k, Lambda) truncated (the default); "conditional": k | Lambda truncated (§3.1)
+    # "joint": p(k, Lambda) truncated (the default); "conditional": k | Lambda truncated (§3.1)
+    k_prior: str = "joint"
     iota: float = 0.1           # centre space = data range extended by iota * spread
-    log_scale_sd: float = 1.0   # learned per-input scales (05d): log s_j ~ N(0, log_scale_sd^2) i.i.d. on standardised inputs
+    # learned per-input scales (05d): log s_j ~ N(0, log_scale_sd^2) i.i.d. on standardised inputs
+    log_scale_sd: float = 1.0
     inclusion_prob: float = 0.5 # input selection (05d): gamma_j ~ Bernoulli(inclusion_prob) i.i.d., given >= 1 input in
-    log_scale_sd_up: float | None = None  # the sd of log s_j above 0 (05d, "A prior that narrows less"); None: log_scale_sd
+    # the sd of log s_j above 0 (05d, "A prior that narrows less"); None: log_scale_sd
+    log_scale_sd_up: float | None = None
 
     def __post_init__(self):
         check_positive("alpha_delta2", self.alpha_delta2)
@@ -53,12 +57,18 @@ class RBFPrior:
         if not (isinstance(self.inclusion_prob, (int, float)) and 0 < self.inclusion_prob < 1):
             raise ValueError(f"inclusion_prob must be a number in (0, 1), got {self.inclusion_prob!r}")
         if not (isinstance(self.eps1, (int, float)) and math.isfinite(self.eps1) and self.eps1 > -0.5):
-            raise ValueError(f"eps1 must be a finite number > -1/2 (the Gamma shape 1/2 + eps1 must be > 0), got {self.eps1!r}")
+            raise ValueError(
+                f"eps1 must be a finite number > -1/2 (the Gamma shape 1/2 + eps1 must be > 0), got {self.eps1!r}"
+            )
         if (self.v0 == 0) != (self.gamma0 == 0):
-            raise ValueError(f"v0 and gamma0 must be both 0 (Jeffreys' prior) or both > 0, got v0={self.v0}, gamma0={self.gamma0}")
+            raise ValueError(
+                f"v0 and gamma0 must be both 0 (Jeffreys' prior) or both > 0, got v0={self.v0}, gamma0={self.gamma0}"
+            )
         check_choice("k_prior", self.k_prior, K_PRIORS)
         check_choice("coef_prior", self.coef_prior, COEF_PRIORS)
-        if self.k_max is not None and (isinstance(self.k_max, bool) or not isinstance(self.k_max, (int, np.integer)) or self.k_max < 0):
+        if self.k_max is not None and (
+            isinstance(self.k_max, bool) or not isinstance(self.k_max, (int, np.integer)) or self.k_max < 0
+        ):
             raise ValueError(f"k_max must be None or an integer >= 0, got {self.k_max!r}")
 
     @property
@@ -122,21 +132,28 @@ def log_centres_prior(centres, # (k, d)
 def log_scales_prior(scales, # per-input scales s (d,), > 0
                      prior: RBFPrior, # its log_scale_sd (and log_scale_sd_up)
                     ) -> float:
-    """log p(theta) for theta = log s, theta_j ~ N(0, log_scale_sd^2) i.i.d. (the learned basis, 05d): a density in theta.
+    """log p(theta) for theta = log s, theta_j ~ N(0, log_scale_sd^2) i.i.d. (the learned basis, 05d): a density in
+    theta.
     With log_scale_sd_up, each theta_j is a two-piece normal: mass 1/2 on each side of 0, sd log_scale_sd_up above."""
-    th = np.log(np.asarray(scales, dtype=float)); sd = prior.log_scale_sd
+    th = np.log(np.asarray(scales, dtype=float))
+    sd = prior.log_scale_sd
     if prior.log_scale_sd_up is not None:
         sd = np.where(th > 0, prior.log_scale_sd_up, sd)
         return float(np.sum(-0.5 * (th / sd) ** 2 - np.log(sd) - 0.5 * math.log(2 * math.pi)))
     return float(np.sum(-0.5 * (th / sd) ** 2 - math.log(sd) - 0.5 * math.log(2 * math.pi)))
 
-def log_inputs_prior(inputs, # inclusion mask (d,) of the inputs, at least one True
-                     prior: RBFPrior, # its inclusion_prob
-                    ) -> float:
+
+def log_inputs_prior(
+    inputs,  # inclusion mask (d,) of the inputs, at least one True
+    prior: RBFPrior,  # its inclusion_prob
+) -> float:
     "log p(gamma): gamma_j ~ Bernoulli(pi) i.i.d. conditioned on at least one input in (input selection, 05d)."
-    g = np.asarray(inputs, dtype=bool).reshape(-1); pi = prior.inclusion_prob; d = len(g)
-    if not g.any(): return -math.inf
-    return float(g.sum() * math.log(pi) + (d - g.sum()) * math.log1p(-pi) - math.log1p(-(1 - pi) ** d))
+    g = np.asarray(inputs, dtype=bool).reshape(-1)
+    pi = prior.inclusion_prob
+    d = len(g)
+    if not g.any():
+        return -math.inf
+    return float(g.sum() * math.log(pi) + (d - g.sum()) * math.log1p(-pi) - math.log1p(-((1 - pi) ** d)))
 
 # %% ../nbs/01_priors.ipynb #79769b21
 def coef_prior_cov(D: np.ndarray, # design matrix (N, m)
@@ -153,7 +170,9 @@ def coef_prior_cov(D: np.ndarray, # design matrix (N, m)
 def log_coef_prior(alpha, # coefficients of one output, (m,)
                    D: np.ndarray, sigma2: float, delta2: float, prior: RBFPrior) -> float:
     "log N(alpha; 0, sigma^2 Sigma) under the g-prior or the ridge prior."
-    return float(stats.multivariate_normal(np.zeros(D.shape[1]), coef_prior_cov(D, sigma2, delta2, prior)).logpdf(alpha))
+    return float(
+        stats.multivariate_normal(np.zeros(D.shape[1]), coef_prior_cov(D, sigma2, delta2, prior)).logpdf(alpha)
+    )
 
 # %% ../nbs/01_priors.ipynb #7e6ffedd
 def log_joint_k_normaliser(k_max: int, # truncation point
@@ -182,7 +201,8 @@ def log_k_Lambda_prior(k, # number(s) of bases
 def k_marginal(k_max: int, # truncation point
                prior: RBFPrior, # its k_prior says which hierarchy
               ) -> np.ndarray:
-    "p(k), k = 0..k_max, with Lambda integrated out (closed form for 'joint', quadrature on log Lambda for 'conditional')."
+    """p(k), k = 0..k_max, with Lambda integrated out (closed form for 'joint', quadrature on log Lambda for
+    'conditional')."""
     a, b = 0.5 + prior.eps1, prior.eps2
     j = np.arange(k_max + 1)
     if prior.k_prior == "joint":
@@ -191,9 +211,9 @@ def k_marginal(k_max: int, # truncation point
     # conditional: integrate over u = log Lambda on a grid wide enough for Ga(a, b) (the integrand is smooth in u)
     u = np.linspace(math.log(1e-12), math.log(max(1e4, 50 / b, 50.0 * k_max)), 20_001)
     L = np.exp(u)
-    terms = special.xlogy(j[:, None], L) - special.gammaln(j[:, None] + 1.0)          # (k_max + 1, grid)
-    lg = stats.gamma.logpdf(L, a, scale=1.0 / b) + u                                  # density of u = log Lambda
-    terms = terms - special.logsumexp(terms, axis=0) + lg                              # log p(k | Lambda) + log p(u)
+    terms = special.xlogy(j[:, None], L) - special.gammaln(j[:, None] + 1.0)  # (k_max + 1, grid)
+    lg = stats.gamma.logpdf(L, a, scale=1.0 / b) + u  # density of u = log Lambda
+    terms = terms - special.logsumexp(terms, axis=0) + lg  # log p(k | Lambda) + log p(u)
     w = np.exp(special.logsumexp(terms, axis=1) + math.log(u[1] - u[0]))
     return w / w.sum()
 

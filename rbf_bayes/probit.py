@@ -34,16 +34,18 @@ def sample_latent(f: np.ndarray, # current network outputs f(x_i), (N,)
                   y: np.ndarray, # labels 0/1, (N,)
                   rng: np.random.Generator,
                  ) -> np.ndarray:
-    "z_i ~ N(f_i, 1) truncated to z > 0 where y_i = 1 and to z <= 0 where y_i = 0 (inversion in log space; any finite f)."
+    """z_i ~ N(f_i, 1) truncated to z > 0 where y_i = 1 and to z <= 0 where y_i = 0 (inversion in log space; any finite
+    f)."""
     f = np.asarray(f, dtype=float)
-    logu = np.log1p(-rng.random(len(f)))          # log u, u = 1 - U[0, 1) in (0, 1]: never log 0
+    logu = np.log1p(-rng.random(len(f)))  # log u, u = 1 - U[0, 1) in (0, 1]: never log 0
     pos = np.asarray(y).astype(bool)
     x = np.where(pos, -special.ndtri_exp(logu + special.log_ndtr(f)), special.ndtri_exp(logu + special.log_ndtr(-f)))
     return f + x
 
 # %% ../nbs/05c_probit.ipynb #acc2c02d
 _GH_S, _GH_W = np.polynomial.hermite.hermgauss(48)    # nodes and weights for the integral against exp(-s^2)
-_GH_S, _GH_W = 0.5 * (_GH_S - _GH_S[::-1]), 0.5 * (_GH_W + _GH_W[::-1])   # symmetric to the last bit (they are, to rounding)
+# symmetric to the last bit (they are, to rounding)
+_GH_S, _GH_W = 0.5 * (_GH_S - _GH_S[::-1]), 0.5 * (_GH_W + _GH_W[::-1])
 
 def _log_class(U, j: int) -> np.ndarray:
     """log P(y = j | U) by Gauss-Hermite over the integral above, summing log_ndtr terms (relative accuracy in the
@@ -58,20 +60,26 @@ def _log_quadrature(U) -> np.ndarray:
 
 def _quadrature(U) -> np.ndarray:
     """P(y = j | U) by Gauss-Hermite over the integral above, shape (..., C), evaluating Phi once per pair of classes:
-    the nodes are symmetric (s_{n-1-g} = -s_g), so Phi(f_l - f_j + sqrt(2) s_g) = 1 - Phi(f_j - f_l + sqrt(2) s_{n-1-g}),
-    half the Phi evaluations (an absolute error of a rounding, as the products')."""
-    U = np.asarray(U, dtype=float); C = U.shape[-1]
+    the nodes are symmetric (s_{n-1-g} = -s_g), so Phi(f_l - f_j + sqrt(2) s_g) = 1 - Phi(f_j - f_l + sqrt(2)
+    s_{n-1-g}), half the Phi evaluations (an absolute error of a rounding, as the products')."""
+    U = np.asarray(U, dtype=float)
+    C = U.shape[-1]
     out = np.empty(U.shape)
-    F = {(j, l): special.ndtr((U[..., j] - U[..., l])[..., None] + np.sqrt(2.0) * _GH_S)
-         for j in range(C) for l in range(j + 1, C)}                       # Phi(f_j - f_l + sqrt(2) s), j < l
+    F = {
+        (j, l): special.ndtr((U[..., j] - U[..., l])[..., None] + np.sqrt(2.0) * _GH_S)
+        for j in range(C)
+        for l in range(j + 1, C)
+    }  # Phi(f_j - f_l + sqrt(2) s), j < l
     for j in range(C):
         prod = np.ones(U.shape[:-1] + _GH_S.shape)
         for l in range(C):
-            if l != j: prod *= F[j, l] if j < l else 1.0 - F[l, j][..., ::-1]
+            if l != j:
+                prod *= F[j, l] if j < l else 1.0 - F[l, j][..., ::-1]
         out[..., j] = prod @ _GH_W / np.sqrt(np.pi)
     return out
 
-_LOG_FROM_PRODUCTS = 1e-3   # above it, log of the products (relative error <= 1e-12 there); below, the log_ndtr sums
+
+_LOG_FROM_PRODUCTS = 1e-3  # above it, log of the products (relative error <= 1e-12 there); below, the log_ndtr sums
 
 # %% ../nbs/05c_probit.ipynb #d3d5415b
 _R3 = np.sqrt(0.75)   # sqrt(1 - rho^2) for rho = 1/2
@@ -98,7 +106,8 @@ def _class_products(U, j: int) -> np.ndarray:
     arg = (U[..., j:j + 1] - np.delete(U, j, axis=-1))[..., None] + np.sqrt(2.0) * _GH_S
     return special.ndtr(arg).prod(-2) @ _GH_W / np.sqrt(np.pi)
 
-_OWEN_FROM = _LOG_FROM_PRODUCTS   # three classes: the closed form above it (the same reason), one class's products below
+# three classes: the closed form above it (the same reason), one class's products below
+_OWEN_FROM = _LOG_FROM_PRODUCTS
 
 def _probabilities(U) -> np.ndarray:
     """P(y = j | U), shape (..., C): three classes by the closed form, except where a probability is below 1e-3 (its
@@ -138,29 +147,48 @@ def check_labels(y, name: str="y") -> np.ndarray:
     "Class labels as ints 0..C-1 (C >= 2, every class present, a 1-d array), or a ValueError naming the argument."
     y = np.asarray(y)
     if y.ndim != 1: raise ValueError(f"{name} must be a 1-d array of class labels 0..C-1, got shape {y.shape}")
-    if y.size == 0 or y.dtype.kind not in "iufb" or not np.all(np.isfinite(y.astype(float))) or np.any(y != np.round(y)) \
-            or y.min() < 0:
-        raise ValueError(f"{name} must hold the class labels 0, 1, ..., C-1 as integers "
-                         "(RJMCMCClassifier maps any labels to them)")
-    yi = y.astype(np.int64); counts = np.bincount(yi)
-    if len(counts) < 2: raise ValueError(f"{name} holds one class only: a classifier needs at least two")
+    if (
+        y.size == 0
+        or y.dtype.kind not in "iufb"
+        or not np.all(np.isfinite(y.astype(float)))
+        or np.any(y != np.round(y))
+        or y.min() < 0
+    ):
+        raise ValueError(
+            f"{name} must hold the class labels 0, 1, ..., C-1 as integers (RJMCMCClassifier maps any labels to them)"
+        )
+    yi = y.astype(np.int64)
+    counts = np.bincount(yi)
+    if len(counts) < 2:
+        raise ValueError(f"{name} holds one class only: a classifier needs at least two")
     if (counts == 0).any():
-        raise ValueError(f"{name} must hold every class 0..{len(counts) - 1}; absent: {np.flatnonzero(counts == 0).tolist()}")
+        raise ValueError(
+            f"{name} must hold every class 0..{len(counts) - 1}; absent: {np.flatnonzero(counts == 0).tolist()}"
+        )
     return yi
 
-def sample_utilities(U: np.ndarray, # current utilities (N, C); in each row z_{i, y_i} is the largest
-                     F: np.ndarray, # their means (N, C); column 0 is 0 (class 0's mean utility is fixed)
-                     y: np.ndarray, # classes 0..C-1, (N,)
-                     rng: np.random.Generator,
-                    ) -> np.ndarray:
-    "One Gibbs sweep over the classes: z_ij ~ N(F_ij, 1) given the other utilities, truncated so that z_{i,y_i} stays the largest."
-    U = np.array(U, dtype=float); F = np.asarray(F, dtype=float); N, C = U.shape; rows = np.arange(N)
+
+def sample_utilities(
+    U: np.ndarray,  # current utilities (N, C); in each row z_{i, y_i} is the largest
+    F: np.ndarray,  # their means (N, C); column 0 is 0 (class 0's mean utility is fixed)
+    y: np.ndarray,  # classes 0..C-1, (N,)
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """One Gibbs sweep over the classes: z_ij ~ N(F_ij, 1) given the other utilities, truncated so that z_{i,y_i} stays
+    the largest."""
+    U = np.array(U, dtype=float)
+    F = np.asarray(F, dtype=float)
+    N, C = U.shape
+    rows = np.arange(N)
     for j in range(C):
         own = y == j
-        lo = np.delete(U, j, axis=1).max(1)        # rows of class j: above every other utility
-        hi = U[rows, y]                            # other rows: below the observed class's utility
-        logu = np.log1p(-rng.random(N)); f = F[:, j]
-        x = np.where(own, -special.ndtri_exp(logu + special.log_ndtr(f - lo)), special.ndtri_exp(logu + special.log_ndtr(hi - f)))
+        lo = np.delete(U, j, axis=1).max(1)  # rows of class j: above every other utility
+        hi = U[rows, y]  # other rows: below the observed class's utility
+        logu = np.log1p(-rng.random(N))
+        f = F[:, j]
+        x = np.where(
+            own, -special.ndtri_exp(logu + special.log_ndtr(f - lo)), special.ndtri_exp(logu + special.log_ndtr(hi - f))
+        )
         U[:, j] = f + x
     return U
 
@@ -176,7 +204,9 @@ class ProbitTrace(Trace):
     def latent_draws(self, x) -> np.ndarray:
         "f(x) = d(x)' alpha for every kept draw: (n, n_samples) for two classes, (n, C - 1, n_samples) for C > 2."
         if self.n_samples == 0 or len(self.coef_draw) == 0: raise self._no_samples("a prior_only run")
-        F = np.stack([D @ self.coef_draw[self.coef_offsets[s]:self.coef_offsets[s + 1]] for s, D in self._designs(x)], -1)
+        F = np.stack(
+            [D @ self.coef_draw[self.coef_offsets[s] : self.coef_offsets[s + 1]] for s, D in self._designs(x)], -1
+        )
         return F[:, 0] if self.n_classes == 2 else F
 
     def _draw_utilities(self, x):
@@ -184,31 +214,36 @@ class ProbitTrace(Trace):
         F = self.latent_draws(x)
         return np.concatenate([np.zeros((F.shape[0], 1, F.shape[2])), F], 1)
 
-    def _draw_proba(self, x, log: bool=False):
+    def _draw_proba(self, x, log: bool = False):
         "P(y = j | x, draw s) (log: its log) for every kept draw, (n, C, n_samples)."
         if self.n_classes == 2:
-            F = self.latent_draws(x); cdf = special.log_ndtr if log else special.ndtr
+            F = self.latent_draws(x)
+            cdf = special.log_ndtr if log else special.ndtr
             return np.stack([cdf(-F), cdf(F)], 1)
-        U = self._draw_utilities(x); fn = class_log_probabilities if log else class_probabilities
+        U = self._draw_utilities(x)
+        fn = class_log_probabilities if log else class_probabilities
         return np.stack([fn(U[:, :, s]) for s in range(U.shape[2])], -1)
 
     def predict_log_proba(self, x) -> np.ndarray:
-        "log P(y = j | x, data), the log of the posterior mean of the class probabilities, (n, C) (log space throughout)."
+        """log P(y = j | x, data), the log of the posterior mean of the class probabilities, (n, C) (log space
+        throughout)."""
         L = self._draw_proba(x, log=True)
         return special.logsumexp(L, axis=2) - np.log(L.shape[2])
 
-    def predict_proba(self, x, return_std: bool=False):
+    def predict_proba(self, x, return_std: bool = False):
         """Posterior mean of the class probabilities over the kept draws, and their posterior sd. Two classes:
         P(y = 1 | x, data), shape (n,); C > 2: P(y = j | x, data), shape (n, C)."""
         P = self._draw_proba(x)
-        if self.n_classes == 2: P = P[:, 1]
+        if self.n_classes == 2:
+            P = P[:, 1]
         return (P.mean(-1), P.std(-1)) if return_std else P.mean(-1)
 
     def decision_function(self, x) -> np.ndarray:
-        """The posterior mean of the latent f(x) (Rao-Blackwellised over alpha): (n,), positive means class 1 is likelier,
-        for two classes; the mean utilities (n, C), class 0's being 0, for C > 2."""
+        """The posterior mean of the latent f(x) (Rao-Blackwellised over alpha): (n,), positive means class 1 is
+        likelier, for two classes; the mean utilities (n, C), class 0's being 0, for C > 2."""
         m = self.predict(x)
         return m[:, 0] if self.n_classes == 2 else np.column_stack([np.zeros(len(m)), m])
+
 
 def _init_utilities(y, C, rng):
     "Utilities that respect the classes: the observed class at |N(0,1)|, the others at -|N(0,1)|."
@@ -216,9 +251,12 @@ def _init_utilities(y, C, rng):
     U[np.arange(len(y)), y] *= -1.0
     return U
 
+
 def _latent_step(F, y, U, rng):
-    "Step 4 given the fitted values F (N, c): the new latent targets (N, c) and the full utilities (None for two classes)."
-    if U is None: return sample_latent(F[:, 0], y, rng)[:, None], None
+    """Step 4 given the fitted values F (N, c): the new latent targets (N, c) and the full utilities (None for two
+    classes)."""
+    if U is None:
+        return sample_latent(F[:, 0], y, rng)[:, None], None
     U = sample_utilities(U, np.column_stack([np.zeros(len(F)), F]), y, rng)
     return U[:, 1:], U
 
@@ -251,7 +289,8 @@ def sample_probit(x, # inputs (N, d)
                   rng: np.random.Generator,
                   basis: str="cubic", width: float=1.0,
                   init: dict|None=None, # optional initial centres / Lambda / delta2
-                  reference: bool=False, # run the pure NumPy reference sampler (`sample_rjmcmc_reference`) instead of the C loop
+                  # run the pure NumPy reference sampler (`sample_rjmcmc_reference`) instead of the C loop
+                  reference: bool=False,
                  ) -> ProbitTrace:
     "Probit classification with an unknown number of bases: reversible-jump MCMC with latent-variable augmentation."
     config, yi, C, U, Z0 = _probit_start(y, config, rng)
@@ -261,15 +300,22 @@ def sample_probit(x, # inputs (N, d)
     def latent(F):
         Z, state["U"] = _latent_step(F, yi, state["U"], rng)
         return Z
-    t = sample_rjmcmc_reference(x, Z0, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init, latent=latent)
+    t = sample_rjmcmc_reference(
+        x, Z0, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init, latent=latent
+    )
     t.meta.update(link="probit", n_classes=C)
     return ProbitTrace(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
 
+
 def _probit_start(y, config, rng):
-    "The checked labels and the first latent draws of a probit run: (config with sigma^2 = 1, labels, C, utilities, Z0)."
-    if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
-    if config.fixed_sigma2 not in (None, 1.0): raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
-    yi = check_labels(y); C = int(yi.max()) + 1
+    """The checked labels and the first latent draws of a probit run: (config with sigma^2 = 1, labels, C, utilities,
+    Z0)."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy.random.Generator")
+    if config.fixed_sigma2 not in (None, 1.0):
+        raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
+    yi = check_labels(y)
+    C = int(yi.max()) + 1
     U = None if C == 2 else sample_utilities(_init_utilities(yi, C, rng), np.zeros((len(yi), C)), yi, rng)
     Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
     return dataclasses.replace(config, fixed_sigma2=1.0), yi, C, U, Z0
@@ -285,16 +331,35 @@ def probit_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
     x, Z, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, Z0, prior, config, basis, width, init, rng)
     N, d = x.shape
     if config.design == "recompute":
-        raise ValueError("config.design='recompute' is not available for the probit classifier: its latent step reads the "
-                         "design every iteration")
+        raise ValueError(
+            "config.design='recompute' is not available for the probit classifier: its latent step reads the "
+            "design every iteration"
+        )
     if config.n_temps > 1:
-        raise ValueError("config.n_temps > 1 (tempering) is not available for the probit classifier yet: its latent step "
-                         "runs between iterations of one chain; use n_temps=1 (n_tries works)")
+        raise ValueError(
+            "config.n_temps > 1 (tempering) is not available for the probit classifier yet: its latent step "
+            "runs between iterations of one chain; use n_temps=1 (n_tries works)"
+        )
     _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c)
-    st = rbf_state(x, Z, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max)
+    st = rbf_state(
+        x, Z, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior, m_max=1 + d + k_max
+    )
     core = rj_core(st, x, space, basis, width, k_max, prior, config, rng.bit_generator)
     core.set_state(centres, Lam, d2)
-    meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
-                prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, link="probit", n_classes=C,
-                omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
+    meta = dict(
+        basis=basis,
+        width=width,
+        d=d,
+        c=c,
+        k_max=k_max,
+        burn_in=config.burn_in,
+        thin=config.thin,
+        prior=asdict(prior),
+        config={**asdict(config), "moves": list(config.moves)},
+        link="probit",
+        n_classes=C,
+        omega_lo=space.lo.tolist(),
+        omega_hi=space.hi.tolist(),
+        sampler="cython",
+    )
     return _ProbitRun(core, st, config, meta, yi, U, rng)

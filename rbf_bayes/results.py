@@ -35,7 +35,8 @@ def npz_path(path) -> Path:
     return p if p.suffix == ".npz" else p.with_name(p.name + ".npz")
 
 def write_npz(path, kind: str, header: dict, arrays: dict) -> Path:
-    "One .npz: a JSON header (format kind, version) and arrays; no pickle anywhere. Returns the path written (`npz_path`)."
+    """One .npz: a JSON header (format kind, version) and arrays; no pickle anywhere. Returns the path written
+    (`npz_path`)."""
     h = dict(format=kind, version=FORMAT_VERSION, **header)
     out = npz_path(path)
     if out.parent != Path("") and not out.parent.is_dir():
@@ -43,11 +44,15 @@ def write_npz(path, kind: str, header: dict, arrays: dict) -> Path:
     np.savez(out, __header__=np.array(json.dumps(h, default=_jsonable)), **arrays)
     return out
 
+
 class DamagedFileError(ValueError):
-    "A file that is not, or no longer, what `save` wrote (truncated, emptied, foreign, a damaged header); names the path."
+    """A file that is not, or no longer, what `save` wrote (truncated, emptied, foreign, a damaged header); names the
+    path."""
+
 
 class NewerFormatError(ValueError):
     "A file written by a newer rbf_bayes (a larger format version): upgrade to read it."
+
 
 @contextlib.contextmanager
 def open_npz(path, kind: str):
@@ -56,36 +61,55 @@ def open_npz(path, kind: str):
     not a .npz (a CSV, a pickle, a .npy), a damaged or foreign header, a newer format version."""
     import zipfile
     import zlib
+
     p = Path(path)
-    if not p.is_file() and npz_path(p).is_file(): p = npz_path(p)
-    if p.is_dir(): raise IsADirectoryError(f"{path} is a folder, not an {kind} file")
+    if not p.is_file() and npz_path(p).is_file():
+        p = npz_path(p)
+    if p.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not an {kind} file")
     if not p.is_file():
-        raise FileNotFoundError(f"{path}: no such file" + ("" if Path(path).suffix == ".npz" else f" (nor {npz_path(path)})"))
-    if p.stat().st_size == 0: raise DamagedFileError(f"{p} is empty: not an {kind} file")
+        raise FileNotFoundError(
+            f"{path}: no such file" + ("" if Path(path).suffix == ".npz" else f" (nor {npz_path(path)})")
+        )
+    if p.stat().st_size == 0:
+        raise DamagedFileError(f"{p} is empty: not an {kind} file")
     bad = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError)
-    try: z = np.load(p, allow_pickle=False)
+    try:
+        z = np.load(p, allow_pickle=False)
     except bad as e:
-        raise DamagedFileError(f"{p} is not an {kind} file (numpy cannot read it as .npz: {type(e).__name__}); it may be "
-                               "truncated, damaged or another kind of file") from None
-    if not isinstance(z, np.lib.npyio.NpzFile): raise DamagedFileError(f"{p} holds one numpy array (.npy), not an {kind} file")
+        raise DamagedFileError(
+            f"{p} is not an {kind} file (numpy cannot read it as .npz: {type(e).__name__}); it may be "
+            "truncated, damaged or another kind of file"
+        ) from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise DamagedFileError(f"{p} holds one numpy array (.npy), not an {kind} file")
     with z:
-        try: h = read_header(z, p, kind)
-        except (DamagedFileError, NewerFormatError): raise
+        try:
+            h = read_header(z, p, kind)
+        except (DamagedFileError, NewerFormatError):
+            raise
         except (*bad, TypeError, AttributeError) as e:
             raise DamagedFileError(f"{p}: the header of this {kind} file is damaged ({type(e).__name__})") from None
         yield z, h
 
+
 def read_header(z, path, kind: str) -> dict:
     "The JSON header of a file written by `write_npz`, checked for its kind and format version."
-    if "__header__" not in z.files: raise DamagedFileError(f"{path} is not an {kind} file (it has no rbf_bayes header)")
+    if "__header__" not in z.files:
+        raise DamagedFileError(f"{path} is not an {kind} file (it has no rbf_bayes header)")
     h = json.loads(str(z["__header__"]))
-    if not isinstance(h, dict): raise DamagedFileError(f"{path}: the header of this {kind} file is damaged (not a JSON object)")
-    if h.get("format") != kind: raise DamagedFileError(f"{path} is a {h.get('format')} file, not an {kind} file")
+    if not isinstance(h, dict):
+        raise DamagedFileError(f"{path}: the header of this {kind} file is damaged (not a JSON object)")
+    if h.get("format") != kind:
+        raise DamagedFileError(f"{path} is a {h.get('format')} file, not an {kind} file")
     v = h.get("version", 0)
-    if not isinstance(v, int) or isinstance(v, bool): raise DamagedFileError(f"{path}: the header's format version is damaged ({v!r})")
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise DamagedFileError(f"{path}: the header's format version is damaged ({v!r})")
     if v > FORMAT_VERSION:
-        raise NewerFormatError(f"{path} was written by a newer rbf_bayes (format {h['version']}; this version reads up to "
-                         f"{FORMAT_VERSION}): upgrade rbf_bayes to load it")
+        raise NewerFormatError(
+            f"{path} was written by a newer rbf_bayes (format {h['version']}; this version reads up to "
+            f"{FORMAT_VERSION}): upgrade rbf_bayes to load it"
+        )
     return h
 
 # %% ../nbs/04a_results.ipynb #c45d8d98
@@ -107,17 +131,24 @@ class Summary:
 
     def __repr__(self):
         w = max((len(lab) for lab, _ in self.rows), default=0)
-        return "\n".join([self.title] + [f"  {lab:<{w}}  {v}" for lab, v in self.rows] + [f"  note: {n}" for n in self.notes])
+        return "\n".join(
+            [self.title] + [f"  {lab:<{w}}  {v}" for lab, v in self.rows] + [f"  note: {n}" for n in self.notes]
+        )
 
     def _repr_html_(self):
         e = html.escape
-        rows = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{e(lab)}</th><td style='text-align:left'>{e(v)}"
-                       "</td></tr>" for lab, v in self.rows)
+        rows = "".join(
+            f"<tr><th style='text-align:left;padding-right:1em'>{e(lab)}</th><td style='text-align:left'>{e(v)}"
+            "</td></tr>"
+            for lab, v in self.rows
+        )
         notes = "".join(f"<p style='margin:0.2em 0'><b>note:</b> {e(n)}</p>" for n in self.notes)
-        return f"<div class='rbf-bayes-summary'><p style='margin:0.2em 0'><b>{e(self.title)}</b></p><table>{rows}</table>{notes}</div>"
+        return (f"<div class='rbf-bayes-summary'><p style='margin:0.2em 0'><b>{e(self.title)}</b></p>"
+                f"<table>{rows}</table>{notes}</div>")
 
 # %% ../nbs/04a_results.ipynb #42a6f0d4
-RHAT_ALARM = 1.1    # split R-hat above this: the chains disagree (Vehtari et al. 2021 ask for < 1.01 before trusting estimates)
+# split R-hat above this: the chains disagree (Vehtari et al. 2021 ask for < 1.01 before trusting estimates)
+RHAT_ALARM = 1.1
 ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
 
 @dataclasses.dataclass(kw_only=True)
@@ -182,9 +213,15 @@ class SamplerResult:
     def __repr__(self):
         pk = self.p_k(); k_mean = float(np.arange(len(pk)) @ pk)
         secs, acc = self.meta.get("seconds"), self.acceptance_rates()
-        bd = (f", birth/death accepted {acc['birth']:.3f}/{acc['death']:.3f}" if "birth" in acc and "death" in acc else "")
-        return (f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
-                + bd + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "") + ")")
+        bd = (
+            f", birth/death accepted {acc['birth']:.3f}/{acc['death']:.3f}" if "birth" in acc and "death" in acc else ""
+        )
+        return (
+            f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
+            + bd
+            + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "")
+            + ")"
+        )
 
     @property
     def interrupted(self) -> bool:
@@ -193,29 +230,39 @@ class SamplerResult:
 
     @property
     def resumable(self) -> bool:
-        "True if this interrupted result still holds its run, so `resume` can finish it (not after save/load or pickle)."
+        """True if this interrupted result still holds its run, so `resume` can finish it (not after save/load or
+        pickle)."""
         return self.__dict__.get("_run") is not None
 
-    def resume(self, progress: bool=False):
+    def resume(self, progress: bool = False):
         "Finish an interrupted run: the same chain, bit for bit, as a run never interrupted; returns the new result."
         if not self.resumable:
-            if not self.interrupted: raise ValueError("this run was not interrupted: there is nothing to resume")
-            raise ValueError("this interrupted result no longer holds its sampler (results keep it in memory only: "
-                             "not through save/load, pickle or copy); run the sampler again")
+            if not self.interrupted:
+                raise ValueError("this run was not interrupted: there is nothing to resume")
+            raise ValueError(
+                "this interrupted result no longer holds its sampler (results keep it in memory only: "
+                "not through save/load, pickle or copy); run the sampler again"
+            )
         return self._run.run(progress)
 
     def _no_samples(self, why: str) -> ValueError:
         "The error of predicting from a result with no kept samples: an interrupted burn-in is named as the reason."
         if self.interrupted:
-            return ValueError(f"no samples are kept: the run was interrupted (Ctrl-C) after {self.meta.get('n_done', '?')} "
-                              f"iterations, in burn-in ({self.meta.get('burn_in', '?')}); " +
-                              ("resume() (continue_fit() on the estimator) finishes it" if self.resumable
-                               else "run it again with more time"))
+            return ValueError(
+                f"no samples are kept: the run was interrupted (Ctrl-C) after {self.meta.get('n_done', '?')} "
+                f"iterations, in burn-in ({self.meta.get('burn_in', '?')}); "
+                + (
+                    "resume() (continue_fit() on the estimator) finishes it"
+                    if self.resumable
+                    else "run it again with more time"
+                )
+            )
         return ValueError(f"no kept samples with coefficients ({why})")
 
     def __getstate__(self):
         "Pickle and copy without the live run of an interrupted result (a C core with its buffers)."
-        s = dict(self.__dict__); s.pop("_run", None)
+        s = dict(self.__dict__)
+        s.pop("_run", None)
         return s
 
     def acceptance_rates(self) -> dict:
@@ -223,133 +270,191 @@ class SamplerResult:
         `n_accepted` in move-code order birth, death, split, merge, update; update counts single-centre steps; NaN for a
         move never proposed), else from the per-iteration move codes ({} if the sampler records neither)."""
         from rbf_bayes.moves import MOVE_CODES
+
         names = {v: n for n, v in MOVE_CODES.items()}
         n_p, n_a = getattr(self, "n_proposed", None), getattr(self, "n_accepted", None)
         if n_p is not None and n_a is not None:
             return {names[i]: (n_a[i] / n_p[i] if n_p[i] else float("nan")) for i in range(len(n_p))}
         mv, ac = getattr(self, "move", None), getattr(self, "accepted", None)
-        if mv is None or ac is None or len(mv) == 0: return {}
+        if mv is None or ac is None or len(mv) == 0:
+            return {}
         mv, ac = np.asarray(mv), np.asarray(ac)
         return {names[int(c)]: float(ac[mv == c].mean()) for c in np.unique(mv) if names.get(int(c)) != "stay"}
 
-    def _k_rows(self, burn_in: int|None=None) -> list:
+    def _k_rows(self, burn_in: int | None = None) -> list:
         "p(k | y): mode, mean, central 90% interval and the largest probabilities."
-        pk = self.p_k(burn_in); cdf = np.cumsum(pk)
+        pk = self.p_k(burn_in)
+        cdf = np.cumsum(pk)
         lo, hi = (min(int(i), len(pk) - 1) for i in np.searchsorted(cdf, [0.05, 0.95 - 1e-9]))
         top = [k for k in sorted(np.argsort(pk)[::-1][:6]) if pk[k] >= 0.01]
-        return [("p(k | y)", f"mode {int(np.argmax(pk))}, mean {float(np.arange(len(pk)) @ pk):.2f}, 90% interval [{lo}, {hi}]"),
-                ("largest p(k | y)", ", ".join(f"k={k}: {pk[k]:.3f}" for k in top))]
+        return [
+            (
+                "p(k | y)",
+                f"mode {int(np.argmax(pk))}, mean {float(np.arange(len(pk)) @ pk):.2f}, 90% interval [{lo}, {hi}]",
+            ),
+            ("largest p(k | y)", ", ".join(f"k={k}: {pk[k]:.3f}" for k in top)),
+        ]
 
-    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         "Hook: the (rows, notes) of `summary`; subclasses extend it."
         b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
         n = len(self.k)
-        if self._k_unit == "iterations" and self.n_chains > 1:      # pooled chains: burn-in counts in each chain
-            rows = [("samples", f"{n:,} iterations in {self.n_chains} chains" + (f" (burn-in {b:,} in each)" if b else ""))]
-        else: rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))]
+        if self._k_unit == "iterations" and self.n_chains > 1:  # pooled chains: burn-in counts in each chain
+            rows = [
+                ("samples", f"{n:,} iterations in {self.n_chains} chains" + (f" (burn-in {b:,} in each)" if b else ""))
+            ]
+        else:
+            rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))]
         rows += self._k_rows(burn_in)
         acc = self.acceptance_rates()
-        if acc: rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
-        notes, mixing = [], []                # mixing: the convergence notes, said last
+        if acc:
+            rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
+        notes, mixing = [], []  # mixing: the convergence notes, said last
         if self._k_unit == "iterations" and self.n_chains > 1:
             diag = self.chain_diagnostics(b)
             rows += self._chain_rows(b, diag)
             bad = {k: r for k, (r, _) in diag.items() if r > RHAT_ALARM}
             still = [k for k, (r, e) in diag.items() if e == 0]
             if still:
-                mixing.append(f"{', '.join(still)} did not move after burn-in in any chain: R-hat is undefined and there is "
-                              "no effective draw; the chains are stuck, not converged")
+                mixing.append(
+                    f"{', '.join(still)} did not move after burn-in in any chain: R-hat is undefined and there is "
+                    "no effective draw; the chains are stuck, not converged"
+                )
             if bad:
-                mixing.append("the chains disagree (split R-hat " + ", ".join(f"{k} {r:.2f}" for k, r in bad.items())
-                             + f" > {RHAT_ALARM}): they have not converged to one distribution; p(k | y) and the "
-                             "predictions are not yet reliable" + ("" if self.meta.get("auto") else ": run longer (n_iter, burn_in)"))
+                mixing.append(
+                    "the chains disagree (split R-hat "
+                    + ", ".join(f"{k} {r:.2f}" for k, r in bad.items())
+                    + f" > {RHAT_ALARM}): they have not converged to one distribution; p(k | y) and the "
+                    "predictions are not yet reliable"
+                    + ("" if self.meta.get("auto") else ": run longer (n_iter, burn_in)")
+                )
         elif self._k_unit == "iterations" and len((kd := self._k_diagnosed(b))[0]) >= 10:
             from rbf_bayes.convergence import ess
+
             kk, unit = kd
             e = ess(kk[None, :]) if kk.std() > 0 else None
-            rows.append(("ESS of k", f"{e:.0f} of {len(kk)} {unit}" if e is not None
-                         else f"0: k did not move (constant at {int(kk[0])}) after burn-in"))
+            rows.append(
+                (
+                    "ESS of k",
+                    f"{e:.0f} of {len(kk)} {unit}"
+                    if e is not None
+                    else f"0: k did not move (constant at {int(kk[0])}) after burn-in",
+                )
+            )
             if e is None:
-                mixing.append(f"k did not move after burn-in (constant at {int(kk[0])}): the chain is stuck, not converged; "
-                              "p(k | y) rests on no effective draw: run several chains (n_chains) or a tempered ladder (n_temps)")
+                mixing.append(
+                    f"k did not move after burn-in (constant at {int(kk[0])}): the chain is stuck, not converged; "
+                    "p(k | y) rests on no effective draw: run several chains (n_chains) or a tempered ladder (n_temps)"
+                )
             elif e < ESS_ALARM:
-                mixing.append(f"the effective sample size of k is {e:.0f}: the chain changes k rarely, so p(k | y) rests on "
-                             "few effective draws; run longer, or run several chains (n_chains) and read their split R-hat")
+                mixing.append(
+                    f"the effective sample size of k is {e:.0f}: the chain changes k rarely, so p(k | y) rests on "
+                    "few effective draws; run longer, or run several chains (n_chains) and read their split R-hat"
+                )
         au = self.meta.get("auto")
-        if au:      # n_iter="auto" (05b_chains): the run length the chains chose, or the cap they stopped at
-            rows.append(("run length", f"chosen by the chains: {au['n_iter']:,} iterations each (burn-in {au['burn_in']:,}), "
-                                       + ("converged" if au["converged"] else "stopped at max_iter")
-                                       + f" (split R-hat <= {au['rhat']}, bulk ESS >= {au['ess']} for k and the log posterior)"))
+        if au:  # n_iter="auto" (05b_chains): the run length the chains chose, or the cap they stopped at
+            rows.append(
+                (
+                    "run length",
+                    f"chosen by the chains: {au['n_iter']:,} iterations each (burn-in {au['burn_in']:,}), "
+                    + ("converged" if au["converged"] else "stopped at max_iter")
+                    + f" (split R-hat <= {au['rhat']}, bulk ESS >= {au['ess']} for k and the log posterior)",
+                )
+            )
             if not au["converged"]:
-                mixing.append(f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
-                              f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
-                              + (", or use a tempered ladder (n_temps) and multiple tries (n_tries)"
-                                 if "n_temps" in (self.meta.get("config") or {}) and self.meta.get("link") != "probit"
-                                 else ""))
+                mixing.append(
+                    f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
+                    f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
+                    + (
+                        ", or use a tempered ladder (n_temps) and multiple tries (n_tries)"
+                        if "n_temps" in (self.meta.get("config") or {}) and self.meta.get("link") != "probit"
+                        else ""
+                    )
+                )
         secs = self.meta.get("seconds")
-        if isinstance(secs, (int, float)): rows.append(("time", f"{secs:.2f} s"))
+        if isinstance(secs, (int, float)):
+            rows.append(("time", f"{secs:.2f} s"))
         if self.meta.get("interrupted"):
-            unit = "rows" if self._k_unit == "particles" else self._k_unit     # TD-SMC counts observations
-            notes.append(f"interrupted by the user after {self.meta.get('n_done', n)} {unit}: these are the "
-                         "samples of an incomplete run" + ("; resume() (continue_fit() on the estimator) finishes it"
-                                                           if self.resumable else ""))
+            unit = "rows" if self._k_unit == "particles" else self._k_unit  # TD-SMC counts observations
+            notes.append(
+                f"interrupted by the user after {self.meta.get('n_done', n)} {unit}: these are the "
+                "samples of an incomplete run"
+                + ("; resume() (continue_fit() on the estimator) finishes it" if self.resumable else "")
+            )
         pk, km = self.p_k(burn_in), self.meta.get("k_max")
         if km is not None and len(pk) == km + 1 and pk[-1] >= 0.1:
-            notes.append(f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
-                         "not the data, sets the network size; raise k_max or use a more parsimonious prior")
+            notes.append(
+                f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
+                "not the data, sets the network size; raise k_max or use a more parsimonious prior"
+            )
         return rows, notes + mixing
 
     def _k_diagnosed(self, b: int) -> tuple[np.ndarray, str]:
         "One run's k as its diagnostics read it: at the kept draws after burn-in b (all iterations if none is kept)."
         kept = np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
-        if len(kept): return np.asarray(self.k, float)[kept[self.kept_by_chain(b)[0]]], "kept draws"
+        if len(kept):
+            return np.asarray(self.k, float)[kept[self.kept_by_chain(b)[0]]], "kept draws"
         return np.asarray(self.k[b:], float), "iterations"
 
-    def kept_by_chain(self, burn_in: int=0) -> list[np.ndarray]:
-        """The kept draws chain by chain: for each chain, the positions in `kept` of its snapshots at iterations >= burn_in
-        of that chain (a single run is one chain)."""
+    def kept_by_chain(self, burn_in: int = 0) -> list[np.ndarray]:
+        """The kept draws chain by chain: for each chain, the positions in `kept` of its snapshots at iterations >=
+        burn_in of that chain (a single run is one chain)."""
         kept = np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
         n = self.meta.get("chain_lengths") or [len(self.k)]
         chain = np.searchsorted(np.cumsum(n), kept, side="right")
         late = self.chain_position(kept) >= burn_in
         return [np.flatnonzero((chain == j) & late) for j in range(len(n))]
 
-    def chain_diagnostics(self, burn_in: int|None=None, # each chain's burn-in (default: the result's)
-                          every_iteration: bool=False, # True: every iteration after burn-in, not the kept draws
-                         ) -> dict:
+    def chain_diagnostics(
+        self,
+        burn_in: int | None = None,  # each chain's burn-in (default: the result's)
+        every_iteration: bool = False,  # True: every iteration after burn-in, not the kept draws
+    ) -> dict:
         """Across the chains (one run: one chain, split in two): split-R-hat and bulk ESS (`08_convergence`) of k, of
         sigma^2 (each output; not when the model fixes it, as the probit does) and of the log posterior:
         {name: (rhat, ess)}. By default on the kept draws, the snapshots that the predictions, `to_arviz` and LOO use,
         each chain cut to the shortest, exactly the draws `to_arviz` exports, so ArviZ's numbers on it are these
-        ("One set of draws", `04a_results`); every_iteration=True reads every iteration after each chain's burn-in instead."""
+        ("One set of draws", `04a_results`); every_iteration=True reads every iteration after each chain's burn-in
+        instead."""
         from rbf_bayes.convergence import ess, rhat
+
         b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
         n_it, kept = len(self.k), np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
         use_kept = not every_iteration and len(kept) > 0
-        def per(v):     # a series as (n_iterations, ...) or, for a per-snapshot one (BMARS's sigma^2), (n_kept, ...)
+
+        def per(v):  # a series as (n_iterations, ...) or, for a per-snapshot one (BMARS's sigma^2), (n_kept, ...)
             v = np.asarray(v, float)
-            if len(v) == n_it: return v[kept] if use_kept else v
+            if len(v) == n_it:
+                return v[kept] if use_kept else v
             return v if use_kept and len(v) == len(kept) else None
+
         series = {"k": per(self.k)}
         s2 = getattr(self, "sigma2", None)
         fixed = (self.meta.get("config") or {}).get("fixed_sigma2") is not None
         s2 = per(s2) if isinstance(s2, np.ndarray) and not fixed else None
         if s2 is not None and np.isfinite(s2).all():
             s2 = s2.reshape(len(s2), -1)
-            ys = self.meta.get("y_scale")             # set by an estimator: sigma^2 in y's units, as `to_arviz` has it
-            if ys is not None and len(ys) == s2.shape[1]: s2 = s2 * np.asarray(ys, float) ** 2
-            for j in range(s2.shape[1]): series["σ²" if s2.shape[1] == 1 else f"σ²[{j}]"] = s2[:, j]
+            ys = self.meta.get("y_scale")  # set by an estimator: sigma^2 in y's units, as `to_arviz` has it
+            if ys is not None and len(ys) == s2.shape[1]:
+                s2 = s2 * np.asarray(ys, float) ** 2
+            for j in range(s2.shape[1]):
+                series["σ²" if s2.shape[1] == 1 else f"σ²[{j}]"] = s2[:, j]
         for f in ("log_posterior", "log_target", "log_marginal_likelihood"):
             v = getattr(self, f, None)
-            if isinstance(v, np.ndarray) and per(v) is not None: series["log posterior"] = per(v); break
+            if isinstance(v, np.ndarray) and per(v) is not None:
+                series["log posterior"] = per(v)
+                break
         if use_kept:
             idx = self.kept_by_chain(b)
-            take = lambda v: [v[i] for i in idx]                     # noqa: E731
-        else: take = lambda v: self.chain_series(v, b)              # noqa: E731
+            take = lambda v: [v[i] for i in idx]  # noqa: E731
+        else:
+            take = lambda v: self.chain_series(v, b)  # noqa: E731
         out = {}
         for name, v in series.items():
-            parts = take(v); m = min(len(p) for p in parts)
-            if m < 4: continue
+            parts = take(v)
+            m = min(len(p) for p in parts)
+            if m < 4:
+                continue
             a = np.stack([p[:m] for p in parts])
             out[name] = (rhat(a), ess(a))
         return out
@@ -357,53 +462,77 @@ class SamplerResult:
     def _chain_rows(self, b: int, d: dict) -> list:
         "Summary rows of pooled chains: their number and lengths, split-R-hat and ESS across them."
         n = self.meta.get("chain_lengths")
-        rows = [("chains", f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled")]
-        if d:   # d: `chain_diagnostics(b)`, computed once by the caller
-            rows.append(("split R-hat", ", ".join(f"{k} {r:.3f}" if r == r else f"{k} undefined (did not move)"
-                                                  for k, (r, _) in d.items())))
-            idx = self.kept_by_chain(b); m = min(len(i) for i in idx)
-            rows.append(("ESS", ", ".join(f"{k} {e:.0f}" for k, (_, e) in d.items())
-                         + (f" (of {m * len(idx):,} kept draws, {m:,} in each chain)" if m else
-                            f" (of {sum(len(p) for p in self.chain_series(self.k, b)):,} iterations)")))
+        rows = [
+            (
+                "chains",
+                f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled",
+            )
+        ]
+        if d:  # d: `chain_diagnostics(b)`, computed once by the caller
+            rows.append(
+                (
+                    "split R-hat",
+                    ", ".join(f"{k} {r:.3f}" if r == r else f"{k} undefined (did not move)" for k, (r, _) in d.items()),
+                )
+            )
+            idx = self.kept_by_chain(b)
+            m = min(len(i) for i in idx)
+            rows.append(
+                (
+                    "ESS",
+                    ", ".join(f"{k} {e:.0f}" for k, (_, e) in d.items())
+                    + (
+                        f" (of {m * len(idx):,} kept draws, {m:,} in each chain)"
+                        if m
+                        else f" (of {sum(len(p) for p in self.chain_series(self.k, b)):,} iterations)"
+                    ),
+                )
+            )
         return rows
 
-    def summary(self, burn_in: int|None=None) -> Summary:
+    def summary(self, burn_in: int | None = None) -> Summary:
         "Key numbers: samples, p(k | y), acceptance, ESS of k, time, and notes (k_max reached, interrupted)."
         rows, notes = self._summary_rows(burn_in)
         return Summary(type(self).__name__, rows, notes)
 
-    def _repr_html_(self): return self.summary()._repr_html_()
+    def _repr_html_(self):
+        return self.summary()._repr_html_()
 
-    def _to_stored(self, prefix: str="") -> tuple[dict, dict]:
+    def _to_stored(self, prefix: str = "") -> tuple[dict, dict]:
         "(arrays, JSON fields): arrays as arrays, ragged lists as flat + offsets, the rest JSON (keys under prefix)."
         arrays, plain = {}, {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, np.ndarray): arrays[f"{prefix}a:{f.name}"] = v
+            if isinstance(v, np.ndarray):
+                arrays[f"{prefix}a:{f.name}"] = v
             elif f.name in self._ragged_fields or _is_ragged(v):
                 v = [np.asarray(a) for a in v]
                 arrays[f"{prefix}r:{f.name}"] = np.concatenate(v) if v else np.empty(0)
                 arrays[f"{prefix}o:{f.name}"] = np.cumsum([0] + [len(a) for a in v]).astype(np.int64)
-            else: plain[f.name] = v
+            else:
+                plain[f.name] = v
         return arrays, dict(cls=type(self).__name__, fields=plain)
 
     @classmethod
-    def _from_stored_arrays(cls, z, h: dict, prefix: str=""):
+    def _from_stored_arrays(cls, z, h: dict, prefix: str = ""):
         "Rebuild from what `_to_stored` wrote (z: a mapping of arrays, h: its JSON part)."
         if h.get("cls") != cls.__name__:
             raise ValueError(f"the file holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
         kw = dict(h["fields"])
         for key in z:
-            if not key.startswith(prefix): continue
-            kind, _, name = key[len(prefix):].partition(":")
-            if kind == "a": kw[name] = z[key]
+            if not key.startswith(prefix):
+                continue
+            kind, _, name = key[len(prefix) :].partition(":")
+            if kind == "a":
+                kw[name] = z[key]
             elif kind == "r":
                 flat, off = z[key], z[f"{prefix}o:{name}"]
-                kw[name] = [flat[off[i]:off[i + 1]] for i in range(len(off) - 1)]
+                kw[name] = [flat[off[i] : off[i + 1]] for i in range(len(off) - 1)]
         return cls(**cls._from_stored(kw))
 
     def save(self, path) -> Path:
-        "Write to one .npz file (arrays, ragged lists as flat + offsets, the rest as JSON); no pickle. Returns the path written."
+        """Write to one .npz file (arrays, ragged lists as flat + offsets, the rest as JSON); no pickle. Returns the
+        path written."""
         arrays, h = self._to_stored()
         return write_npz(path, "rbf_bayes result", h, arrays)
 
@@ -413,9 +542,12 @@ class SamplerResult:
         with open_npz(path, "rbf_bayes result") as (z, h):
             if h.get("cls") != cls.__name__:
                 raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
-            try: return cls._from_stored_arrays({k: z[k] for k in z.files if k != "__header__"}, h)
-            except Exception as e:           # a header or array that is not what save wrote: the path, and what broke
-                raise DamagedFileError(f"{path}: a damaged or foreign rbf_bayes result file ({type(e).__name__}: {e})") from None
+            try:
+                return cls._from_stored_arrays({k: z[k] for k in z.files if k != "__header__"}, h)
+            except Exception as e:  # a header or array that is not what save wrote: the path, and what broke
+                raise DamagedFileError(
+                    f"{path}: a damaged or foreign rbf_bayes result file ({type(e).__name__}: {e})"
+                ) from None
 
     @classmethod
     def _from_stored(cls, kw: dict) -> dict:

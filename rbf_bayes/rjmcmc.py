@@ -81,44 +81,65 @@ class RJConfig:
     fixed_sigma2: float|None = None # sigma^2 known (the likelihood seam's GAUSSIAN kind; probit data augmentation: 1)
     learn_scales: bool = False  # per-input scales s of the distance ||diag(s)(x - mu)||, sampled (05d_learned_basis)
     scale_step: float = 0.3     # random-walk sd of the log-scale MH step (one input per iteration)
-    select_inputs: bool = False # input selection: a reversible jump switches one input (linear column and scale) in or out (05d)
-    basis_types: tuple|None = None  # the basis type as a parameter: an MH step among these types (>= 2 names of BASES; 05d)
-    design: str = "auto"        # "stored" N x m design, "recompute" (columns evaluated again in row blocks: memory O(N(d+c))), "auto"
-    n_tries: int = 1            # candidate centres per birth and death (the multiple-try moves of 03_moves); 1: the plain moves
+    # input selection: a reversible jump switches one input (linear column and scale) in or out (05d)
+    select_inputs: bool = False
+    # the basis type as a parameter: an MH step among these types (>= 2 names of BASES; 05d)
+    basis_types: tuple|None = None
+    # "stored" N x m design, "recompute" (columns evaluated again in row blocks: memory O(N(d+c))), "auto"
+    design: str = "auto"
+    # candidate centres per birth and death (the multiple-try moves of 03_moves); 1: the plain moves
+    n_tries: int = 1
     n_temps: int = 1            # replicas of the tempered ladder (replica exchange, "Tempering" below); 1: no tempering
-    beta_min: float|None = None # the hottest replica's likelihood power; None: placed by the ladder's adaptation in burn-in
+    # the hottest replica's likelihood power; None: placed by the ladder's adaptation in burn-in
+    beta_min: float|None = None
     swap_every: int = 2         # iterations between rounds of swaps between neighbouring replicas
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
             check_int(n, getattr(self, n), 0 if n == "burn_in" else 1)
         if self.burn_in >= self.n_iter: raise ValueError(f"burn_in ({self.burn_in}) must be < n_iter ({self.n_iter})")
-        if not 0 < self.c_star <= 0.25: raise ValueError(f"c_star must be in (0, 0.25] so that u_k >= 0, got {self.c_star}")
-        if not 0 <= self.varpi <= 1: raise ValueError(f"varpi must be in [0, 1], got {self.varpi}")
-        check_positive("rw_var", self.rw_var); check_positive("split_scale", self.split_scale)
+        if not 0 < self.c_star <= 0.25:
+            raise ValueError(f"c_star must be in (0, 0.25] so that u_k >= 0, got {self.c_star}")
+        if not 0 <= self.varpi <= 1:
+            raise ValueError(f"varpi must be in [0, 1], got {self.varpi}")
+        check_positive("rw_var", self.rw_var)
+        check_positive("split_scale", self.split_scale)
         check_positive("scale_step", self.scale_step)
         for n in ("learn_scales", "select_inputs"):
-            if not isinstance(getattr(self, n), (bool, np.bool_)): raise TypeError(f"{n} must be True or False, got {getattr(self, n)!r}")
+            if not isinstance(getattr(self, n), (bool, np.bool_)):
+                raise TypeError(f"{n} must be True or False, got {getattr(self, n)!r}")
         if self.basis_types is not None:
             bt = tuple(self.basis_types) if not isinstance(self.basis_types, str) else (self.basis_types,)
             if len(bt) < 2 or len(set(bt)) != len(bt) or any(b not in BASES for b in bt):
-                raise ValueError(f"basis_types must be None or at least two different names of {BASES}, got {self.basis_types!r}")
+                raise ValueError(
+                    f"basis_types must be None or at least two different names of {BASES}, got {self.basis_types!r}"
+                )
             object.__setattr__(self, "basis_types", bt)
         if self.design not in ("auto", "stored", "recompute"):
             raise ValueError(f"design must be 'auto', 'stored' or 'recompute', got {self.design!r}")
         mv = tuple(self.moves)
         bad = [m for m in mv if m not in MOVES]
-        if bad or not mv: raise ValueError(f"moves must be a non-empty subset of {MOVES}, got {mv}")
-        if ("birth" in mv) != ("death" in mv): raise ValueError("birth and death must be enabled together (each is the other's reverse)")
-        if ("split" in mv) != ("merge" in mv): raise ValueError("split and merge must be enabled together (each is the other's reverse)")
-        if self.fix_Lambda is not None: check_positive("fix_Lambda", self.fix_Lambda)
-        if self.fixed_sigma2 is not None: check_positive("fixed_sigma2", self.fixed_sigma2)
-        if self.fix_delta2 is not None: check_positive("fix_delta2", self.fix_delta2)
+        if bad or not mv:
+            raise ValueError(f"moves must be a non-empty subset of {MOVES}, got {mv}")
+        if ("birth" in mv) != ("death" in mv):
+            raise ValueError("birth and death must be enabled together (each is the other's reverse)")
+        if ("split" in mv) != ("merge" in mv):
+            raise ValueError("split and merge must be enabled together (each is the other's reverse)")
+        if self.fix_Lambda is not None:
+            check_positive("fix_Lambda", self.fix_Lambda)
+        if self.fixed_sigma2 is not None:
+            check_positive("fixed_sigma2", self.fixed_sigma2)
+        if self.fix_delta2 is not None:
+            check_positive("fix_delta2", self.fix_delta2)
         if self.fixed_probs is not None:
             fp = tuple(float(v) for v in self.fixed_probs)
             if len(fp) != 4 or min(fp) < 0 or sum(fp) > 1:
-                raise ValueError(f"fixed_probs must be (b, d, s, m), each >= 0, summing to <= 1, got {self.fixed_probs}")
-        check_int("n_tries", self.n_tries, 1); check_int("n_temps", self.n_temps, 1); check_int("swap_every", self.swap_every, 1)
+                raise ValueError(
+                    f"fixed_probs must be (b, d, s, m), each >= 0, summing to <= 1, got {self.fixed_probs}"
+                )
+        check_int("n_tries", self.n_tries, 1)
+        check_int("n_temps", self.n_temps, 1)
+        check_int("swap_every", self.swap_every, 1)
         if self.beta_min is not None and not (isinstance(self.beta_min, (int, float)) and 0 < self.beta_min < 1):
             raise ValueError(f"beta_min must be None or a number in (0, 1), got {self.beta_min!r}")
         if not self.sample_nuisance and self.fix_delta2 is None and not self.prior_only:
@@ -169,8 +190,10 @@ class Trace(SamplerResult):
     centres: np.ndarray; centre_offsets: np.ndarray # flat (sum k_s, d), offsets (P + 1,)
     coef_mean: np.ndarray; coef_draw: np.ndarray; coef_offsets: np.ndarray  # flat (sum m_s, c), offsets
     n_proposed: np.ndarray; n_accepted: np.ndarray  # per move type (update counts single-centre steps)
-    scales: np.ndarray|None = None                  # (P, d) per-input scales of each snapshot (learned scales or selected inputs: 0 = out, 05d)
-    kinds: np.ndarray|None = None                   # (P,) basis code (position in BASES) of each snapshot (basis type learned, 05d)
+    # (P, d) per-input scales of each snapshot (learned scales or selected inputs: 0 = out, 05d)
+    scales: np.ndarray|None = None
+    # (P,) basis code (position in BASES) of each snapshot (basis type learned, 05d)
+    kinds: np.ndarray|None = None
     # meta: basis, width, d, c, prior, config, burn_in, seconds, interrupted
 
     @property
@@ -185,12 +208,22 @@ class Trace(SamplerResult):
         if x.shape[1] != self.meta["d"]:
             raise ValueError(f"x has {x.shape[1]} columns but the model was fitted with d={self.meta['d']}")
         for s in range(self.n_samples):
-            yield s, design_matrix(x, self.sample_centres(s), self.meta["basis"] if self.kinds is None else BASES[self.kinds[s]],
-                                   self.meta["width"], None if self.scales is None else self.scales[s])
+            yield (
+                s,
+                design_matrix(
+                    x,
+                    self.sample_centres(s),
+                    self.meta["basis"] if self.kinds is None else BASES[self.kinds[s]],
+                    self.meta["width"],
+                    None if self.scales is None else self.scales[s],
+                ),
+            )
 
-    def predict(self, x, # new inputs (n, d)
-                return_std: bool=False, # also return the posterior predictive standard deviation
-               ):
+    def predict(
+        self,
+        x,  # new inputs (n, d)
+        return_std: bool = False,  # also return the posterior predictive standard deviation
+    ):
         "Rao-Blackwellised posterior mean (and predictive sd) at x, shape (n, c)."
         if self.n_samples == 0 or len(self.coef_mean) == 0:
             raise self._no_samples("a prior_only run, or burn_in >= n_iter")
@@ -203,7 +236,8 @@ class Trace(SamplerResult):
                 g = D @ self.coef_draw[a:b]
                 m2 = np.stack([g, g * g]) if m2 is None else m2 + np.stack([g, g * g])
         mean /= self.n_samples
-        if not return_std: return mean
+        if not return_std:
+            return mean
         P = self.n_samples
         var_f = np.maximum(m2[1] / P - (m2[0] / P) ** 2, 0.0)
         s2 = self.sigma2[self.kept].mean(0)
@@ -214,55 +248,87 @@ class Trace(SamplerResult):
         N(D_s(x) alpha_s, sigma^2_s), alpha_s the coefficients drawn with it, equal weights."""
         if self.n_samples == 0 or len(self.coef_draw) == 0:
             raise self._no_samples("a prior_only run, or burn_in >= n_iter")
-        means = np.stack([D @ self.coef_draw[self.coef_offsets[s]:self.coef_offsets[s + 1]] for s, D in self._designs(x)])
+        means = np.stack(
+            [D @ self.coef_draw[self.coef_offsets[s] : self.coef_offsets[s + 1]] for s, D in self._designs(x)]
+        )
         sds = np.sqrt(self.sigma2[self.kept])[:, None, :]
         return np.full(self.n_samples, 1 / self.n_samples), means, np.broadcast_to(sds, means.shape)
 
-    def _arviz_draws(self, est, centres: bool=False) -> tuple[dict, dict, dict]:
+    def _arviz_draws(self, est, centres: bool = False) -> tuple[dict, dict, dict]:
         """(posterior, sample_stats, dims) at the kept snapshots for `to_arviz`, on the estimator's scale of X and y:
         k, sigma2, delta2, Lambda, learned scales/inclusion; centres=True: the centres padded with NaN to the largest k
         and the mask."""
-        kept = self.kept; P = len(kept); d = self.meta["d"]
-        post = dict(k=self.k[kept], sigma2=self.sigma2[kept] * est.y_scale_ ** 2, delta2=self.delta2[kept],
-                    Lambda=self.Lambda[kept])
+        kept = self.kept
+        P = len(kept)
+        d = self.meta["d"]
+        post = dict(
+            k=self.k[kept],
+            sigma2=self.sigma2[kept] * est.y_scale_**2,
+            delta2=self.delta2[kept],
+            Lambda=self.Lambda[kept],
+        )
         dims = dict(sigma2=["output"], delta2=["output"])
-        if (self.meta.get("config") or {}).get("fixed_sigma2") is not None:     # the probit fixes it: no parameter
+        if (self.meta.get("config") or {}).get("fixed_sigma2") is not None:  # the probit fixes it: no parameter
             del post["sigma2"], dims["sigma2"]
         if centres:
-            ks = np.diff(self.centre_offsets); K = max(int(ks.max()) if P else 0, 1)
-            cen = np.full((P, K, d), np.nan); used = np.zeros((P, K), bool)
+            ks = np.diff(self.centre_offsets)
+            K = max(int(ks.max()) if P else 0, 1)
+            cen = np.full((P, K, d), np.nan)
+            used = np.zeros((P, K), bool)
             for s in range(P):
-                cen[s, :ks[s]] = self.sample_centres(s) * est.x_scale_ + est.x_shift_; used[s, :ks[s]] = True
-            post.update(centres=cen, centre_used=used); dims.update(centres=["basis", "input"], centre_used=["basis"])
+                cen[s, : ks[s]] = self.sample_centres(s) * est.x_scale_ + est.x_shift_
+                used[s, : ks[s]] = True
+            post.update(centres=cen, centre_used=used)
+            dims.update(centres=["basis", "input"], centre_used=["basis"])
         cfg = self.meta.get("config", {})
         if self.scales is not None and len(self.scales):
-            if cfg.get("learn_scales"): post["input_scale"] = self.scales; dims["input_scale"] = ["input"]
-            if cfg.get("select_inputs"): post["input_in"] = self.scales > 0; dims["input_in"] = ["input"]
-        if self.kinds is not None and len(self.kinds): post["basis_type"] = self.kinds.astype(np.int64)
-        stats = dict(lp=self.log_posterior[kept], move=self.move[kept].astype(np.int64), accepted=self.accepted[kept].astype(bool))
+            if cfg.get("learn_scales"):
+                post["input_scale"] = self.scales
+                dims["input_scale"] = ["input"]
+            if cfg.get("select_inputs"):
+                post["input_in"] = self.scales > 0
+                dims["input_in"] = ["input"]
+        if self.kinds is not None and len(self.kinds):
+            post["basis_type"] = self.kinds.astype(np.int64)
+        stats = dict(
+            lp=self.log_posterior[kept],
+            move=self.move[kept].astype(np.int64),
+            accepted=self.accepted[kept].astype(bool),
+        )
         return post, stats, dims
 
     def _subset(self, idx, **meta) -> Trace:
         "A trace with the kept snapshots idx only (the per-iteration series unchanged)."
         co = [slice(self.coef_offsets[s], self.coef_offsets[s + 1]) for s in idx]
-        return dataclasses.replace(self, **_snapshots(self.kept[idx], [self.sample_centres(s) for s in idx],
-                                                      [self.coef_mean[sl] for sl in co], [self.coef_draw[sl] for sl in co],
-                                                      self.meta["d"], self.meta["c"]), meta={**self.meta, **meta},
-                                   scales=None if self.scales is None else self.scales[np.asarray(idx, dtype=np.int64)],
-                                   kinds=None if self.kinds is None else self.kinds[np.asarray(idx, dtype=np.int64)])
+        return dataclasses.replace(
+            self,
+            **_snapshots(
+                self.kept[idx],
+                [self.sample_centres(s) for s in idx],
+                [self.coef_mean[sl] for sl in co],
+                [self.coef_draw[sl] for sl in co],
+                self.meta["d"],
+                self.meta["c"],
+            ),
+            meta={**self.meta, **meta},
+            scales=None if self.scales is None else self.scales[np.asarray(idx, dtype=np.int64)],
+            kinds=None if self.kinds is None else self.kinds[np.asarray(idx, dtype=np.int64)],
+        )
 
-    def select(self, burn_in: int=0, thin: int=1) -> Trace:
+    def select(self, burn_in: int = 0, thin: int = 1) -> Trace:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
-        return self._subset(np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin],
-                            burn_in=max(burn_in, self.meta.get("burn_in", 0)))
+        return self._subset(
+            np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin],
+            burn_in=max(burn_in, self.meta.get("burn_in", 0)),
+        )
 
     def sample_k(self) -> np.ndarray:
         "The number of bases of every kept sample, (n_samples,)."
         return np.diff(self.centre_offsets)
 
-    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
-        """The common rows; with a learned basis (05d) also each input's posterior mean scale and 90% interval (given it is
-        in), its inclusion probability, the basis types' posterior probabilities, and each step's acceptance."""
+    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
+        """The common rows; with a learned basis (05d) also each input's posterior mean scale and 90% interval (given it
+        is in), its inclusion probability, the basis types' posterior probabilities, and each step's acceptance."""
         rows, notes = super()._summary_rows(burn_in)
         cfg = self.meta.get("config", {})
         if self.scales is not None and len(self.scales):
@@ -271,23 +337,39 @@ class Trace(SamplerResult):
                 cells = []
                 for j in range(s.shape[1]):
                     v = s[s[:, j] > 0, j]
-                    cells.append(f"x{j} " + (f"{v.mean():.3g} [{np.quantile(v, 0.05):.3g}, {np.quantile(v, 0.95):.3g}]" if len(v) else "never in"))
+                    cells.append(
+                        f"x{j} "
+                        + (
+                            f"{v.mean():.3g} [{np.quantile(v, 0.05):.3g}, {np.quantile(v, 0.95):.3g}]"
+                            if len(v)
+                            else "never in"
+                        )
+                    )
                 rows.append(("input scales", ", ".join(cells)))
             if cfg.get("select_inputs"):
-                rows.append(("inclusion probability", ", ".join(f"x{j} {p:.2f}" for j, p in enumerate((s > 0).mean(0)))))
+                rows.append(
+                    ("inclusion probability", ", ".join(f"x{j} {p:.2f}" for j, p in enumerate((s > 0).mean(0))))
+                )
         if self.kinds is not None and len(self.kinds):
             pk = np.bincount(self.kinds, minlength=len(BASES)) / len(self.kinds)
             rows.append(("basis type", ", ".join(f"{BASES[c]} {pk[c]:.2f}" for c in np.argsort(-pk) if pk[c] > 0)))
-        for key, name in (("scale_acceptance", "scale step"), ("input_acceptance", "input in/out step"),
-                          ("basis_acceptance", "basis type step")):
+        for key, name in (
+            ("scale_acceptance", "scale step"),
+            ("input_acceptance", "input in/out step"),
+            ("basis_acceptance", "basis type step"),
+        ):
             pa = self.meta.get(key)
-            if pa and pa[0]: rows.append((name, f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
+            if pa and pa[0]:
+                rows.append((name, f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
         return rows, notes
 
     def given_k(self, k: int) -> Trace:
-        "The kept samples with exactly k bases: draws from the posterior given k (predict then averages over them only)."
-        ks = self.sample_k(); idx = np.flatnonzero(ks == k)
-        if len(idx) == 0: raise ValueError(f"no kept sample has k = {k}; the kept samples have k in {sorted(set(ks.tolist()))}")
+        """The kept samples with exactly k bases: draws from the posterior given k (predict then averages over them
+        only)."""
+        ks = self.sample_k()
+        idx = np.flatnonzero(ks == k)
+        if len(idx) == 0:
+            raise ValueError(f"no kept sample has k = {k}; the kept samples have k in {sorted(set(ks.tolist()))}")
         return self._subset(idx, given_k=int(k))
 
 # %% ../nbs/05_rjmcmc.ipynb #4faf70f4
@@ -305,57 +387,82 @@ def _offsets(lengths) -> np.ndarray:
 def _prepare(x, y, prior, config, basis, width, init, rng):
     "Validate the inputs and build (x, Y, k_max, Omega, initial centres, Lambda, delta^2)."
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator (e.g. np.random.default_rng(0)), got {type(rng).__name__}")
-    if not isinstance(prior, RBFPrior): raise TypeError(f"prior must be an RBFPrior, got {type(prior).__name__}")
-    if not isinstance(config, RJConfig): raise TypeError(f"config must be an RJConfig, got {type(config).__name__}")
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (e.g. np.random.default_rng(0)), got {type(rng).__name__}"
+        )
+    if not isinstance(prior, RBFPrior):
+        raise TypeError(f"prior must be an RBFPrior, got {type(prior).__name__}")
+    if not isinstance(config, RJConfig):
+        raise TypeError(f"config must be an RJConfig, got {type(config).__name__}")
     basis, width = check_basis(basis, width)
-    x = as_inputs(x); Y = as_targets(y, len(x))
-    N, d = x.shape; c = Y.shape[1]
+    x = as_inputs(x)
+    Y = as_targets(y, len(x))
+    N, d = x.shape
+    c = Y.shape[1]
     k_max = check_k_max(prior.k_max, N, d)
     space = CentreSpace.from_data(x, prior.iota)
-    if not config.prior_only:   # the conditions of Theorem 1 (08_convergence): errors, or a ConvergenceWarning
+    if not config.prior_only:  # the conditions of Theorem 1 (08_convergence): errors, or a ConvergenceWarning
         from rbf_bayes.convergence import check_conditions
+
         check_conditions(x, Y, k_max, prior.iota, sigma2_known=config.fixed_sigma2 is not None)
     init = dict(init or {})
     unknown = set(init) - {"centres", "Lambda", "delta2", "scales", "inputs"}
-    if unknown: raise ValueError(f"init accepts centres, Lambda, delta2, scales, inputs; got unknown keys {sorted(unknown)}")
+    if unknown:
+        raise ValueError(f"init accepts centres, Lambda, delta2, scales, inputs; got unknown keys {sorted(unknown)}")
     if config.basis_types is not None and basis not in config.basis_types:
         raise ValueError(f"basis {basis!r} (the initial type) must be one of config.basis_types {config.basis_types}")
     if "centres" in init:
         centres = np.asarray(init["centres"], dtype=float).reshape(-1, d)
-        if len(centres) > k_max: raise ValueError(f"init centres: k = {len(centres)} exceeds k_max = {k_max}")
-        if not space.contains(centres).all(): raise ValueError("init centres must lie in the centre space Omega")
-    elif config.moves == ("update",) or set(config.moves) == {"split", "merge", "update"} or set(config.moves) == {"split", "merge"}:
+        if len(centres) > k_max:
+            raise ValueError(f"init centres: k = {len(centres)} exceeds k_max = {k_max}")
+        if not space.contains(centres).all():
+            raise ValueError("init centres must lie in the centre space Omega")
+    elif (
+        config.moves == ("update",)
+        or set(config.moves) == {"split", "merge", "update"}
+        or set(config.moves) == {"split", "merge"}
+    ):
         raise ValueError("without birth/death moves give the initial centres: init={'centres': ...}")
     else:
         centres = np.empty((0, d))
     Lam = config.fix_Lambda if config.fix_Lambda is not None else init.get("Lambda", max(len(centres), 1.0))
-    d2 = config.fix_delta2 if config.fix_delta2 is not None else init.get("delta2", prior.beta_delta2 / max(prior.alpha_delta2 - 1, 1.0))
+    d2 = (
+        config.fix_delta2
+        if config.fix_delta2 is not None
+        else init.get("delta2", prior.beta_delta2 / max(prior.alpha_delta2 - 1, 1.0))
+    )
     d2 = np.broadcast_to(np.asarray(d2, dtype=float), (c,)).copy()
     check_positive("Lambda", float(Lam))
-    for v in d2: check_positive("delta2", float(v))
+    for v in d2:
+        check_positive("delta2", float(v))
     return x, Y, k_max, space, basis, width, centres, float(Lam), d2
 
-def _init_scales(init, d, config) -> np.ndarray|None:
+
+def _init_scales(init, d, config) -> np.ndarray | None:
     "The initial per-input scales (init['scales'], default all 1) when config.learn_scales, else None."
     s = (init or {}).get("scales")
     if not config.learn_scales:
-        if s is not None: raise ValueError("init['scales'] needs config.learn_scales=True")
+        if s is not None:
+            raise ValueError("init['scales'] needs config.learn_scales=True")
         return None
     s = np.ones(d) if s is None else np.asarray(s, dtype=float).reshape(-1)
     if s.shape != (d,) or not np.all(np.isfinite(s)) or np.any(s <= 0):
         raise ValueError(f"init['scales'] must be {d} finite values > 0 (one per input), got {s}")
     return s
 
-def _init_inputs(init, d, config) -> np.ndarray|None:
+
+def _init_inputs(init, d, config) -> np.ndarray | None:
     "The initial inclusion mask (init['inputs'], default all in) when config.select_inputs, else None."
     g = (init or {}).get("inputs")
     if not config.select_inputs:
-        if g is not None: raise ValueError("init['inputs'] needs config.select_inputs=True")
+        if g is not None:
+            raise ValueError("init['inputs'] needs config.select_inputs=True")
         return None
     g = np.ones(d, bool) if g is None else np.asarray(g)
     if g.shape != (d,) or g.dtype != bool or not g.any():
-        raise ValueError(f"init['inputs'] must be a mask of {d} booleans (one per input) with at least one True, got {g}")
+        raise ValueError(
+            f"init['inputs'] must be a mask of {d} booleans (one per input) with at least one True, got {g}"
+        )
     return g
 
 # %% ../nbs/05_rjmcmc.ipynb #23bcd27b
@@ -365,25 +472,33 @@ def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int, desi
     parts = {"lower n_iter (the per-iteration traces)": n_iter * (34.0 + 16 * c),
              "raise thin or lower n_iter (the kept samples)": n_kept * 8.0 * (k_max * d + 2 * m * c + 2)}
     if design == "recompute": parts["use fewer rows (the targets' copy and the factor)"] = 8.0 * (N * c + 3 * m * m)
-    else: parts["lower k_max or set config.design='recompute' (the N x (1 + d + k_max) design and its factor)"] = 8.0 * (3 * N * m + 3 * m * m)
+    else:
+        parts["lower k_max or set config.design='recompute' (the N x (1 + d + k_max) design and its factor)"] = 8.0 * (
+            3 * N * m + 3 * m * m
+        )
     return sum(parts.values()), max(parts, key=parts.get)
 
-DESIGN_STORED_MAX = 2 ** 30     # design="auto" stores the design up to this many bytes, and recomputes it beyond
+
+DESIGN_STORED_MAX = 2**30  # design="auto" stores the design up to this many bytes, and recomputes it beyond
+
 
 def design_mode(config: RJConfig, N: int, d: int, k_max: int) -> str:
     """The design the run uses: config.design, with "auto" resolved: stored (faster) while the N x (2 + d + k_max)
     design takes at most DESIGN_STORED_MAX bytes, recomputed beyond. Learned scales, input selection and a learned
     basis type rebuild the design, so they always store it."""
     if config.learn_scales or config.select_inputs or config.basis_types is not None:
-        if config.design == "recompute": raise ValueError("design='recompute' cannot be combined with learn_scales, select_inputs or basis_types")
+        if config.design == "recompute":
+            raise ValueError("design='recompute' cannot be combined with learn_scales, select_inputs or basis_types")
         return "stored"
-    if config.design != "auto": return config.design
+    if config.design != "auto":
+        return config.design
     return "stored" if 8.0 * N * (2 + d + k_max) <= DESIGN_STORED_MAX else "recompute"
+
 
 def _check_rj_memory(n_iter, burn_in, thin, k_max, N, d, c, design="stored", replicas=1):
     n_kept = 0 if n_iter <= burn_in else (n_iter - burn_in - 1) // thin + 1
     nb, fix = rj_memory(n_iter, n_kept, k_max, N, d, c, design)
-    if replicas > 1:    # each replica of a tempered run holds its own design and factors
+    if replicas > 1:  # each replica of a tempered run holds its own design and factors
         nb += (replicas - 1) * rj_memory(0, 0, k_max, N, d, c, design)[0]
         fix = fix if "design" not in fix and "rows" not in fix else "use fewer tempered replicas (n_temps), or " + fix
     check_memory(nb, f"a reversible-jump run with n_iter = {n_iter}, k_max = {k_max} on N = {N} rows", fix)
@@ -416,24 +531,48 @@ def sample_rjmcmc(x, # inputs (N, d)
 
 def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(), rng: np.random.Generator,
                basis: str="cubic", width: float=1.0, init: dict|None=None, callback=None):
-    """The run `sample_rjmcmc` makes, before it runs: `.run()` runs it (and continues it after an interrupt), `.extend(n)`
+    """The run `sample_rjmcmc` makes, before it runs: `.run()` runs it (and continues it after an interrupt),
+    `.extend(n)`
     makes room for n more iterations (the automatic run length of the estimators grows runs in rounds this way)."""
     prior, config = _resolve_calibrated(prior, config, x, y)
     x, Y, k_max, space, basis, width, centres, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
-    N, d = x.shape; c = Y.shape[1]
+    N, d = x.shape
+    c = Y.shape[1]
     design = design_mode(config, N, d, k_max)
-    _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c, design, config.n_temps)   # before any allocation
+    # before any allocation
+    _check_rj_memory(config.n_iter, config.burn_in, config.thin, k_max, N, d, c, design, config.n_temps)
     cores = []
-    for _ in range(config.n_temps):     # one core per replica of the tempered ladder, each with its own factor state
-        st = rbf_state(x, Y, centres if not config.prior_only else np.empty((0, d)), basis, width, d2, prior,
-                       m_max=1 + d + k_max, design=design)
+    for _ in range(config.n_temps):  # one core per replica of the tempered ladder, each with its own factor state
+        st = rbf_state(
+            x,
+            Y,
+            centres if not config.prior_only else np.empty((0, d)),
+            basis,
+            width,
+            d2,
+            prior,
+            m_max=1 + d + k_max,
+            design=design,
+        )
         core = rj_core(st, x, space, basis, width, k_max, prior, config, rng.bit_generator)
         core.set_state(centres, Lam, d2, _init_scales(init, d, config), _init_inputs(init, d, config))
         cores.append(core)
-    meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
-                prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)},
-                omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler="cython")
-    if config.n_temps == 1: return _RJRun(cores[0], cores[0].factor, config, c, meta, callback)
+    meta = dict(
+        basis=basis,
+        width=width,
+        d=d,
+        c=c,
+        k_max=k_max,
+        burn_in=config.burn_in,
+        thin=config.thin,
+        prior=asdict(prior),
+        config={**asdict(config), "moves": list(config.moves)},
+        omega_lo=space.lo.tolist(),
+        omega_hi=space.hi.tolist(),
+        sampler="cython",
+    )
+    if config.n_temps == 1:
+        return _RJRun(cores[0], cores[0].factor, config, c, meta, callback)
     return _PTRun(cores, config, c, meta, callback, rng)
 
 # %% ../nbs/05_rjmcmc.ipynb #4beb4c80
@@ -446,16 +585,20 @@ class _RJRun(ChunkedRun):
         super().__init__(n)
         self.core, self.st, self.config, self.meta, self.callback = core, st, config, meta, callback
         self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
-                    np.zeros(n, np.int8), np.zeros(n, np.int8))     # k, log posterior, Lambda, delta2, sigma2, move, accepted
-        self.blocks, self.n_kept = [], 0     # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes, scales, basis codes), flat rows
+                    # k, log posterior, Lambda, delta2, sigma2, move, accepted
+                    np.zeros(n, np.int8), np.zeros(n, np.int8))
+        # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes, scales, basis codes), flat rows
+        self.blocks, self.n_kept = [], 0
         self.scaled = bool(config.learn_scales or config.select_inputs)   # per-snapshot scales (05d)
         self.typed = config.basis_types is not None                       # per-snapshot basis type (05d)
         self._kmax, self._mmax = int(meta["k_max"]), int(st.m_max)
-        # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between iterations
+        # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between
+        # iterations
         self._in_c = type(self)._advance is _RJRun._advance
 
     def extend(self, n_more: int):
-        "Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new end."
+        """Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new
+        end."""
         n_more = check_int("n_more", n_more, 1)
         self.buf = tuple(np.concatenate([b, np.zeros((n_more,) + b.shape[1:], b.dtype)]) for b in self.buf)
         self.total += n_more
@@ -478,8 +621,18 @@ class _RJRun(ChunkedRun):
         self._advance(done, todo)
         if done + todo - 1 == t_next:
             cen, h, al = self.core.snapshot()
-            self.blocks.append((np.array([t_next], np.int64), cen, np.array([len(cen)]), h, al, np.array([len(h)]),
-                                self.core.scales[None, :], np.array([BASES.index(self.core.basis)], np.int8)))
+            self.blocks.append(
+                (
+                    np.array([t_next], np.int64),
+                    cen,
+                    np.array([len(cen)]),
+                    h,
+                    al,
+                    np.array([len(h)]),
+                    self.core.scales[None, :],
+                    np.array([BASES.index(self.core.basis)], np.int8),
+                )
+            )
             self.n_kept += 1
         return self._status(done, todo)
 
@@ -491,17 +644,30 @@ class _RJRun(ChunkedRun):
         t_next = self._next_keep(done)
         row_bytes = 8 * (self._kmax * self.meta["d"] + 2 * self._mmax * self.meta["c"])
         cap_max = max(1, (16 << 20) // row_bytes)
-        if t_next < done + todo: todo = min(todo, t_next - done + cap_max * cfg.thin)
+        if t_next < done + todo:
+            todo = min(todo, t_next - done + cap_max * cfg.thin)
         cap = 0 if t_next >= done + todo else (done + todo - 1 - t_next) // cfg.thin + 1
         d, c = self.meta["d"], self.meta["c"]
         cen, h, al = np.empty((cap * self._kmax, d)), np.empty((cap * self._mmax, c)), np.empty((cap * self._mmax, c))
         sizes, sc, kd = np.empty((cap, 2), np.int64), np.empty((cap, d)), np.empty(cap, np.int8)
-        ns = (run or self._run_kept)(todo, Records(*self.buf), done, t_next, cfg.thin, Snapshots(cen, h, al, sizes, sc, kd))
+        ns = (run or self._run_kept)(
+            todo, Records(*self.buf), done, t_next, cfg.thin, Snapshots(cen, h, al, sizes, sc, kd)
+        )
         if ns:
             kk, mm = sizes[:ns, 0].copy(), sizes[:ns, 1].copy()
             rc, rm = int(kk.sum()), int(mm.sum())
-            self.blocks.append((t_next + cfg.thin * np.arange(ns, dtype=np.int64), cen[:rc].copy(), kk, h[:rm].copy(),
-                                al[:rm].copy(), mm, sc[:ns].copy(), kd[:ns].copy()))
+            self.blocks.append(
+                (
+                    t_next + cfg.thin * np.arange(ns, dtype=np.int64),
+                    cen[:rc].copy(),
+                    kk,
+                    h[:rm].copy(),
+                    al[:rm].copy(),
+                    mm,
+                    sc[:ns].copy(),
+                    kd[:ns].copy(),
+                )
+            )
             self.n_kept += ns
         return self._status(done, todo)
 
@@ -511,7 +677,8 @@ class _RJRun(ChunkedRun):
 
     def _status(self, done, todo):
         k_now = int(self.buf[0][done + todo - 1])
-        if self.callback is not None: self.callback(done + todo, k_now)
+        if self.callback is not None:
+            self.callback(done + todo, k_now)
         return todo, dict(k=k_now)
 
     def _advance(self, done, todo):
@@ -520,8 +687,11 @@ class _RJRun(ChunkedRun):
 
     def _interrupt_note(self):
         b = self.config.burn_in
-        return (f", still in burn-in ({b:,}): no samples are kept yet" if self.done <= b else
-                f"; kept: {self.n_kept:,} samples from the {self.done - b:,} iterations after burn-in ({b:,})")
+        return (
+            f", still in burn-in ({b:,}): no samples are kept yet"
+            if self.done <= b
+            else f"; kept: {self.n_kept:,} samples from the {self.done - b:,} iterations after burn-in ({b:,})"
+        )
 
     def _result(self) -> Trace:
         sl, (k, lp, lam, dd, ss, mv, acc) = slice(0, self.done), self.buf
@@ -529,17 +699,42 @@ class _RJRun(ChunkedRun):
         meta = dict(self.meta, seconds=self.seconds, interrupted=self.interrupted, n_done=self.done)
         d, c = meta["d"], meta["c"]
         # views of the buffers: a resumed run writes only past self.done, so an earlier partial result stays as it was
-        cat = lambda j, w: np.concatenate([b[j].reshape(-1, w) for b in self.blocks]) if self.blocks else np.empty((0, w))  # noqa: E731
-        sizes = lambda j: np.concatenate([b[j] for b in self.blocks]) if self.blocks else np.empty(0, np.int64)  # noqa: E731
-        snaps = dict(kept=sizes(0).astype(np.int64), centres=cat(1, d), centre_offsets=_offsets(sizes(2)),
-                     coef_mean=cat(3, c), coef_draw=cat(4, c), coef_offsets=_offsets(sizes(5)),
-                     scales=cat(6, d) if self.scaled else None, kinds=sizes(7).astype(np.int8) if self.typed else None)
+        cat = lambda j, w: (
+            np.concatenate([b[j].reshape(-1, w) for b in self.blocks]) if self.blocks else np.empty((0, w))
+        )  # noqa: E731
+        sizes = lambda j: (  # noqa: E731
+            np.concatenate([b[j] for b in self.blocks]) if self.blocks else np.empty(0, np.int64)
+        )
+        snaps = dict(
+            kept=sizes(0).astype(np.int64),
+            centres=cat(1, d),
+            centre_offsets=_offsets(sizes(2)),
+            coef_mean=cat(3, c),
+            coef_draw=cat(4, c),
+            coef_offsets=_offsets(sizes(5)),
+            scales=cat(6, d) if self.scaled else None,
+            kinds=sizes(7).astype(np.int8) if self.typed else None,
+        )
         co = self.core
-        if self.config.learn_scales: meta["scale_acceptance"] = (int(co.n_scale_prop), int(co.n_scale_acc))
-        if self.config.select_inputs: meta["input_acceptance"] = (int(co.n_sel_prop), int(co.n_sel_acc))
-        if self.typed: meta["basis_acceptance"] = (int(co.n_kind_prop), int(co.n_kind_acc))
-        return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl], accepted=acc[sl],
-                     **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
+        if self.config.learn_scales:
+            meta["scale_acceptance"] = (int(co.n_scale_prop), int(co.n_scale_acc))
+        if self.config.select_inputs:
+            meta["input_acceptance"] = (int(co.n_sel_prop), int(co.n_sel_acc))
+        if self.typed:
+            meta["basis_acceptance"] = (int(co.n_kind_prop), int(co.n_kind_acc))
+        return Trace(
+            k=k[sl],
+            log_posterior=lp[sl],
+            Lambda=lam[sl],
+            delta2=dd[sl],
+            sigma2=ss[sl],
+            move=mv[sl],
+            accepted=acc[sl],
+            **snaps,
+            n_proposed=n_prop,
+            n_accepted=n_acc,
+            meta=meta,
+        )
 
 # %% ../nbs/05_rjmcmc.ipynb #a7c1e0f2pt01
 SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at between neighbouring replicas
@@ -560,20 +755,29 @@ class _PTRun(_RJRun):
         T = [b_min ** -(r / (R - 1)) for r in range(R)]
         self.log_gap = np.array([math.log(T[r + 1] - T[r]) for r in range(R - 1)])   # log(T_{r+1} - T_r), T = 1 / beta
         self.betas = np.ones(R); self._set_betas()
-        self.n_swap, self.n_swap_acc, self.p_swap = np.zeros(R - 1, np.int64), np.zeros(R - 1, np.int64), np.zeros(R - 1)
+        self.n_swap, self.n_swap_acc, self.p_swap = (
+            np.zeros(R - 1, np.int64),
+            np.zeros(R - 1, np.int64),
+            np.zeros(R - 1),
+        )
         self.rounds, self.cold_prop, self.cold_acc = 0, np.zeros(5, np.int64), np.zeros(5, np.int64)
 
     def _set_betas(self):
         "betas from the log gaps (scalar arithmetic in the C loop's order), given to the cores at their rungs."
         cs = 0.0
-        for r, g in enumerate(self.log_gap): cs += math.exp(g); self.betas[r + 1] = 1.0 / (1.0 + cs)
-        for r, i in enumerate(self.rung): self.cores[i].beta = float(self.betas[r])
+        for r, g in enumerate(self.log_gap):
+            cs += math.exp(g)
+            self.betas[r + 1] = 1.0 / (1.0 + cs)
+        for r, i in enumerate(self.rung):
+            self.cores[i].beta = float(self.betas[r])
 
     def _chunk(self):
-        if self.in_python: return self._chunk_python()
+        if self.in_python:
+            return self._chunk_python()
         cfg, done = self.config, self.done
         todo = min(cfg.chunk_size, self.total - done)
-        if todo > cfg.swap_every: todo -= todo % cfg.swap_every      # whole rounds, but for the run's last one
+        if todo > cfg.swap_every:
+            todo -= todo % cfg.swap_every  # whole rounds, but for the run's last one
         self.core = self.cores[self.rung[0]]
         n, status = self._chunk_in_c(todo)
         return n, status
@@ -581,50 +785,86 @@ class _PTRun(_RJRun):
     def _run_kept(self, todo, *args):
         "The ladder's C loop in place of one core's `run_kept` (`_chunk_in_c` sizes the snapshot buffers)."
         adapt_until = self.config.burn_in if self.adapt else 0
-        ns, self.rounds = ladder_run(self.cores, self.rung, self.betas, self.log_gap, self.n_swap, self.n_swap_acc,
-                                     self.p_swap, self.rounds, todo, self.config.swap_every, adapt_until, SWAP_TARGET,
-                                     self.cold_prop, self.cold_acc, *args)
-        self.core = self.cores[self.rung[0]]; self.st = self.core.factor
+        ns, self.rounds = ladder_run(
+            self.cores,
+            self.rung,
+            self.betas,
+            self.log_gap,
+            self.n_swap,
+            self.n_swap_acc,
+            self.p_swap,
+            self.rounds,
+            todo,
+            self.config.swap_every,
+            adapt_until,
+            SWAP_TARGET,
+            self.cold_prop,
+            self.cold_acc,
+            *args,
+        )
+        self.core = self.cores[self.rung[0]]
+        self.st = self.core.factor
         return ns
 
     def _chunk_python(self):
         "One round: swap_every iterations of every replica (the cold one with its snapshots), then the swaps."
-        self.core = cold = self.cores[self.rung[0]]; self.st = cold.factor
+        self.core = cold = self.cores[self.rung[0]]
+        self.st = cold.factor
         p0, a0 = cold.counts
         n, status = super()._chunk_in_c(self.config.swap_every, run=cold.run_kept)
-        p1, a1 = cold.counts; self.cold_prop += p1 - p0; self.cold_acc += a1 - a0
+        p1, a1 = cold.counts
+        self.cold_prop += p1 - p0
+        self.cold_acc += a1 - a0
         c = self.meta["c"]
-        scratch = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)), np.zeros(n, np.int8),
-                   np.zeros(n, np.int8))
-        for i in self.rung[1:]: self.cores[i].run(n, Records(*scratch), 0)
+        scratch = (
+            np.zeros(n, np.int64),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros((n, c)),
+            np.zeros((n, c)),
+            np.zeros(n, np.int8),
+            np.zeros(n, np.int8),
+        )
+        for i in self.rung[1:]:
+            self.cores[i].run(n, Records(*scratch), 0)
         adapting = self.adapt and self.done < self.config.burn_in
         for r in range(self.rounds % 2, len(self.cores) - 1, 2):
             a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]
             la = (self.betas[r] - self.betas[r + 1]) * (b.lml - a.lml)
             p = 1.0 if la >= 0 else math.exp(la)
-            self.n_swap[r] += 1; self.p_swap[r] += p
+            self.n_swap[r] += 1
+            self.p_swap[r] += p
             if self.rng.random() < p:
                 self.n_swap_acc[r] += 1
                 self.rung[r], self.rung[r + 1] = self.rung[r + 1], self.rung[r]
                 a.beta, b.beta = float(self.betas[r + 1]), float(self.betas[r])
-            if adapting:    # Robbins-Monro on log(T_{r+1} - T_r) towards the target swap acceptance
-                self.log_gap[r] = min(self.log_gap[r] + (p - SWAP_TARGET) / (1.0 + int(self.n_swap[r])) ** 0.6, math.log(1e4))
+            if adapting:  # Robbins-Monro on log(T_{r+1} - T_r) towards the target swap acceptance
+                self.log_gap[r] = min(
+                    self.log_gap[r] + (p - SWAP_TARGET) / (1.0 + int(self.n_swap[r])) ** 0.6, math.log(1e4)
+                )
         self.rounds += 1
-        if adapting: self._set_betas()
+        if adapting:
+            self._set_betas()
         return n, status
 
     def _result(self) -> Trace:
         tr = super()._result()
         tr.n_proposed, tr.n_accepted = self.cold_prop.copy(), self.cold_acc.copy()
-        tr.meta["tempering"] = dict(betas=self.betas.tolist(), swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
-                                    swap_probability=(self.p_swap / np.maximum(self.n_swap, 1)).tolist(),   # mean min(1, ratio): the rate without the coin flips
-                                    swap_proposed=self.n_swap.tolist(), adapted=self.adapt)
+        tr.meta["tempering"] = dict(
+            betas=self.betas.tolist(),
+            swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
+            # mean min(1, ratio): the rate without the coin flips
+            swap_probability=(self.p_swap / np.maximum(self.n_swap, 1)).tolist(),
+            swap_proposed=self.n_swap.tolist(),
+            adapted=self.adapt,
+        )
         return tr
 
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
 def _kernel_accepts(D, ridges,
-                    seen: set | None=None, # digests of the prefixes D[:, :j] already accepted (one set per chain), or None
+                    # digests of the prefixes D[:, :j] already accepted (one set per chain), or None
+                    seen: set | None=None,
                    ) -> bool:
     """Whether the C kernel takes the design D: its pivot rule column by column, as its NumPy specification
     `GramFactorRef` applies it. A design it refuses is a rejected move in the C loop, so here too.
@@ -650,154 +890,307 @@ def _kernel_accepts(D, ridges,
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                             rng: np.random.Generator, basis: str="cubic", width: float=1.0,
                             init: dict|None=None,
-                            latent=None, # data augmentation: latent(F) -> new targets (N, c), F = D alpha (N, c), after each iteration
+                            # data augmentation: latent(F) -> new targets (N, c), F = D alpha (N, c), after each
+                            # iteration
+                            latent=None,
                            ) -> Trace:
     "Pure NumPy reversible-jump sampler (same moves and maths as `sample_rjmcmc`, recomputed densely)."
     x, Y, k_max, om, basis, width, S, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
     N, d = x.shape; c = Y.shape[1]; mv_set = set(config.moves); vs = config.split_scale; K = config.n_tries
-    if config.n_temps > 1: raise ValueError("the reference sampler runs one chain at power 1: n_temps must be 1 (tempering is in the C sampler)")
-    s2k = config.fixed_sigma2         # sigma^2 known: the Gaussian marginal (the C seam's GAUSSIAN kind)
+    if config.n_temps > 1:
+        raise ValueError(
+            "the reference sampler runs one chain at power 1: n_temps must be 1 (tempering is in the C sampler)"
+        )
+    s2k = config.fixed_sigma2  # sigma^2 known: the Gaussian marginal (the C seam's GAUSSIAN kind)
     # the learned basis (05d): per-input scales (0 = input out), the inclusion mask, the basis type
     learn, sel, types = config.learn_scales, config.select_inputs, config.basis_types
     sc, g, kind = _init_scales(init, d, config), _init_inputs(init, d, config), basis
-    if learn: th = np.log(sc); sc = np.exp(th)
+    if learn:
+        th = np.log(sc)
+        sc = np.exp(th)
     if sel:
         sc = np.where(g, 1.0 if sc is None else sc, 0.0)
-        if learn: th[~g] = 0.0
+        if learn:
+            th[~g] = 0.0
     lodds = math.log(prior.inclusion_prob) - math.log1p(-prior.inclusion_prob)
-    def tsd(t):       # the prior sd of a log scale t: log_scale_sd_up above 0 (the two-piece prior, 05d), else log_scale_sd
+
+    def tsd(t):  # the prior sd of a log scale t: log_scale_sd_up above 0 (the two-piece prior, 05d), else log_scale_sd
         return prior.log_scale_sd_up if t > 0 and prior.log_scale_sd_up is not None else prior.log_scale_sd
-    n_scale, n_sel, n_kind = [0, 0], [0, 0], [0, 0]      # steps proposed, accepted
-    seen = set()                                         # the kernel rule's memo (`_kernel_accepts`)
+
+    n_scale, n_sel, n_kind = [0, 0], [0, 0], [0, 0]  # steps proposed, accepted
+    seen = set()  # the kernel rule's memo (`_kernel_accepts`)
+
     def design(S_, s_=None, g_=None, kind_=None):
         "[1, x_j (j in), phi(||diag(s)(x - mu)||)] of the state, or of the state with the given parts changed."
         D_ = design_matrix(x, S_, kind if kind_ is None else kind_, width, sc if s_ is None else s_)
         gg = g if g_ is None else g_
         return D_ if gg is None else np.delete(D_, 1 + np.flatnonzero(~gg), axis=1)
+
     def full(a, k):
         "Coefficients of the design's columns in the full layout [1, x_1 .. x_d, phi_1 .. phi_k] (0 for an input out)."
-        if g is None: return a
-        out = np.zeros((1 + d + k, c)); out[np.r_[0, 1 + np.flatnonzero(g), 1 + d + np.arange(k)]] = a
+        if g is None:
+            return a
+        out = np.zeros((1 + d + k, c))
+        out[np.r_[0, 1 + np.flatnonzero(g), 1 + d + np.arange(k)]] = a
         return out
+
     def lml(S_, s_=None, g_=None, kind_=None):
-        if config.prior_only: return 0.0
+        if config.prior_only:
+            return 0.0
         try:
             D_ = design(S_, s_, g_, kind_)
-            if not _kernel_accepts(D_, 0.0 if prior.coef_prior == "g" else 1.0 / np.asarray(d2), seen): return -math.inf
-            if s2k is None: return log_marginal_likelihood(D_, Y, d2, prior)
+            if not _kernel_accepts(D_, 0.0 if prior.coef_prior == "g" else 1.0 / np.asarray(d2), seen):
+                return -math.inf
+            if s2k is None:
+                return log_marginal_likelihood(D_, Y, d2, prior)
             return float(np.sum(log_ml_terms_known(*dense_summaries(D_, Y, d2, prior), N, s2k)))
-        except np.linalg.LinAlgError: return -math.inf
+        except np.linalg.LinAlgError:
+            return -math.inf
+
     def probs(k):
         b, dd, s, m, _ = move_probabilities(k, Lam, k_max, config.c_star)
-        if "birth" not in mv_set: b = dd = 0.0
-        if "split" not in mv_set: s = m = 0.0
+        if "birth" not in mv_set:
+            b = dd = 0.0
+        if "split" not in mv_set:
+            s = m = 0.0
         return b, dd, s, m
-    cur = lml(S); n = config.n_iter
-    out = dict(k=np.zeros(n, np.int64), lp=np.zeros(n), lam=np.zeros(n), dd=np.zeros((n, c)), ss=np.full((n, c), np.nan),
-               mv=np.zeros(n, np.int8), acc=np.zeros(n, np.int8))
+
+    cur = lml(S)
+    n = config.n_iter
+    out = dict(
+        k=np.zeros(n, np.int64),
+        lp=np.zeros(n),
+        lam=np.zeros(n),
+        dd=np.zeros((n, c)),
+        ss=np.full((n, c), np.nan),
+        mv=np.zeros(n, np.int8),
+        acc=np.zeros(n, np.int8),
+    )
     n_prop, n_acc = np.zeros(5, np.int64), np.zeros(5, np.int64)
-    kept, cs, hs, als, scs, kinds = [], [], [], [], [], []; t0 = time.perf_counter(); sig2 = np.full(c, np.nan); alpha = None
+    kept, cs, hs, als, scs, kinds = [], [], [], [], [], []
+    t0 = time.perf_counter()
+    sig2 = np.full(c, np.nan)
+    alpha = None
     for it in range(n):
-        k = len(S); b, dd, s, m = probs(k); u = rng.random(); acc, move = 0, MOVE_CODES["stay"]
-        if u < b and K > 1:     # multiple-try birth (03_moves): K candidates, the mean weight in the ratio
-            move, cand = 0, om.sample(rng, K); lw = np.array([lml(np.vstack([S, c_])) - cur for c_ in cand])
+        k = len(S)
+        b, dd, s, m = probs(k)
+        u = rng.random()
+        acc, move = 0, MOVE_CODES["stay"]
+        if u < b and K > 1:  # multiple-try birth (03_moves): K candidates, the mean weight in the ratio
+            move, cand = 0, om.sample(rng, K)
+            lw = np.array([lml(np.vstack([S, c_])) - cur for c_ in cand])
             lmw = log_mean_weight(lw)
             if lmw > -math.inf and math.log(rng.random()) < log_ratio_birth(lmw, k, Lam, k_max, config.c_star):
-                S = np.vstack([S, cand[multiple_try_pick(lw, rng)]]); cur, acc = lml(S), 1
+                S = np.vstack([S, cand[multiple_try_pick(lw, rng)]])
+                cur, acc = lml(S), 1
         elif u < b:
-            move, new_c = 0, om.sample(rng)[0]; S1 = np.vstack([S, new_c]); new = lml(S1)
-            if math.log(rng.random()) < log_ratio_birth(new - cur, k, Lam, k_max, config.c_star): S, cur, acc = S1, new, 1
-        elif u < b + dd and K > 1:    # multiple-try death: the removed centre's weight and K - 1 fresh references, in S1
-            move, j = 1, rng.integers(k); S1 = np.delete(S, j, 0); new = lml(S1)
+            move, new_c = 0, om.sample(rng)[0]
+            S1 = np.vstack([S, new_c])
+            new = lml(S1)
+            if math.log(rng.random()) < log_ratio_birth(new - cur, k, Lam, k_max, config.c_star):
+                S, cur, acc = S1, new, 1
+        # multiple-try death: the removed centre's weight and K - 1 fresh references, in S1
+        elif u < b + dd and K > 1:
+            move, j = 1, rng.integers(k)
+            S1 = np.delete(S, j, 0)
+            new = lml(S1)
             lw = np.concatenate([[cur - new], [lml(np.vstack([S1, c_])) - new for c_ in om.sample(rng, K - 1)]])
-            if math.log(rng.random()) < log_ratio_death(-log_mean_weight(lw), k, Lam, k_max, config.c_star): S, cur, acc = S1, new, 1
+            if math.log(rng.random()) < log_ratio_death(-log_mean_weight(lw), k, Lam, k_max, config.c_star):
+                S, cur, acc = S1, new, 1
         elif u < b + dd:
-            move, j = 1, rng.integers(k); S1 = np.delete(S, j, 0); new = lml(S1)
-            if math.log(rng.random()) < log_ratio_death(new - cur, k, Lam, k_max, config.c_star): S, cur, acc = S1, new, 1
+            move, j = 1, rng.integers(k)
+            S1 = np.delete(S, j, 0)
+            new = lml(S1)
+            if math.log(rng.random()) < log_ratio_death(new - cur, k, Lam, k_max, config.c_star):
+                S, cur, acc = S1, new, 1
         elif u < b + dd + s:
-            move, j = 2, rng.integers(k); m1, m2 = split_centres(S[j], sample_unit_ball(rng, d), vs)
+            move, j = 2, rng.integers(k)
+            m1, m2 = split_centres(S[j], sample_unit_ball(rng, d), vs)
             S1 = np.vstack([np.delete(S, j, 0), m1, m2])
             if om.contains(S1).all():
                 nn = n_mutual(S1, k - 1, k)
                 if nn:
                     new = lml(S1)
-                    if math.log(rng.random()) < log_ratio_split(new - cur, k, nn, Lam, k_max, om.log_volume, vs, d, config.c_star):
+                    if math.log(rng.random()) < log_ratio_split(
+                        new - cur, k, nn, Lam, k_max, om.log_volume, vs, d, config.c_star
+                    ):
                         S, cur, acc = S1, new, 1
         elif u < b + dd + s + m:
-            move, j = 3, rng.integers(k); jn = nearest_neighbour(S, j); mu, uu = merge_centres(S[j], S[jn], vs)
+            move, j = 3, rng.integers(k)
+            jn = nearest_neighbour(S, j)
+            mu, uu = merge_centres(S[j], S[jn], vs)
             if uu @ uu < 1:
-                nn = n_mutual(S, j, jn); S1 = np.vstack([np.delete(S, [j, jn], 0), mu]); new = lml(S1)
-                if math.log(rng.random()) < log_ratio_merge(new - cur, k, nn, Lam, k_max, om.log_volume, vs, d, config.c_star):
+                nn = n_mutual(S, j, jn)
+                S1 = np.vstack([np.delete(S, [j, jn], 0), mu])
+                new = lml(S1)
+                if math.log(rng.random()) < log_ratio_merge(
+                    new - cur, k, nn, Lam, k_max, om.log_volume, vs, d, config.c_star
+                ):
                     S, cur, acc = S1, new, 1
         elif "update" in mv_set and k:
             move = 4
-            for j in range(k - 1, -1, -1):      # the last centre first, as the C loop (its cost, not its law)
-                prop = om.sample(rng)[0] if rng.random() < config.varpi else S[j] + math.sqrt(config.rw_var) * rng.standard_normal(d)
+            for j in range(k - 1, -1, -1):  # the last centre first, as the C loop (its cost, not its law)
+                prop = (
+                    om.sample(rng)[0]
+                    if rng.random() < config.varpi
+                    else S[j] + math.sqrt(config.rw_var) * rng.standard_normal(d)
+                )
                 n_prop[4] += 1
-                if not om.contains(prop).all(): continue
-                S1 = S.copy(); S1[j] = prop; new = lml(S1)
-                if math.log(rng.random()) < new - cur: S, cur, acc = S1, new, 1; n_acc[4] += 1
-        if move < 4: n_prop[move] += 1; n_acc[move] += acc
-        if K > 1 and len(S):    # multiple-try independence update of one centre (03_moves)
-            j = rng.integers(len(S)); n_prop[4] += 1
-            def swapped(c_, S=S, j=j): S1 = S.copy(); S1[j] = c_; return S1
-            cand = om.sample(rng, K); lw = np.array([lml(swapped(c_)) - cur for c_ in cand]); lf = log_mean_weight(lw)
+                if not om.contains(prop).all():
+                    continue
+                S1 = S.copy()
+                S1[j] = prop
+                new = lml(S1)
+                if math.log(rng.random()) < new - cur:
+                    S, cur, acc = S1, new, 1
+                    n_acc[4] += 1
+        if move < 4:
+            n_prop[move] += 1
+            n_acc[move] += acc
+        if K > 1 and len(S):  # multiple-try independence update of one centre (03_moves)
+            j = rng.integers(len(S))
+            n_prop[4] += 1
+
+            def swapped(c_, S=S, j=j):
+                S1 = S.copy()
+                S1[j] = c_
+                return S1
+
+            cand = om.sample(rng, K)
+            lw = np.array([lml(swapped(c_)) - cur for c_ in cand])
+            lf = log_mean_weight(lw)
             if lf > -math.inf:
                 pick = cand[multiple_try_pick(lw, rng)]
                 lb = log_mean_weight(np.concatenate([[0.0], [lml(swapped(c_)) - cur for c_ in om.sample(rng, K - 1)]]))
-                if math.log(rng.random()) < lf - lb: S = swapped(pick); cur = lml(S); n_acc[4] += 1
-        if learn:    # random-walk MH on one log scale (an input that is in), everything else held (05d)
-            j = rng.choice(np.flatnonzero(g)) if sel else rng.integers(d); t1 = th[j] + config.scale_step * rng.standard_normal()
-            s1 = sc.copy(); s1[j] = math.exp(t1); sd0, sd1 = tsd(th[j]), tsd(t1)     # the C loop's arithmetic
-            new = lml(S, s1); dlp = 0.5 * ((th[j] / sd0) ** 2 - (t1 / sd1) ** 2) + (math.log(sd0) - math.log(sd1)); n_scale[0] += 1
-            if math.log(rng.random()) < new - cur + dlp: th[j], sc, cur = t1, s1, new; n_scale[1] += 1
-        if sel:      # the reversible jump switching input j in (theta_j from its prior) or out (05d)
-            j = rng.integers(d); out_ = bool(g[j]); n_sel[0] += 1
+                if math.log(rng.random()) < lf - lb:
+                    S = swapped(pick)
+                    cur = lml(S)
+                    n_acc[4] += 1
+        if learn:  # random-walk MH on one log scale (an input that is in), everything else held (05d)
+            j = rng.choice(np.flatnonzero(g)) if sel else rng.integers(d)
+            t1 = th[j] + config.scale_step * rng.standard_normal()
+            s1 = sc.copy()
+            s1[j] = math.exp(t1)
+            sd0, sd1 = tsd(th[j]), tsd(t1)  # the C loop's arithmetic
+            new = lml(S, s1)
+            dlp = 0.5 * ((th[j] / sd0) ** 2 - (t1 / sd1) ** 2) + (math.log(sd0) - math.log(sd1))
+            n_scale[0] += 1
+            if math.log(rng.random()) < new - cur + dlp:
+                th[j], sc, cur = t1, s1, new
+                n_scale[1] += 1
+        if sel:  # the reversible jump switching input j in (theta_j from its prior) or out (05d)
+            j = rng.integers(d)
+            out_ = bool(g[j])
+            n_sel[0] += 1
             if not (out_ and g.sum() == 1):
-                g1 = g.copy(); g1[j] = not out_; s1 = sc.copy(); t1 = 0.0
-                if out_: s1[j] = 0.0
+                g1 = g.copy()
+                g1[j] = not out_
+                s1 = sc.copy()
+                t1 = 0.0
+                if out_:
+                    s1[j] = 0.0
                 else:
-                    z = rng.standard_normal() if learn else 0.0       # a draw of theta_j's (two-piece) normal prior
-                    t1 = tsd(z) * z; s1[j] = math.exp(t1)
+                    z = rng.standard_normal() if learn else 0.0  # a draw of theta_j's (two-piece) normal prior
+                    t1 = tsd(z) * z
+                    s1[j] = math.exp(t1)
                 new = lml(S, s1, g1)
                 if math.log(rng.random()) < new - cur + (-lodds if out_ else lodds):
-                    g, sc, cur = g1, s1, new; n_sel[1] += 1
-                    if learn: th[j] = t1
-        if types:    # MH on the basis type: another allowed type, uniformly (05d)
-            others = [b for b in types if b != kind]; nk = others[rng.integers(len(others))]; n_kind[0] += 1
+                    g, sc, cur = g1, s1, new
+                    n_sel[1] += 1
+                    if learn:
+                        th[j] = t1
+        if types:  # MH on the basis type: another allowed type, uniformly (05d)
+            others = [b for b in types if b != kind]
+            nk = others[rng.integers(len(others))]
+            n_kind[0] += 1
             new = lml(S, kind_=nk)
-            if math.log(rng.random()) < new - cur: kind, cur = nk, new; n_kind[1] += 1
+            if math.log(rng.random()) < new - cur:
+                kind, cur = nk, new
+                n_kind[1] += 1
         if config.prior_only:
-            if config.fix_delta2 is None: d2 = prior.beta_delta2 / rng.standard_gamma(prior.alpha_delta2, size=c)
+            if config.fix_delta2 is None:
+                d2 = prior.beta_delta2 / rng.standard_gamma(prior.alpha_delta2, size=c)
         else:
             D = design(S)
             yPy, _ = dense_summaries(D, Y, d2, prior)
             sig2 = sample_sigma2(rng, yPy, N, prior) if s2k is None else np.full(c, s2k)
             alpha = sample_coef(rng, D, Y, sig2, d2, prior)
-            if config.fix_delta2 is None: d2 = sample_delta2(rng, alpha, sig2, D, prior)
+            if config.fix_delta2 is None:
+                d2 = sample_delta2(rng, alpha, sig2, D, prior)
             cur = lml(S)
-        if config.fix_Lambda is None: Lam, _ = sample_Lambda(rng, Lam, len(S), k_max, prior)
-        out["k"][it], out["lam"][it], out["dd"][it], out["ss"][it], out["mv"][it], out["acc"][it] = len(S), Lam, d2, sig2, move, acc
-        if config.prior_only: out["lp"][it] = math.nan
-        elif s2k is None: out["lp"][it] = log_posterior(x, Y, S, Lam, d2, prior, kind, width, om, sc if learn else None, g, types)
-        else: out["lp"][it] = (cur + float(log_k_Lambda_prior(len(S), Lam, k_max, prior)) + log_centres_prior(S, om)
-                               + float(np.sum(log_delta2_prior(d2, prior))) + (log_scales_prior(sc[sc > 0], prior) if learn else 0.0)
-                               + (log_inputs_prior(g, prior) if sel else 0.0) - (math.log(len(types)) if types else 0.0))
-        if latent is not None and not config.prior_only:      # the latent step, then the targets' summaries anew
-            Y = np.asarray(latent(D @ alpha), dtype=float).reshape(N, c); cur = lml(S)
+        if config.fix_Lambda is None:
+            Lam, _ = sample_Lambda(rng, Lam, len(S), k_max, prior)
+        out["k"][it], out["lam"][it], out["dd"][it], out["ss"][it], out["mv"][it], out["acc"][it] = (
+            len(S),
+            Lam,
+            d2,
+            sig2,
+            move,
+            acc,
+        )
+        if config.prior_only:
+            out["lp"][it] = math.nan
+        elif s2k is None:
+            out["lp"][it] = log_posterior(x, Y, S, Lam, d2, prior, kind, width, om, sc if learn else None, g, types)
+        else:
+            out["lp"][it] = (
+                cur
+                + float(log_k_Lambda_prior(len(S), Lam, k_max, prior))
+                + log_centres_prior(S, om)
+                + float(np.sum(log_delta2_prior(d2, prior)))
+                + (log_scales_prior(sc[sc > 0], prior) if learn else 0.0)
+                + (log_inputs_prior(g, prior) if sel else 0.0)
+                - (math.log(len(types)) if types else 0.0)
+            )
+        if latent is not None and not config.prior_only:  # the latent step, then the targets' summaries anew
+            Y = np.asarray(latent(D @ alpha), dtype=float).reshape(N, c)
+            cur = lml(S)
         if it >= config.burn_in and (it - config.burn_in) % config.thin == 0:
-            kept.append(it); cs.append(S.copy()); scs.append(np.ones(d) if sc is None else sc.copy()); kinds.append(BASES.index(kind))
+            kept.append(it)
+            cs.append(S.copy())
+            scs.append(np.ones(d) if sc is None else sc.copy())
+            kinds.append(BASES.index(kind))
             if not config.prior_only:
                 D = design(S)
-                hs.append(full(np.column_stack([coef_posterior(D, Y[:, i], d2[i], prior)[0] for i in range(c)]), len(S)))
+                hs.append(
+                    full(np.column_stack([coef_posterior(D, Y[:, i], d2[i], prior)[0] for i in range(c)]), len(S))
+                )
                 als.append(full(alpha, len(S)))
-    meta = dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
-                prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, seconds=time.perf_counter() - t0,
-                interrupted=False, n_done=n, omega_lo=om.lo.tolist(), omega_hi=om.hi.tolist(), sampler="reference")
-    if learn: meta["scale_acceptance"] = tuple(n_scale)
-    if sel: meta["input_acceptance"] = tuple(n_sel)
-    if types: meta["basis_acceptance"] = tuple(n_kind)
-    return Trace(k=out["k"], log_posterior=out["lp"], Lambda=out["lam"], delta2=out["dd"], sigma2=out["ss"], move=out["mv"],
-                 accepted=out["acc"], **_snapshots(kept, cs, hs, als, d, c), n_proposed=n_prop, n_accepted=n_acc, meta=meta,
-                 scales=np.array(scs).reshape(-1, d) if (learn or sel) else None,
-                 kinds=np.array(kinds, np.int8) if types else None)
+    meta = dict(
+        basis=basis,
+        width=width,
+        d=d,
+        c=c,
+        k_max=k_max,
+        burn_in=config.burn_in,
+        thin=config.thin,
+        prior=asdict(prior),
+        config={**asdict(config), "moves": list(config.moves)},
+        seconds=time.perf_counter() - t0,
+        interrupted=False,
+        n_done=n,
+        omega_lo=om.lo.tolist(),
+        omega_hi=om.hi.tolist(),
+        sampler="reference",
+    )
+    if learn:
+        meta["scale_acceptance"] = tuple(n_scale)
+    if sel:
+        meta["input_acceptance"] = tuple(n_sel)
+    if types:
+        meta["basis_acceptance"] = tuple(n_kind)
+    return Trace(
+        k=out["k"],
+        log_posterior=out["lp"],
+        Lambda=out["lam"],
+        delta2=out["dd"],
+        sigma2=out["ss"],
+        move=out["mv"],
+        accepted=out["acc"],
+        **_snapshots(kept, cs, hs, als, d, c),
+        n_proposed=n_prop,
+        n_accepted=n_acc,
+        meta=meta,
+        scales=np.array(scs).reshape(-1, d) if (learn or sel) else None,
+        kinds=np.array(kinds, np.int8) if types else None,
+    )

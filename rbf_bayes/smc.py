@@ -53,23 +53,36 @@ def log_prior_move_ratio(move: str, k_old: int, t: int, lam: float) -> float:
     "log of p_t(k) p_t(S|k) / (p_{t-1}(k') p_{t-1}(S'|k')) without Z_{t-1}/Z_t; move in zero / birth / death."
     k = k_old + {"zero": 0, "birth": 1, "death": -1}[move]
     lb = lambda n, r: special.gammaln(n + 1) - special.gammaln(r + 1) - special.gammaln(n - r + 1)
-    return float((k - k_old) * math.log(lam) - special.gammaln(k + 1) + special.gammaln(k_old + 1) + lb(t - 1, k_old) - lb(t, k))
+    return float(
+        (k - k_old) * math.log(lam) - special.gammaln(k + 1) + special.gammaln(k_old + 1) + lb(t - 1, k_old) - lb(t, k)
+    )
 
-def smc_move_probs(k: int, t: int, lam: float, k_max: int, c_move: float=0.25) -> dict:
+
+def smc_move_probs(k: int, t: int, lam: float, k_max: int, c_move: float = 0.25) -> dict:
     "alpha_zero, alpha_birth, alpha_death for a particle with k kernels at time t: eq. 22 with k <= min(k_max, t)."
     b, d = move_probabilities(k, lam, min(k_max, t), c_move)[:2]
     return {"zero": 1.0 - b - d, "birth": b, "death": d}
 
-def log_backward(move: str, k_new: int, t: int, new_has_xt: bool, lam: float, k_max: int, c_move: float=0.25) -> float:
+
+def log_backward(
+    move: str, k_new: int, t: int, new_has_xt: bool, lam: float, k_max: int, c_move: float = 0.25
+) -> float:
     "log L(old | new): a normalised backward kernel over the old states that can have produced `new` (see text)."
-    if new_has_xt: return 0.0          # only a birth of x_t can have produced it: L = 1
+    if new_has_xt:
+        return 0.0  # only a birth of x_t can have produced it: L = 1
     a = smc_move_probs(k_new, t, lam, k_max, c_move)
-    valid = {"zero": a["zero"], "birth": a["death"] if k_new >= 1 else 0.0,
-             "death": a["birth"] if k_new + 1 <= min(k_max, t - 1) else 0.0}
+    valid = {
+        "zero": a["zero"],
+        "birth": a["death"] if k_new >= 1 else 0.0,
+        "death": a["birth"] if k_new + 1 <= min(k_max, t - 1) else 0.0,
+    }
     tot = sum(valid.values())
-    if move == "zero": return math.log(valid["zero"] / tot)
-    if move == "birth": return math.log(valid["birth"] / tot) - math.log(k_new)      # remove one of the k_new centres
-    return math.log(valid["death"] / tot) - math.log(t - 1 - k_new)                  # add back a free earlier input
+    if move == "zero":
+        return math.log(valid["zero"] / tot)
+    if move == "birth":
+        return math.log(valid["birth"] / tot) - math.log(k_new)  # remove one of the k_new centres
+    return math.log(valid["death"] / tot) - math.log(t - 1 - k_new)  # add back a free earlier input
+
 
 def log_Z(lam: float, t: int, k_max: int) -> float:
     "log of the truncated-Poisson normaliser sum_{j <= min(k_max, t)} lam^j / j!."
@@ -128,29 +141,36 @@ class SMCResult(SamplerResult):
         return mean, np.sqrt(v)
 
     def _arviz_draws(self, est, centres: bool=False) -> tuple[dict, dict, dict]:
-        """(posterior, sample_stats, dims) per particle for `to_arviz` (which resamples them by weight): k, sigma2 on the
-        scale of y, the learned width; centres=True: the centres padded with NaN to the largest k and the mask."""
-        s2 = np.asarray(self.sigma2, float).reshape(len(self.k), -1) * est.y_scale_ ** 2
+        """(posterior, sample_stats, dims) per particle for `to_arviz` (which resamples them by weight): k, sigma2 on
+        the scale of y, the learned width; centres=True: the centres padded with NaN to the largest k and the mask."""
+        s2 = np.asarray(self.sigma2, float).reshape(len(self.k), -1) * est.y_scale_**2
         post, dims = dict(k=np.asarray(self.k), sigma2=s2), dict(sigma2=["output"])
-        if self.widths is not None: post["width"] = np.asarray(self.widths)
+        if self.widths is not None:
+            post["width"] = np.asarray(self.widths)
         if centres:
-            P, d = len(self.k), est.n_features_in_; K = max(int(np.max(self.k)) if P else 0, 1)
-            cen = np.full((P, K, d), np.nan); used = np.zeros((P, K), bool)
+            P, d = len(self.k), est.n_features_in_
+            K = max(int(np.max(self.k)) if P else 0, 1)
+            cen = np.full((P, K, d), np.nan)
+            used = np.zeros((P, K), bool)
             for s, c in enumerate(self.centres):
-                cen[s, :len(c)] = c * est.x_scale_ + est.x_shift_; used[s, :len(c)] = True
-            post.update(centres=cen, centre_used=used); dims.update(centres=["basis", "input"], centre_used=["basis"])
+                cen[s, : len(c)] = c * est.x_scale_ + est.x_shift_
+                used[s, : len(c)] = True
+            post.update(centres=cen, centre_used=used)
+            dims.update(centres=["basis", "input"], centre_used=["basis"])
         return post, dict(weight=np.asarray(self.weights, float)), dims
 
     def likelihood_components(self, x, rng: np.random.Generator):
         """p(y | theta_s) at x for a parameter draw theta_s per particle (`to_arviz`'s log-likelihood, which PSIS-LOO
         needs to be a likelihood, not a predictive that has seen y): the coefficients drawn from the particle's
         posterior N(h, sigma^2 (K'K + rI)^-1). (means (P, n, c), sds (P, n, c))."""
-        x = as_inputs(x); means, sds = [], []
+        x = as_inputs(x)
+        means, sds = [], []
         wd = np.full(len(self.k), self.meta["width"]) if self.widths is None else self.widths
         for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
             L = f.reshape(len(h), len(h))
             a = h + np.sqrt(s2) * linalg.solve_triangular(L, rng.standard_normal(h.shape), lower=True, trans="T")
-            means.append(kernel_matrix(x, cen, self.meta["basis"], wi) @ a); sds.append(np.full(len(x), np.sqrt(s2)))
+            means.append(kernel_matrix(x, cen, self.meta["basis"], wi) @ a)
+            sds.append(np.full(len(x), np.sqrt(s2)))
         means = np.array(means)
         return means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
 
@@ -158,7 +178,9 @@ class SMCResult(SamplerResult):
         """The predictive of a new observation at x as a mixture (`04a_results`): one normal per particle, its
         posterior-mean fit and the sd of a new observation given the particle (noise plus coefficient uncertainty),
         weighted by the particle weights."""
-        x = as_inputs(x); w = np.asarray(self.weights, float); means, sds = [], []
+        x = as_inputs(x)
+        w = np.asarray(self.weights, float)
+        means, sds = [], []
         wd = np.full(len(w), self.meta["width"]) if self.widths is None else self.widths
         for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
             K = kernel_matrix(x, cen, self.meta["basis"], wi)
@@ -168,21 +190,30 @@ class SMCResult(SamplerResult):
         means = np.array(means)
         return w / w.sum(), means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
 
-    def select(self, burn_in: int=0, thin: int=1) -> SMCResult:
+    def select(self, burn_in: int = 0, thin: int = 1) -> SMCResult:
         "A particle system is not a chain: only burn_in = 0, thin = 1 (the result itself) is meaningful."
         if burn_in != 0 or thin != 1:
             raise ValueError("an SMC result has no iterations to burn in or thin: use burn_in=0, thin=1")
         return self
 
-    def _summary_rows(self, burn_in: int|None=None) -> tuple[list, list]:
+    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         rows, notes = super()._summary_rows(burn_in)
         w = np.asarray(self.weights)
-        rows[1:1] = [("observations", f"{self.meta.get('t', '?')}, log evidence {self.meta.get('log_evidence', math.nan):.2f}"),
-                     ("weight ESS", f"{1 / np.sum(w ** 2):.1f} of {len(w)} particles")]
+        rows[1:1] = [
+            ("observations", f"{self.meta.get('t', '?')}, log evidence {self.meta.get('log_evidence', math.nan):.2f}"),
+            ("weight ESS", f"{1 / np.sum(w**2):.1f} of {len(w)} particles"),
+        ]
         if self.widths is not None:
-            q = weighted_quantiles(np.log(self.widths), w, (0.05, 0.5, 0.95)); acc = self.meta.get("width_acceptance", (0, 0))
-            rows.insert(3, ("width (learned)", f"median {math.exp(q[1]):.3g}, 90% interval {math.exp(q[0]):.3g} – "
-                            f"{math.exp(q[2]):.3g}; steps accepted {acc[1]:,} of {acc[0]:,}"))
+            q = weighted_quantiles(np.log(self.widths), w, (0.05, 0.5, 0.95))
+            acc = self.meta.get("width_acceptance", (0, 0))
+            rows.insert(
+                3,
+                (
+                    "width (learned)",
+                    f"median {math.exp(q[1]):.3g}, 90% interval {math.exp(q[0]):.3g} – "
+                    f"{math.exp(q[2]):.3g}; steps accepted {acc[1]:,} of {acc[0]:,}",
+                ),
+            )
         return rows, notes
 
 # %% ../nbs/09_smc.ipynb #be3aeabf
@@ -224,77 +255,113 @@ class _TDSMCBase:
                  init_variances=(1.0, 1.0), capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0,
                  learn_width: bool=False, rng: np.random.Generator|None=None):
         self.basis, self.width = check_basis(basis, width)
-        if not isinstance(prior, SMCPrior): raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors), got {prior!r}")
+        if not isinstance(prior, SMCPrior):
+            raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors), got {prior!r}")
         self.prior = prior
         self.learn_width = check_bool("learn_width", learn_width)
         self.log_width_sd = float(prior.log_width_sd)
         if self.learn_width and self.basis not in WIDTH_BASES:
             raise ValueError(f"learn_width=True needs a basis with a width ({', '.join(WIDTH_BASES)}), got {basis!r}")
-        self._next_width = 1     # the next time t at which the widths move (`_width_due`)
-        if not 0 <= birth_at_new < 1: raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
+        self._next_width = 1  # the next time t at which the widths move (`_width_due`)
+        if not 0 <= birth_at_new < 1:
+            raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
         self.birth_at_new = float(birth_at_new)
         self.move_steps = check_int("move_steps", move_steps, 0)
         n_particles, capacity = (check_int(n, v) for n, v in (("n_particles", n_particles), ("capacity", capacity)))
         check_choice("resampling", resampling, RESAMPLING)
-        if not 0 <= ess_threshold <= 1: raise ValueError(f"ess_threshold must be in [0, 1], got {ess_threshold}")
-        if not 0 < c_move <= 0.5: raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
+        if not 0 <= ess_threshold <= 1:
+            raise ValueError(f"ess_threshold must be in [0, 1], got {ess_threshold}")
+        if not 0 < c_move <= 0.5:
+            raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
         if fix_variances is not None:
-            if len(fix_variances) != 2: raise ValueError("fix_variances must be (sigma_y^2, sigma_beta^2)")
-            for n, v in zip(("fix_variances[0]", "fix_variances[1]"), fix_variances, strict=False): check_positive(n, v)
-        for n, v in zip(("init_variances[0]", "init_variances[1]"), init_variances, strict=False): check_positive(n, v)
-        if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
-        self.n_particles, self.lam, self.k_max, self.c_move = int(n_particles), float(prior.lam), int(prior.k_max), c_move
+            if len(fix_variances) != 2:
+                raise ValueError("fix_variances must be (sigma_y^2, sigma_beta^2)")
+            for n, v in zip(("fix_variances[0]", "fix_variances[1]"), fix_variances, strict=False):
+                check_positive(n, v)
+        for n, v in zip(("init_variances[0]", "init_variances[1]"), init_variances, strict=False):
+            check_positive(n, v)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rng must be a numpy.random.Generator")
+        self.n_particles, self.lam, self.k_max, self.c_move = (
+            int(n_particles),
+            float(prior.lam),
+            int(prior.k_max),
+            c_move,
+        )
         self.a_y, self.b_y, self.a_b, self.b_b = prior.a_y, prior.b_y, prior.a_b, prior.b_b
         self.resampling, self.ess_threshold, self.fix_variances = resampling, ess_threshold, fix_variances
         self.init_variances, self.capacity, self.rng = init_variances, int(capacity), rng
-        self.t = 0; self.logw = None
+        self.t = 0
+        self.logw = None
         self.ess_history, self.log_evidence, self.k_history = [], 0.0, []
         self.log_evidence_increments, self.one_step_predictions, self.filtered_estimates = [], [], []
         self.n_resampled = 0
-        self.version = 0      # bumped whenever the particle system changes (observation, rejuvenation)
+        self.version = 0  # bumped whenever the particle system changes (observation, rejuvenation)
 
     def _check_memory(self, cap):
-        "Refuse (ResourceError) a particle system whose designs, n_particles x (k_max + 2) x capacity doubles, cannot fit."
+        """Refuse (ResourceError) a particle system whose designs, n_particles x (k_max + 2) x capacity doubles, cannot
+        fit."""
         nb = 8.0 * self.n_particles * (self.k_max + 2) * (1.5 * cap + 2 * (self.k_max + 2))
-        check_memory(nb, f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
-                     "lower n_particles or k_max (every particle keeps its k_max x N design), or stream fewer rows")
+        check_memory(
+            nb,
+            f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
+            "lower n_particles or k_max (every particle keeps its k_max x N design), or stream fewer rows",
+        )
 
     def _initial_width(self) -> float:
         "pi_0 for a learned width: log w ~ N(log width, log_width_sd^2) (drawn after the particle's variances)."
-        if not self.learn_width: return float(self.width)
+        if not self.learn_width:
+            return float(self.width)
         return math.exp(math.log(self.width) + self.log_width_sd * self.rng.standard_normal())
 
     def _width_tau(self) -> float:
-        """The random-walk step on log w: the particles' weighted sd of log w, within [0.1, log_width_sd] (taken from the
-        population before the sweep, as adaptive resample-move kernels are; each step is then pi_t-invariant)."""
-        lw = np.log(self.widths); w = self.weights; sd = math.sqrt(max(float(w @ (lw - w @ lw) ** 2), 0.0))
+        """The random-walk step on log w: the particles' weighted sd of log w, within [0.1, log_width_sd] (taken from
+        the population before the sweep, as adaptive resample-move kernels are; each step is then pi_t-invariant)."""
+        lw = np.log(self.widths)
+        w = self.weights
+        sd = math.sqrt(max(float(w @ (lw - w @ lw) ** 2), 0.0))
         return min(max(sd, 0.1), self.log_width_sd)
 
     def _width_due(self) -> bool:
         "Width sweeps run at every observation up to t = 50, then every floor(t / 50): about 35 per doubling of t."
-        if not self.learn_width or self.t < self._next_width: return False
+        if not self.learn_width or self.t < self._next_width:
+            return False
         self._next_width = self.t + max(1, self.t // 50)
         return True
 
     def _initial_variances(self):
         "pi_0 is the prior: draw (s2y, s2b) from it when it is proper (Jeffreys' a = b = 0: start at init_variances)."
-        if self.fix_variances is not None: return tuple(map(float, self.fix_variances))
-        s2y = self.b_y / self.rng.standard_gamma(self.a_y) if self.a_y > 0 and self.b_y > 0 else float(self.init_variances[0])
-        s2b = self.b_b / self.rng.standard_gamma(self.a_b) if self.a_b > 0 and self.b_b > 0 else float(self.init_variances[1])
+        if self.fix_variances is not None:
+            return tuple(map(float, self.fix_variances))
+        s2y = (
+            self.b_y / self.rng.standard_gamma(self.a_y)
+            if self.a_y > 0 and self.b_y > 0
+            else float(self.init_variances[0])
+        )
+        s2b = (
+            self.b_b / self.rng.standard_gamma(self.a_b)
+            if self.a_b > 0 and self.b_b > 0
+            else float(self.init_variances[1])
+        )
         return s2y, s2b
 
-    def partial_fit(self, x, y, progress: bool=False, warn: bool=True):
+    def partial_fit(self, x, y, progress: bool = False, warn: bool = True):
         """Process observations one at a time (rows of x, y), continuing the current particle system. Ctrl-C stops after
         the observation in progress (never half-way through one; the package's contract, `04b_progress`): `interrupted`
         is set, `rows_done` says how many rows of this call were processed, one InterruptedWarning says so (unless
         `warn=False`: the caller warns), and `partial_fit` on the remaining rows continues exactly where it stopped.
         `progress`: a bar over the rows."""
-        x = as_inputs(x); Y = as_targets(y, len(x))
-        if self.logw is None: self._check_memory(self.capacity); self._init(x.shape[1], Y.shape[1])
+        x = as_inputs(x)
+        Y = as_targets(y, len(x))
+        if self.logw is None:
+            self._check_memory(self.capacity)
+            self._init(x.shape[1], Y.shape[1])
         elif x.shape[1] != self.d or Y.shape[1] != self.c_out:
             raise ValueError("x and y must have the dimensions of the data seen so far")
         if self.t + len(x) > self.capacity:
-            cap = max(2 * self.capacity, self.t + len(x)); self._check_memory(cap); self._grow(cap)
+            cap = max(2 * self.capacity, self.t + len(x))
+            self._check_memory(cap)
+            self._grow(cap)
         self.interrupted, self.rows_done = False, 0
         with DeferredInterrupt() as stop, Progress(len(x), "TD-SMC", enabled=progress, unit="obs") as bar:
             for i, (xt, yt) in enumerate(zip(x, Y, strict=False)):
@@ -304,17 +371,26 @@ class _TDSMCBase:
                 if stop.requested and i + 1 < len(x):
                     self.interrupted = True
                     if warn:
-                        warnings.warn(interrupt_message("TD-SMC", i + 1, len(x), "rows", f" (t = {self.t})",
-                                                        f"partial_fit(x[{i + 1}:], y[{i + 1}:])"),
-                                      InterruptedWarning, stacklevel=2)
+                        warnings.warn(
+                            interrupt_message(
+                                "TD-SMC",
+                                i + 1,
+                                len(x),
+                                "rows",
+                                f" (t = {self.t})",
+                                f"partial_fit(x[{i + 1}:], y[{i + 1}:])",
+                            ),
+                            InterruptedWarning,
+                            stacklevel=2,
+                        )
                     break
         return self
 
     def _step(self, xt, yt):
         self.version += 1
-        lwprev = self.logw - special.logsumexp(self.logw)           # log normalised weights
+        lwprev = self.logw - special.logsumexp(self.logw)  # log normalised weights
         wprev = np.exp(lwprev)
-        inc, pred_prior, pred_post = self._move_and_weight(xt, yt)   # engine: new row, move, log incremental weight
+        inc, pred_prior, pred_post = self._move_and_weight(xt, yt)  # engine: new row, move, log incremental weight
         self.t += 1
         # log sum_i w_i exp(inc_i) in log space: logsumexp(inc, b=wprev) overflows inside scipy when the largest
         # increment's weight is tiny (a RuntimeWarning on a 5,000-row Friedman stream); the value is the same
@@ -326,24 +402,33 @@ class _TDSMCBase:
         self.filtered_estimates.append(w @ pred_post)
         self.ess_history.append(float(1.0 / np.sum(w**2)))
         self.k_history.append(float(w @ self.ks))
-        if self.fix_variances is None: self._refresh_all()
+        if self.fix_variances is None:
+            self._refresh_all()
         if self.ess_history[-1] < self.ess_threshold * self.n_particles + 1e-9:
             self._resample(resample_slots(resample(w, self.resampling, self.rng), self.n_particles))
-            self.logw = np.zeros(self.n_particles); self.n_resampled += 1
-        for _ in range(self.move_steps): self._rj_sweep()
-        if self._width_due(): self._width_sweep(self._width_tau())
+            self.logw = np.zeros(self.n_particles)
+            self.n_resampled += 1
+        for _ in range(self.move_steps):
+            self._rj_sweep()
+        if self._width_due():
+            self._width_sweep(self._width_tau())
 
-    def rejuvenate(self, n_sweeps: int=1):
+    def rejuvenate(self, n_sweeps: int = 1):
         """n_sweeps of MCMC on every particle at the current t: one reversible-jump step (birth / death / swap), a width
-        step if the width is learned and, unless the variances are fixed, the Gibbs refresh. Each is pi_t-invariant, so the weighted particles stay a valid
-        approximation of pi_t; run after the last observation it turns the particles into N chains on the final posterior."""
+        step if the width is learned and, unless the variances are fixed, the Gibbs refresh. Each is pi_t-invariant, so
+        the weighted particles stay a valid
+        approximation of pi_t; run after the last observation it turns the particles into N chains on the final
+        posterior."""
         check_int("n_sweeps", n_sweeps, 0)
-        if self.t == 0: raise ValueError("no observations yet: call partial_fit first")
+        if self.t == 0:
+            raise ValueError("no observations yet: call partial_fit first")
         self.version += 1
         for _ in range(n_sweeps):
             self._rj_sweep()
-            if self.learn_width: self._width_sweep(self._width_tau())
-            if self.fix_variances is None: self._refresh_all()
+            if self.learn_width:
+                self._width_sweep(self._width_tau())
+            if self.fix_variances is None:
+                self._refresh_all()
         return self
 
     @property
@@ -355,28 +440,50 @@ class _TDSMCBase:
         "Particle estimate of p(k | Y_t)."
         return self.result().p_k()
 
-    def predict(self, x, return_std: bool=False):
+    def predict(self, x, return_std: bool = False):
         "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
         return self.result().predict(x, return_std)
 
     def _snapshot(self):
         "Per particle: centres (k_i, d), posterior means (m_i, c), flattened factors (m_i^2,), sigma_y^2."
         ps = self.particles
-        return ([self.X[p.centres].reshape(-1, self.d) for p in ps],
-                [np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]) for p in ps],
-                [p.g.factor().ravel() for p in ps], np.array([p.s2y for p in ps]))
+        return (
+            [self.X[p.centres].reshape(-1, self.d) for p in ps],
+            [np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]) for p in ps],
+            [p.g.factor().ravel() for p in ps],
+            np.array([p.s2y for p in ps]),
+        )
 
     def result(self) -> SMCResult:
         "A snapshot of the particle system (the `SamplerResult` protocol), cached until the particles change."
         cached = getattr(self, "_result", None)
-        if cached is not None and cached[0] == self.version: return cached[1]   # a one-row stream need not pay for it
+        if cached is not None and cached[0] == self.version:
+            return cached[1]  # a one-row stream need not pay for it
         centres, coef, factors, s2y = self._snapshot()
-        res = SMCResult(k=np.array([len(c) for c in centres], np.int64), weights=self.weights, centres=centres,
-                        coef_mean=coef, factors=factors, sigma2=s2y, widths=self.widths.copy() if self.learn_width else None,
-                        meta=dict(basis=self.basis, width=self.width, d=self.d, c=self.c_out, t=self.t, k_max=self.k_max,
-                                  log_evidence=self.log_evidence, n_particles=self.n_particles, n_resampled=self.n_resampled,
-                                  interrupted=bool(getattr(self, "interrupted", False)), n_done=self.t))
-        if self.learn_width: res.meta.update(learn_width=True, log_width_sd=self.log_width_sd, width_acceptance=self.width_acceptance)
+        res = SMCResult(
+            k=np.array([len(c) for c in centres], np.int64),
+            weights=self.weights,
+            centres=centres,
+            coef_mean=coef,
+            factors=factors,
+            sigma2=s2y,
+            widths=self.widths.copy() if self.learn_width else None,
+            meta=dict(
+                basis=self.basis,
+                width=self.width,
+                d=self.d,
+                c=self.c_out,
+                t=self.t,
+                k_max=self.k_max,
+                log_evidence=self.log_evidence,
+                n_particles=self.n_particles,
+                n_resampled=self.n_resampled,
+                interrupted=bool(getattr(self, "interrupted", False)),
+                n_done=self.t,
+            ),
+        )
+        if self.learn_width:
+            res.meta.update(learn_width=True, log_width_sd=self.log_width_sd, width_acceptance=self.width_acceptance)
         self._result = (self.version, res)
         return res
 
@@ -427,171 +534,302 @@ class TDSMCReference(_TDSMCBase):
     def _move_and_weight(self, xt, yt):
         t0 = self.t; self.X[t0] = xt; self.Y[t0] = yt; t = t0 + 1
         logZ_ratio = (log_Z(self.lam, t - 1, self.k_max) if t > 1 else 0.0) - log_Z(self.lam, t, self.k_max)
-        inc = np.zeros(self.n_particles); pre = np.zeros((self.n_particles, self.c_out)); post = np.zeros((self.n_particles, self.c_out))
+        inc = np.zeros(self.n_particles);        pre = np.zeros((self.n_particles, self.c_out))
+        post = np.zeros((self.n_particles, self.c_out))
         for i, p in enumerate(self.particles):
-            old = p.lml; k = len(p.centres)
+            old = p.lml
+            k = len(p.centres)
             kv = basis_from_sq(np.sum((self.X[p.centres] - xt) ** 2, axis=1), self.basis, p.width) if k else np.zeros(0)
             row = np.concatenate([[1.0], kv])
             pre[i] = self._mean_at(p, row)
             p.g.add_row(t0, row, yt)
-            probs = smc_move_probs(k, t, self.lam, self.k_max, self.c_move); u = self.rng.random(); has_xt = False
+            probs = smc_move_probs(k, t, self.lam, self.k_max, self.c_move)
+            u = self.rng.random()
+            has_xt = False
             if u < probs["birth"]:
-                move = "birth"; rho = self.birth_at_new
+                move = "birth"
+                rho = self.birth_at_new
                 j = t0 if rho > 0 and self.rng.random() < rho else draw_free(p.centres, t, self.rng)
                 if not p.g.append(self._col(j, t, p.width)):
-                    self.n_singular[0] += 1; p.lml = self._lml(p, t); inc[i] = -np.inf; post[i] = self._mean_at(p, row)
+                    self.n_singular[0] += 1
+                    p.lml = self._lml(p, t)
+                    inc[i] = -np.inf
+                    post[i] = self._mean_at(p, row)
                     continue
-                p.centres.append(j); has_xt = j == t0
+                p.centres.append(j)
+                has_xt = j == t0
                 lq = math.log(probs["birth"]) + math.log(rho * has_xt + (1 - rho) / (t - k))
             elif u < probs["birth"] + probs["death"]:
-                move = "death"; pos = min(int(self.rng.random() * k), k - 1); p.g.delete(1 + pos); p.centres.pop(pos)
+                move = "death"
+                pos = min(int(self.rng.random() * k), k - 1)
+                p.g.delete(1 + pos)
+                p.centres.pop(pos)
                 lq = math.log(probs["death"]) - math.log(k)
             else:
-                move = "zero"; lq = math.log(probs["zero"])
+                move = "zero"
+                lq = math.log(probs["zero"])
             p.lml = self._lml(p, t)
-            inc[i] = (p.lml - old + logZ_ratio + log_prior_move_ratio(move, k, t, self.lam)
-                      + log_backward(move, len(p.centres), t, has_xt, self.lam, self.k_max, self.c_move) - lq)
+            inc[i] = (
+                p.lml
+                - old
+                + logZ_ratio
+                + log_prior_move_ratio(move, k, t, self.lam)
+                + log_backward(move, len(p.centres), t, has_xt, self.lam, self.k_max, self.c_move)
+                - lq
+            )
             post[i] = self._mean_at(p, p.g.columns()[t0])
         return inc, pre, post
 
     def _refresh_all(self):
         "Gibbs refresh of (sigma_y^2, sigma_beta^2) through beta (eq. 4-5), from each particle's factor in O(m^2)."
         for p in self.particles:
-            m, c_out, r = p.g.m, p.g.c, p.s2y / p.s2b; yy = p.g.yty; ee = bb = 0.0
+            m, c_out, r = p.g.m, p.g.c, p.s2y / p.s2b
+            yy = p.g.yty
+            ee = bb = 0.0
             for o in range(c_out):
                 eps = self.rng.standard_normal(m)
                 z, _, beta = p.g.posterior_coef(o, math.sqrt(p.s2y), eps)
-                w = z + math.sqrt(p.s2y) * eps                  # w = L' beta: beta'(G + rI)beta = |w|^2, beta'D'y = w'z
+                w = z + math.sqrt(p.s2y) * eps  # w = L' beta: beta'(G + rI)beta = |w|^2, beta'D'y = w'z
                 ee += yy[o] - 2 * (w @ z) + w @ w - r * (beta @ beta)
                 bb += beta @ beta
             s2y = (self.b_y + 0.5 * max(ee, 1e-300)) / self.rng.standard_gamma(self.a_y + 0.5 * self.t * c_out)
             s2b = (self.b_b + 0.5 * bb) / self.rng.standard_gamma(self.a_b + 0.5 * m * c_out)
-            if p.g.set_ridge(0, s2y / s2b): p.s2y, p.s2b = s2y, s2b
-            else: self.n_singular[1] += 1                    # refactorisation failed: keep the old variances
+            if p.g.set_ridge(0, s2y / s2b):
+                p.s2y, p.s2b = s2y, s2b
+            else:
+                self.n_singular[1] += 1  # refactorisation failed: keep the old variances
             p.lml = self._lml(p, self.t)
 
     def _resample(self, src):
-        self.particles = [p if s == i else _Particle(self.particles[s].g.copy(), list(self.particles[s].centres),
-                                                     self.particles[s].s2y, self.particles[s].s2b, self.particles[s].lml,
-                                                     self.particles[s].width)
-                          for i, (s, p) in enumerate(zip(src, self.particles, strict=False))]
+        self.particles = [
+            p
+            if s == i
+            else _Particle(
+                self.particles[s].g.copy(),
+                list(self.particles[s].centres),
+                self.particles[s].s2y,
+                self.particles[s].s2b,
+                self.particles[s].lml,
+                self.particles[s].width,
+            )
+            for i, (s, p) in enumerate(zip(src, self.particles, strict=False))
+        ]
 
     def _width_sweep(self, tau):
-        for p in self.particles: self._width_move(p, tau)
+        for p in self.particles:
+            self._width_move(p, tau)
 
     def _width_move(self, p, tau):
         """Metropolis-Hastings on log w, leaving pi_t invariant: every kernel column rebuilt at the proposed width (the
         full-rebuild path), log r = log p(Y_t | S, w') - log p(Y_t | S, w) + log N(log w') - log N(log w)."""
-        t = self.t; lw = math.log(p.width); lw1 = lw + tau * self.rng.standard_normal(); w1 = math.exp(lw1)
-        self.n_width[0] += 1; p.g.enable_rebuild()
-        if not p.g.propose_rebuild(1, [self._col(j, t, w1) for j in p.centres]): self.n_singular[2] += 1; return
-        new = self._lml(p, t, True); lw0, sd = math.log(self.width), self.log_width_sd
-        lr = new - p.lml - 0.5 * ((lw1 - lw0) ** 2 - (lw - lw0) ** 2) / sd ** 2
-        if math.log(self.rng.random()) < lr: p.g.commit(); p.lml = new; p.width = w1; self.n_width[1] += 1
-        else: p.g.reject()
+        t = self.t
+        lw = math.log(p.width)
+        lw1 = lw + tau * self.rng.standard_normal()
+        w1 = math.exp(lw1)
+        self.n_width[0] += 1
+        p.g.enable_rebuild()
+        if not p.g.propose_rebuild(1, [self._col(j, t, w1) for j in p.centres]):
+            self.n_singular[2] += 1
+            return
+        new = self._lml(p, t, True)
+        lw0, sd = math.log(self.width), self.log_width_sd
+        lr = new - p.lml - 0.5 * ((lw1 - lw0) ** 2 - (lw - lw0) ** 2) / sd**2
+        if math.log(self.rng.random()) < lr:
+            p.g.commit()
+            p.lml = new
+            p.width = w1
+            self.n_width[1] += 1
+        else:
+            p.g.reject()
 
     def _rj_sweep(self):
-        for p in self.particles: self._rj_move(p)
+        for p in self.particles:
+            self._rj_move(p)
 
     def _rj_move(self, p):
-        "One reversible-jump MCMC step (birth / death / swap of a centre among the observed inputs) leaving pi_t invariant."
-        t = self.t; k = len(p.centres); a = smc_move_probs(k, t, self.lam, self.k_max, self.c_move); u = self.rng.random()
+        """One reversible-jump MCMC step (birth / death / swap of a centre among the observed inputs) leaving pi_t
+        invariant."""
+        t = self.t
+        k = len(p.centres)
+        a = smc_move_probs(k, t, self.lam, self.k_max, self.c_move)
+        u = self.rng.random()
         if u < a["birth"]:
             j = draw_free(p.centres, t, self.rng)
-            if not p.g.propose_append(self._col(j, t, p.width)): self.n_singular[2] += 1; return
-            new = self._lml(p, t, True, k + 2); a1 = smc_move_probs(k + 1, t, self.lam, self.k_max, self.c_move)
+            if not p.g.propose_append(self._col(j, t, p.width)):
+                self.n_singular[2] += 1
+                return
+            new = self._lml(p, t, True, k + 2)
+            a1 = smc_move_probs(k + 1, t, self.lam, self.k_max, self.c_move)
             lr = new - p.lml + math.log(self.lam) + math.log(a1["death"]) - math.log(k + 1) - math.log(a["birth"])
-            if math.log(self.rng.random()) < lr: p.g.commit(); p.centres.append(j); p.lml = new
-            else: p.g.reject()
+            if math.log(self.rng.random()) < lr:
+                p.g.commit()
+                p.centres.append(j)
+                p.lml = new
+            else:
+                p.g.reject()
         elif u < a["birth"] + a["death"]:
-            pos = min(int(self.rng.random() * k), k - 1); p.g.propose_delete(1 + pos); new = self._lml(p, t, True, k)
+            pos = min(int(self.rng.random() * k), k - 1)
+            p.g.propose_delete(1 + pos)
+            new = self._lml(p, t, True, k)
             a0 = smc_move_probs(k - 1, t, self.lam, self.k_max, self.c_move)
             lr = new - p.lml - (math.log(self.lam) + math.log(a["death"]) - math.log(k) - math.log(a0["birth"]))
-            if math.log(self.rng.random()) < lr: p.g.commit(); p.centres.pop(pos); p.lml = new
-            else: p.g.reject()
+            if math.log(self.rng.random()) < lr:
+                p.g.commit()
+                p.centres.pop(pos)
+                p.lml = new
+            else:
+                p.g.reject()
         elif k and k < t:
-            pos = min(int(self.rng.random() * k), k - 1); j = draw_free(p.centres, t, self.rng)
-            if not p.g.propose_replace(1 + pos, self._col(j, t, p.width)): self.n_singular[2] += 1; return
+            pos = min(int(self.rng.random() * k), k - 1)
+            j = draw_free(p.centres, t, self.rng)
+            if not p.g.propose_replace(1 + pos, self._col(j, t, p.width)):
+                self.n_singular[2] += 1
+                return
             new = self._lml(p, t, True, k + 1)
-            if math.log(self.rng.random()) < new - p.lml: p.g.commit(); p.centres.pop(pos); p.centres.append(j); p.lml = new
-            else: p.g.reject()
+            if math.log(self.rng.random()) < new - p.lml:
+                p.g.commit()
+                p.centres.pop(pos)
+                p.centres.append(j)
+                p.lml = new
+            else:
+                p.g.reject()
 
 # %% ../nbs/09_smc.ipynb #6ae95e59
 class TDSMC(_TDSMCBase):
-    """Trans-dimensional SMC for Bayesian kernel regression (Vermaak, Godsill & Doucet), one data point at a time; C engine.
+    """Trans-dimensional SMC for Bayesian kernel regression (Vermaak, Godsill & Doucet), one data point at a time; C
+    engine.
     Memory: one column of `capacity` doubles per distinct centre alive, shared by every particle that has it, plus each
     particle's (k_max + 2)^2 factor (see "One column per distinct centre"); with a learned width (every particle its own
     width, so its own columns) each particle keeps its design: about n_particles x (k_max + 2) x capacity x 8 bytes."""
+
     def _init(self, d, c_out):
         from rbf_bayes._smc import SMCCore
+
         self.d, self.c_out = d, c_out
         fac, v, wd = [], [], []
         for _ in range(self.n_particles):
-            s2y, s2b = self._initial_variances(); v.append((s2y, s2b)); wd.append(self._initial_width())
+            s2y, s2b = self._initial_variances()
+            v.append((s2y, s2b))
+            wd.append(self._initial_width())
             g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,), design=self.learn_width)
-            if self.learn_width: g.append(np.zeros(self.capacity))
-            else: g.append_given(np.zeros(0), 0.0, np.zeros(c_out))   # the constant column; the store holds its values
+            if self.learn_width:
+                g.append(np.zeros(self.capacity))
+            else:
+                g.append_given(np.zeros(0), 0.0, np.zeros(c_out))  # the constant column; the store holds its values
             fac.append(g)
         v = np.array(v)
-        self.core = SMCCore(fac, self.capacity, d, self.k_max, self.basis, float(self.width), self.lam, self.c_move,
-                            self.a_y, self.b_y, self.a_b, self.b_b, self.fix_variances is not None, v[:, 0], v[:, 1],
-                            self.rng.bit_generator, self.birth_at_new, wd, self.log_width_sd if self.learn_width else 0.0)
+        self.core = SMCCore(
+            fac,
+            self.capacity,
+            d,
+            self.k_max,
+            self.basis,
+            float(self.width),
+            self.lam,
+            self.c_move,
+            self.a_y,
+            self.b_y,
+            self.a_b,
+            self.b_b,
+            self.fix_variances is not None,
+            v[:, 0],
+            v[:, 1],
+            self.rng.bit_generator,
+            self.birth_at_new,
+            wd,
+            self.log_width_sd if self.learn_width else 0.0,
+        )
         self.logw = np.zeros(self.n_particles)
 
     @property
-    def X(self): return self.core.inputs
+    def X(self):
+        return self.core.inputs
+
     @property
-    def ks(self): return self.core.k
+    def ks(self):
+        return self.core.k
+
     @property
-    def n_singular(self): return list(self.core.n_singular)
+    def n_singular(self):
+        return list(self.core.n_singular)
+
     @property
-    def widths(self): return self.core.widths
+    def widths(self):
+        return self.core.widths
+
     @property
-    def width_acceptance(self): return self.core.width_acceptance
+    def width_acceptance(self):
+        return self.core.width_acceptance
+
     @property
     def particles(self) -> list:
         "Views of the particles: factor, centre indices, variances, log marginal likelihood."
         s2y, s2b, lml = self.core.sigma2_y, self.core.sigma2_beta, self.core.log_ml
         wd = self.core.widths
-        return [_Particle(self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]), float(wd[i]))
-                for i in range(self.n_particles)]
+        return [
+            _Particle(
+                self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]), float(wd[i])
+            )
+            for i in range(self.n_particles)
+        ]
 
     def _snapshot(self):
         "As the base, from one C pass over the particles (SMCCore.snapshot) instead of per-particle accessors."
-        k, cent, H, Lf = self.core.snapshot(); m = k + 1
+        k, cent, H, Lf = self.core.snapshot()
+        m = k + 1
         cut = lambda a, n: np.split(a, np.cumsum(n)[:-1])
         return ([self.X[c].reshape(-1, self.d) for c in cut(cent, k)], cut(H, m), cut(Lf, m * m), self.core.sigma2_y)
 
     def _check_memory(self, cap):
-        """Refuse (ResourceError) what cannot fit: with per-particle designs (a learned width) as the base does; with the
-        shared store, the columns held now plus one per particle (the most a step can add), each of cap doubles, and
+        """Refuse (ResourceError) what cannot fit: with per-particle designs (a learned width) as the base does; with
+        the shared store, the columns held now plus one per particle (the most a step can add), each of cap doubles, and
         the particles' factors. The store grows with the distinct centres alive; a column that cannot be allocated
         later is a MemoryError raised before the step changes any particle."""
-        if self.learn_width: return super()._check_memory(cap)
+        if self.learn_width:
+            return super()._check_memory(cap)
         held = self.core.store_columns[0] if getattr(self, "core", None) is not None else 1
         nb = 8.0 * (cap * (held + self.n_particles) + 4 * self.n_particles * (self.k_max + 2) ** 2)
-        check_memory(nb, f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
-                     "lower k_max (each particle's factor holds (k_max + 2)^2 numbers) or n_particles, or stream fewer rows")
+        check_memory(
+            nb,
+            f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
+            "lower k_max (each particle's factor holds (k_max + 2)^2 numbers) or n_particles, or stream fewer rows",
+        )
 
-    def _grow(self, cap): self.core.grow(cap); self.capacity = cap
-    def _move_and_weight(self, xt, yt): return self.core.step(xt, yt)
-    def _refresh_all(self): self.core.refresh()
-    def _resample(self, src): self.core.resample(np.ascontiguousarray(src, dtype=np.intp))
-    def _rj_sweep(self): self.core.rj_sweep()
-    def _width_sweep(self, tau): self.core.width_sweep(tau)
+    def _grow(self, cap):
+        self.core.grow(cap)
+        self.capacity = cap
+
+    def _move_and_weight(self, xt, yt):
+        return self.core.step(xt, yt)
+
+    def _refresh_all(self):
+        self.core.refresh()
+
+    def _resample(self, src):
+        self.core.resample(np.ascontiguousarray(src, dtype=np.intp))
+
+    def _rj_sweep(self):
+        self.core.rj_sweep()
+
+    def _width_sweep(self, tau):
+        self.core.width_sweep(tau)
 
 # %% ../nbs/09_smc.ipynb #b2c921bf
-SMC_MAX_WORK = 6e7   # rows x particles x grid widths one `fit` takes (about ten minutes here; see 'How many rows one fit takes')
+# rows x particles x grid widths one `fit` takes (about ten minutes here; see 'How many rows one fit takes')
+SMC_MAX_WORK = 6e7
 
 def _check_smc_work(N: int, n_particles: int, n_widths: int) -> None:
     "Refuse, before any work, a TD-SMC pass of more than SMC_MAX_WORK row-particle-widths, naming what to change."
     work = N * n_particles * n_widths
     if work > SMC_MAX_WORK:
-        raise ValueError(f"SMCRegressor.fit on {N:,} rows with n_particles={n_particles} and {n_widths} width(s) is "
-                         f"{work:.2g} row-particle-widths of work, above the {SMC_MAX_WORK:.0e} one fit takes (about ten "
-                         f"minutes here; this one would take about {work / SMC_MAX_WORK * 10:.0f} minutes): give a fixed width (one pass "
-                         "instead of one per grid width), fewer n_particles or a subsample of the rows; or stream the rows with "
-                         "partial_fit, which has no limit; RJMCMCRegressor takes this many rows faster")
+        raise ValueError(
+            f"SMCRegressor.fit on {N:,} rows with n_particles={n_particles} and {n_widths} width(s) is "
+            f"{work:.2g} row-particle-widths of work, above the {SMC_MAX_WORK:.0e} one fit takes (about ten "
+            f"minutes here; this one would take about {work / SMC_MAX_WORK * 10:.0f} minutes): give a fixed width (one "
+            f"pass "
+            "instead of one per grid width), fewer n_particles or a subsample of the rows; or stream the rows with "
+            "partial_fit, which has no limit; RJMCMCRegressor takes this many rows faster"
+        )
 
 # %% ../nbs/09_smc.ipynb #4bf04eed
 class SMCRegressor(BaseBayesEstimator):
@@ -627,11 +865,15 @@ class SMCRegressor(BaseBayesEstimator):
     _raw_scale_guard = False   # its width grid follows the inputs' RMS scale with standardize=False: any scale works
 
     def __init__(self, *, n_particles: int=250, basis: str="gaussian", width: float|str="auto",
-                 prior: SMCPrior|None=None, # the TD-SMC prior (`priors.SMCPrior`: k's rate and truncation, the variances' IG priors, a learned width's spread); None: SMCPrior()
+                 # the TD-SMC prior (`priors.SMCPrior`: k's rate and truncation, the variances' IG priors, a learned
+                 # width's spread); None: SMCPrior()
+                 prior: SMCPrior|None=None,
                  c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True,
                  capacity: int|None=None, move_steps: int=0, birth_at_new: float=0.0, random_state=None,
                  standardize: bool=True, progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
-                 extrapolate: bool=False, # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
+                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 extrapolate: bool=False,
                 ):
         self.extrapolate = extrapolate
         self.n_particles, self.basis, self.width, self.prior = n_particles, basis, width, prior
@@ -646,33 +888,50 @@ class SMCRegressor(BaseBayesEstimator):
         scale = 1.0 if self.standardize else float(np.sqrt(np.mean(np.var(X, axis=0))))
         if isinstance(self.width, str) and self.width == "learn":       # one run; the width is the prior's median
             if self.basis not in WIDTH_BASES:
-                raise ValueError(f"width='learn' needs a basis with a width ({', '.join(WIDTH_BASES)}), got {self.basis!r}")
+                raise ValueError(
+                    f"width='learn' needs a basis with a width ({', '.join(WIDTH_BASES)}), got {self.basis!r}"
+                )
             return [math.sqrt(X.shape[1]) * (scale if scale > 0 else 1.0)]
         if not (isinstance(self.width, str) and self.width == "auto"):
             if isinstance(self.width, str):
                 raise ValueError(f"width must be a positive number, 'auto' or 'learn', got {self.width!r}")
-            return [self._fit_width()]      # a number is in units of X (`00b_base`, "Lengths a user gives")
-        if self.basis not in WIDTH_BASES: return [1.0]      # cubic, thin-plate, linear: no width
+            return [self._fit_width()]  # a number is in units of X (`00b_base`, "Lengths a user gives")
+        if self.basis not in WIDTH_BASES:
+            return [1.0]  # cubic, thin-plate, linear: no width
         grid = np.asarray(self.width_grid, dtype=float).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
             raise ValueError(f"width_grid must be a non-empty sequence of positive widths, got {self.width_grid!r}")
         return list(grid * (scale if scale > 0 else 1.0))
 
     def _new(self, n, width):
-        self._stream_params = self.get_params(deep=False)   # what the particle system was built with
+        self._stream_params = self.get_params(deep=False)  # what the particle system was built with
         self._gen, self._seen = self._rng(), np.empty(0, np.intp)
         prior = SMCPrior() if self.prior is None else self.prior
-        if not isinstance(prior, SMCPrior): raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors) or None, got {prior!r}")
-        self.smc_ = TDSMC(self.n_particles, self.basis, width, prior=prior, c_move=self.c_move, resampling=self.resampling,
-                          ess_threshold=self.ess_threshold, capacity=self.capacity or max(n, 16),
-                          move_steps=self.move_steps, birth_at_new=self.birth_at_new, rng=self._gen,
-                          learn_width=isinstance(self.width, str) and self.width == "learn")
+        if not isinstance(prior, SMCPrior):
+            raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors) or None, got {prior!r}")
+        self.smc_ = TDSMC(
+            self.n_particles,
+            self.basis,
+            width,
+            prior=prior,
+            c_move=self.c_move,
+            resampling=self.resampling,
+            ess_threshold=self.ess_threshold,
+            capacity=self.capacity or max(n, 16),
+            move_steps=self.move_steps,
+            birth_at_new=self.birth_at_new,
+            rng=self._gen,
+            learn_width=isinstance(self.width, str) and self.width == "learn",
+        )
 
     def fit(self, X, y):
-        "One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult), k_posterior_."
+        """One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult),
+        k_posterior_."""
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self.seconds_ = 0.0
-        self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None)
+        self._grid = dict(
+            X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None
+        )
         self._stream_systems = None
         self._grid_run()
         return self
@@ -683,27 +942,38 @@ class SMCRegressor(BaseBayesEstimator):
         g = self._grid
         while len(g["ev"]) < len(g["widths"]):
             X, Y = g["X"], g["Y"]
-            if g.get("systems"):     # a later batch of a stream: continue width j's particle system
+            if g.get("systems"):  # a later batch of a stream: continue width j's particle system
                 self.smc_, self._seen = g["systems"][len(g["ev"])], np.empty(0, np.intp)
             else:
                 self._new(len(X), g["widths"][len(g["ev"])])
-                if not g["ev"] and not g.get("stream"):   # a fit, before any work: memory, then time (a stream has no limit)
-                    self.smc_._check_memory(self.smc_.capacity); _check_smc_work(len(X), self.n_particles, len(g["widths"]))
+                # a fit, before any work: memory, then time (a stream has no limit)
+                if not g["ev"] and not g.get("stream"):
+                    self.smc_._check_memory(self.smc_.capacity)
+                    _check_smc_work(len(X), self.n_particles, len(g["widths"]))
             order = self._gen.permutation(len(X)) if g["shuffle"] else np.arange(len(X))
             self._feed(X[order], Y[order], order)
-            if self.interrupted_: return
+            if self.interrupted_:
+                return
             self._grid_done()
         i = int(np.argmax(g["ev"]))
-        if g.get("stream") and len(g["widths"]) > 1: self._stream_systems = g.get("systems") or g["done"]
+        if g.get("stream") and len(g["widths"]) > 1:
+            self._stream_systems = g.get("systems") or g["done"]
         self.smc_, self._grid = g["best"], None
-        self.width_, self.width_grid_, self.width_log_evidence_ = float(g["widths"][i]), np.array(g["widths"]), np.array(g["ev"])
-        if self.smc_.learn_width:     # the particles' weighted median width (the grid holds the prior's median)
+        self.width_, self.width_grid_, self.width_log_evidence_ = (
+            float(g["widths"][i]),
+            np.array(g["widths"]),
+            np.array(g["ev"]),
+        )
+        if self.smc_.learn_width:  # the particles' weighted median width (the grid holds the prior's median)
             self.width_ = float(np.exp(weighted_quantiles(np.log(self.smc_.widths), self.smc_.weights, [0.5])[0]))
 
     def _grid_done(self):
-        g = self._grid; g["ev"].append(float(self.smc_.log_evidence))
-        if g.get("stream"): g["done"].append(self.smc_)     # a stream keeps every width's system; a fit only the best
-        if g["best"] is None or g["ev"][-1] > max(g["ev"][:-1]): g["best"] = self.smc_
+        g = self._grid
+        g["ev"].append(float(self.smc_.log_evidence))
+        if g.get("stream"):
+            g["done"].append(self.smc_)  # a stream keeps every width's system; a fit only the best
+        if g["best"] is None or g["ev"][-1] > max(g["ev"][:-1]):
+            g["best"] = self.smc_
 
     def _feed(self, X, Y, index):
         """Stream rows into the particle system (index: their row numbers in the user's X); on Ctrl-C keep the rest for
@@ -718,92 +988,147 @@ class SMCRegressor(BaseBayesEstimator):
         self._seen = self.rows_processed_ if self.interrupted_ else np.empty(0, np.intp)
         if self.interrupted_:
             shown = ", ".join(map(str, self.rows_processed_[:8])) + (", ..." if len(self.rows_processed_) > 8 else "")
-            warnings.warn(interrupt_message("TD-SMC", len(self.rows_processed_), len(self.rows_processed_) + len(X) - done,
-                                            "rows", f" (t = {self.smc_.t}); kept: the particle system after the rows "
-                                            f"rows_processed_ = [{shown}] of this call's X",
-                                            f"continue_fit() (the remaining {len(X) - done:,} rows, in the same order)"),
-                          InterruptedWarning, stacklevel=3)
+            warnings.warn(
+                interrupt_message(
+                    "TD-SMC",
+                    len(self.rows_processed_),
+                    len(self.rows_processed_) + len(X) - done,
+                    "rows",
+                    f" (t = {self.smc_.t}); kept: the particle system after the rows "
+                    f"rows_processed_ = [{shown}] of this call's X",
+                    f"continue_fit() (the remaining {len(X) - done:,} rows, in the same order)",
+                ),
+                InterruptedWarning,
+                stacklevel=3,
+            )
 
-    def _can_continue(self) -> bool: return getattr(self, "_pending", None) is not None
+    def _can_continue(self) -> bool:
+        return getattr(self, "_pending", None) is not None
+
     def _continue(self):
         self._feed(*self._pending)
         if not self.interrupted_ and getattr(self, "_grid", None) is not None:
-            self._grid_done(); self._grid_run()
+            self._grid_done()
+            self._grid_run()
 
     def partial_fit(self, X, y):
-        """Process more observations, in the given order, continuing the particle system. With standardize=True the first
+        """Process more observations, in the given order, continuing the particle system. With standardize=True the
+        first
         batch (at least 2 rows) fixes the standardisation for the whole stream; later batches are scaled with it."""
         if "_loaded_trace" in vars(self) and "smc_" not in vars(self):
-            raise ValueError("this SMCRegressor was loaded from a file, which keeps its predictions but not its particle "
-                             "system: partial_fit cannot continue it (save it with pickle or joblib to continue a stream)")
-        if not hasattr(self, "smc_"):      # the first batch: it fixes the standardisation for the whole stream
+            raise ValueError(
+                "this SMCRegressor was loaded from a file, which keeps its predictions but not its particle "
+                "system: partial_fit cannot continue it (save it with pickle or joblib to continue a stream)"
+            )
+        if not hasattr(self, "smc_"):  # the first batch: it fixes the standardisation for the whole stream
             n = _n_rows(X)
             if self.standardize and n is not None and n < 2:
-                raise ValueError(f"the first partial_fit batch sets the standardisation (standardize=True) and needs at "
-                                 f"least 2 rows, got {n}: pass a larger first batch, or standardize=False")
+                raise ValueError(
+                    f"the first partial_fit batch sets the standardisation (standardize=True) and needs at "
+                    f"least 2 rows, got {n}: pass a larger first batch, or standardize=False"
+                )
             X, Y = self._fit_scaling(*self._validate_fit(X, y, min_samples=2 if self.standardize else 1))
             self._grid = dict(X=X, Y=Y, widths=self._widths(X), shuffle=False, ev=[], best=None, done=[], stream=True)
             self._grid_run()
             return self
         elif self._can_continue():
-            raise ValueError(f"the last batch was interrupted with {len(self._pending[0])} rows not yet processed: call "
-                             "continue_fit() first (or fit to start again), so that no row is silently skipped")
+            raise ValueError(
+                f"the last batch was interrupted with {len(self._pending[0])} rows not yet processed: call "
+                "continue_fit() first (or fit to start again), so that no row is silently skipped"
+            )
         else:
             now = self.get_params(deep=False)
-            changed = sorted(k for k, v in self._stream_params.items() if k != "progress" and now[k] is not v and now[k] != v)
+            changed = sorted(
+                k for k, v in self._stream_params.items() if k != "progress" and now[k] is not v and now[k] != v
+            )
             if changed:
-                raise ValueError(f"set_params changed {', '.join(changed)} after the stream started: a running particle "
-                                 "system cannot take new settings; call fit (or partial_fit on a clone) to start again")
-            X = self._validate_predict(X); Y = as_targets(y, len(X), "y")
-            if Y.shape[1] != self.n_outputs_: raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
-            if hasattr(self, "x_min_"):     # the range the stream has seen (a model saved before it was kept has none)
+                raise ValueError(
+                    f"set_params changed {', '.join(changed)} after the stream started: a running particle "
+                    "system cannot take new settings; call fit (or partial_fit on a clone) to start again"
+                )
+            X = self._validate_predict(X)
+            Y = as_targets(y, len(X), "y")
+            if Y.shape[1] != self.n_outputs_:
+                raise ValueError(f"y has {Y.shape[1]} outputs, the model has {self.n_outputs_}")
+            if hasattr(self, "x_min_"):  # the range the stream has seen (a model saved before it was kept has none)
                 self.x_min_, self.x_max_ = np.fmin(self.x_min_, X.min(0)), np.fmax(self.x_max_, X.max(0))
             X, Y = self._scale_x(X, hold=False), (Y - self.y_shift_) / self.y_scale_
         systems = getattr(self, "_stream_systems", None)
-        if systems:      # width="auto" on a stream: every width's system takes the batch, and the evidence chooses again
-            self._grid = dict(X=X, Y=Y, widths=list(self.width_grid_), shuffle=False, ev=[], best=None, done=[],
-                              stream=True, systems=systems)
+        # width="auto" on a stream: every width's system takes the batch, and the evidence chooses again
+        if systems:
+            self._grid = dict(
+                X=X,
+                Y=Y,
+                widths=list(self.width_grid_),
+                shuffle=False,
+                ev=[],
+                best=None,
+                done=[],
+                stream=True,
+                systems=systems,
+            )
             self._grid_run()
             return self
         self._feed(X, Y, np.arange(len(X)))
         return self
 
     def _fitted_json(self) -> dict:
-        return {} if not hasattr(self, "width_") else dict(width_=self.width_, width_grid_=self.width_grid_.tolist(),
-                                                             width_log_evidence_=self.width_log_evidence_.tolist())
+        return (
+            {}
+            if not hasattr(self, "width_")
+            else dict(
+                width_=self.width_,
+                width_grid_=self.width_grid_.tolist(),
+                width_log_evidence_=self.width_log_evidence_.tolist(),
+            )
+        )
 
     def _load_fitted_json(self, f: dict) -> None:
         if "width_" in f:
-            self.width_, self.width_grid_, self.width_log_evidence_ = (f["width_"], np.array(f["width_grid_"]),
-                                                                       np.array(f["width_log_evidence_"]))
+            self.width_, self.width_grid_, self.width_log_evidence_ = (
+                f["width_"],
+                np.array(f["width_grid_"]),
+                np.array(f["width_log_evidence_"]),
+            )
 
     def summary(self) -> Summary:
         "The base summary, with the width and, if it was chosen by evidence, the grid's log evidences."
         s = super().summary()
         if hasattr(self, "width_") and len(self.width_log_evidence_) > 1:
-            s.rows.insert(1, ("width", f"{self.width_:.3g}, chosen by evidence from " + ", ".join(
-                f"{w:.3g}: {e:.1f}" for w, e in zip(self.width_grid_, self.width_log_evidence_, strict=True))))
+            s.rows.insert(
+                1,
+                (
+                    "width",
+                    f"{self.width_:.3g}, chosen by evidence from "
+                    + ", ".join(
+                        f"{w:.3g}: {e:.1f}" for w, e in zip(self.width_grid_, self.width_log_evidence_, strict=True)
+                    ),
+                ),
+            )
         return s
 
     @property
     def trace_(self) -> SMCResult:
         "The particle system as an SMCResult (built when read, cached by the sampler until the particles change)."
-        if "smc_" in vars(self): return self.smc_.result()
-        if "_loaded_trace" in vars(self): return self._loaded_trace      # loaded from a file by `load`
+        if "smc_" in vars(self):
+            return self.smc_.result()
+        if "_loaded_trace" in vars(self):
+            return self._loaded_trace  # loaded from a file by `load`
         raise AttributeError("trace_ (the model is not fitted)")
 
     _result_class = SMCResult
 
     def _set_fitted(self, trace):
         "`load`: a saved SMCResult predicts; the particle states are not in the file, so partial_fit cannot continue."
-        self._loaded_trace = trace; self.interrupted_ = trace.interrupted
+        self._loaded_trace = trace
+        self.interrupted_ = trace.interrupted
 
     @property
     def k_posterior_(self) -> np.ndarray:
         "p(k | y) from the particles (`trace_.p_k()`)."
         return self.trace_.p_k()
 
-    def predict(self, X, return_std: bool=False):
+    def predict(self, X, return_std: bool = False):
         "Weighted posterior mean (and predictive sd) over the particles."
         X = self._scale_x(self._validate_predict(X))
         return self._shape_output(self._unscale(self.trace_.predict(X, return_std), return_std))
