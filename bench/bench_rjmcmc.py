@@ -35,6 +35,9 @@ from rbf_bayes.datasets import robot_arm
 from rbf_bayes.priors import RBFPrior
 from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc, sample_rjmcmc_reference
 
+# the 1999 paper's model (ridge prior, conditional k prior, k_max = 20), as in the robot-arm experiment
+PAPER_PRIOR = RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional")
+
 
 def robot(n_iter, k_max, seed=1, n_train=200):
     d = robot_arm(np.random.default_rng(0), n_train=n_train, n_test=10)
@@ -111,7 +114,7 @@ def main():
         trb = sample_rjmcmc(
             d.x,
             d.y,
-            prior=RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional"),
+            prior=PAPER_PRIOR,
             config=cfg_b,
             rng=np.random.default_rng(3),
             basis="cubic",
@@ -126,7 +129,7 @@ def main():
         trm = sample_rjmcmc(
             d.x,
             d.y,
-            prior=RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional"),
+            prior=PAPER_PRIOR,
             config=cfg_m,
             rng=np.random.default_rng(4),
             basis="cubic",
@@ -141,7 +144,7 @@ def profile(quick):
     n_c = 5_000 if quick else 50_000
     tr, secs, d = robot(n_c, 20)
     N, dim, c = d.x.shape[0], d.x.shape[1], d.y.shape[1]
-    prior = RBFPrior(k_max=20, coef_prior="ridge", k_prior="conditional")
+    prior = PAPER_PRIOR
     init = {"centres": tr.sample_centres(tr.n_samples - 1), "Lambda": float(tr.Lambda[-1]), "delta2": tr.delta2[-1]}
     k = len(init["centres"]); m = k + dim + 1
     n = 500 if quick else 5_000

@@ -33,6 +33,7 @@ def _param_to_json(name, v):
     if callable(v): raise TypeError(f"{name} is a callable: it cannot be stored without pickle (use pickle or joblib)")
     return v
 
+# %% ../nbs/00b_base.ipynb #e8038551
 def _param_from_json(v):
     "Inverse of `_param_to_json` (dataclasses only from rbf_bayes modules)."
     if isinstance(v, dict) and "__dataclass__" in v:
@@ -41,6 +42,7 @@ def _param_from_json(v):
         return getattr(importlib.import_module(mod), name)(**{k: w for k, w in v.items() if k != "__dataclass__"})
     return v
 
+# %% ../nbs/00b_base.ipynb #27d9bca9
 def _named_array_error(err: ValueError, X=None) -> ValueError:
     """scikit-learn's and numpy's shape errors with the argument named (scikit-learn's words kept: its estimator checks
     match them): rows of unequal length, a 3-D array, an array of no columns or no rows, a 1-D X at predict."""
@@ -58,6 +60,7 @@ def _named_array_error(err: ValueError, X=None) -> ValueError:
     if "Expected 2D array, got 1D" in msg: return ValueError(f"X must be 2-D, one row per point: {msg}")
     return err
 
+# %% ../nbs/00b_base.ipynb #18d1dd82
 RAW_SCALE = (1e-30, 1e30)   # with standardize=False, the input columns' standard deviations the bases can work with
 
 def _check_raw_scale(
@@ -75,7 +78,7 @@ def _check_raw_scale(
             "use standardize=True (the default) or rescale X"
         )
 
-
+# %% ../nbs/00b_base.ipynb #593d523c
 def _n_rows(a):
     "Rows of an array-like by its shape (len() of a DOK sparse matrix counts entries), else len(); None if unknown."
     s = getattr(a, "shape", None)

@@ -457,6 +457,7 @@ def _varpro(flat, x, Y, k, basis, width, w, hstep, jac=False):
             J[o * N:(o + 1) * N, l::d] = -w[o] * (B - Q @ (Q.T @ B))
     return J
 
+# %% ../nbs/07_annealing.ipynb #e60099fd
 def polish_centres(x, # inputs (N, d)
                    y, # targets (N,) or (N, c)
                    centres, # (k, d) starting centres, in Omega
@@ -472,7 +473,7 @@ def polish_centres(x, # inputs (N, d)
     the start."""
     return _polish(x, y, centres, lo, hi, basis, width, criterion, max_rounds, max_nfev, stop)[:2]
 
-
+# %% ../nbs/07_annealing.ipynb #86807701
 def _polish(x, y, centres, lo, hi, basis, width, criterion, max_rounds=3, max_nfev=50, stop=None, f0=None):
     """`polish_centres`, and whether it ran to its end (False: `stop` ended it); `f0`: the criterion at `centres` when
     the caller has it (an O(N m^2) evaluation less)."""
@@ -496,7 +497,7 @@ def _polish(x, y, centres, lo, hi, basis, width, criterion, max_rounds=3, max_nf
     with threadpool_limits(1, user_api="blas"):
         return _descend(x, Y, mu, f, k, lo, hi, basis, width, criterion, max_rounds, max_nfev, stop)
 
-
+# %% ../nbs/07_annealing.ipynb #eaffb6db
 class _Stopped(Exception):
     "Raised inside a round when `stop()` says so; the descent keeps its last finished round."
 

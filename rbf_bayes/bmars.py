@@ -306,7 +306,7 @@ def sample_bmars(x, # predictors (n, p)
         chunk_size=chunk_size,
     ).run(progress)
 
-
+# %% ../nbs/10_bmars.ipynb #f7f433e0
 def bmars_run(
     x,
     y,
@@ -588,6 +588,7 @@ def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
     "One BMARS chain (module level: picklable, so a chain can run on another process's executor)."
     return sample_bmars(X, Y, prior=prior, n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, progress=progress)
 
+# %% ../nbs/10_bmars.ipynb #ec914e81
 class BMARSRegressor(BaseBayesEstimator):
     """Bayesian MARS regression (Denison, Mallick & Smith 1998) in the scikit-learn protocol.
 

@@ -118,6 +118,7 @@ def _n_iter(t) -> int:
     "The iterations a chain was asked for (RJMCMC: meta['config']['n_iter']; BMARS: meta['n_iter'])."
     return int(t.meta.get("n_iter") or t.meta.get("config", {}).get("n_iter") or len(t.k))
 
+# %% ../nbs/05b_chains.ipynb #d55c32c8
 def pool_traces(traces: list, # one result per chain (Trace, ProbitTrace or BMARSTrace), same model and data
                 seconds: float|None=None, # wall time of the whole (parallel) run
                ):
@@ -162,11 +163,11 @@ def pool_traces(traces: list, # one result per chain (Trace, ProbitTrace or BMAR
     )
     return cls(**kw)
 
-
+# %% ../nbs/05b_chains.ipynb #32a50218
 def _same(t):
     return t
 
-
+# %% ../nbs/05b_chains.ipynb #474bcb4a
 class _PooledRun:
     "The live chains of an interrupted pooled fit: `run` resumes every interrupted chain (on threads) and pools again."
 
@@ -185,7 +186,7 @@ class _PooledRun:
             self.desc,
         )
 
-
+# %% ../nbs/05b_chains.ipynb #a6d92cd6
 def finish_chains(traces, n_jobs: int, seconds: float, desc: str = "RJMCMC chains"):
     "Pool the chains; if Ctrl-C stopped any, keep them live in the result (`resume`) and warn once."
     pooled = pool_traces(traces, seconds)

@@ -145,6 +145,7 @@ MODELS = {"rjmcmc": RJMCMCRegressor, "rjsa": AnnealedRBFRegressor, "smc": SMCReg
 class CLIError(Exception):
     "A user error: printed as one line, exit code 2."
 
+# %% ../nbs/15_cli.ipynb #88d19e65
 def read_csv(path, # a CSV file with a header row of column names
             ) -> tuple[list[str], np.ndarray]:
     "(column names, float array (rows, columns)); a missing file, a ragged row or a non-number is a CLIError."
@@ -171,7 +172,7 @@ def read_csv(path, # a CSV file with a header row of column names
                 raise CLIError(f"{path}, line {i}, column {names[j]!r}: {v!r} is not a number") from None
     return names, data
 
-
+# %% ../nbs/15_cli.ipynb #c0ef58c8
 def _check_columns(targets: list[str], feats: list[str]) -> None:
     "The --target and --features lists: none empty, none twice, no column both an input and a target."
     for opt, cols in (("--target", targets), ("--features", feats)):
@@ -184,7 +185,7 @@ def _check_columns(targets: list[str], feats: list[str]) -> None:
     if both:
         raise CLIError(f"--features: column(s) {both} also given as --target: a column is an input or a target")
 
-
+# %% ../nbs/15_cli.ipynb #ea4eed72
 def _check_finite(data, names: list[str], used: list[str], path) -> None:
     "Every value of the columns a fit uses is a finite number, or a CLIError naming the first bad line and column."
     for c in used:
@@ -195,7 +196,7 @@ def _check_finite(data, names: list[str], used: list[str], path) -> None:
                 f"finite number ({len(bad)} such row(s) in this column); remove or impute them"
             )
 
-
+# %% ../nbs/15_cli.ipynb #accd6929
 def columns(names: list[str], wanted: list[str], path) -> list[int]:
     "Indices of the wanted columns, or a CLIError naming the missing ones."
     missing = [w for w in wanted if w not in names]
@@ -203,7 +204,7 @@ def columns(names: list[str], wanted: list[str], path) -> list[int]:
         raise CLIError(f"{path}: no column(s) {missing}; the columns are {names}")
     return [names.index(w) for w in wanted]
 
-
+# %% ../nbs/15_cli.ipynb #9d539b10
 def load_model(path):
     "The estimator saved in `path` (`save`), whichever of the four it is."
     # the library's errors name the path and what is wrong (missing, empty, damaged, another kind, newer format)
@@ -322,7 +323,7 @@ def _model_columns(model, names, model_file, data_file) -> tuple[list, list]:
     targets = meta.get("targets") or (["y"] if model.n_outputs_ == 1 else [f"y{j}" for j in range(model.n_outputs_)])
     return feats, targets
 
-
+# %% ../nbs/15_cli.ipynb #d27e5db2
 def cmd_predict(args):
     "predict: the posterior mean and sd of every target at the rows of a CSV, as CSV."
     model = load_model(args.model_file)
@@ -407,7 +408,7 @@ def cmd_summary(args):
         out["run_length"] = num(tr.meta["auto"])
     print(json.dumps(out, indent=1, allow_nan=False, ensure_ascii=False))
 
-
+# %% ../nbs/15_cli.ipynb #ad6a9db4
 def cmd_plot(args):
     "plot: `rbf_bayes.plot.overview` of the model (trace of k, p(k | y), acceptance, log posterior), to a PNG."
     import matplotlib
@@ -444,6 +445,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise CLIError(message)
 
+# %% ../nbs/15_cli.ipynb #87b842b9
 def _iterations(s: str):
     "--n-iter: a whole number of iterations, or 'auto' (the chains choose: rjmcmc, bmars)."
     if s == "auto": return s
@@ -580,6 +582,7 @@ def _parser() -> argparse.ArgumentParser:
         if name == "demo": p.add_argument("--k", type=int, nargs="+", default=S, help="network sizes to evaluate")
     return ap
 
+# %% ../nbs/15_cli.ipynb #e9dd8ac1
 def _main(argv):
     args = _parser().parse_args(argv)
     cmd = args.command or "robot-arm"
@@ -627,7 +630,7 @@ def _main(argv):
     print(f"done in {time.perf_counter() - t0:.2f} s")
     return 0
 
-
+# %% ../nbs/15_cli.ipynb #cb4f4ce4
 def main(argv=None) -> int:
     "Entry point of the `rbf-bayes` console script (and of `python -m rbf_bayes`): exit code 0, 2 (user error), 130."
     try:

@@ -186,7 +186,7 @@ def rbf_state(x, # inputs (N, d)
         raise bad
     return st
 
-
+# %% ../nbs/04_kernel.ipynb #27a53af2
 _RIDGE = RBFPrior(coef_prior="ridge")  # the Gaussian kind's coefficient prior (built once, not per call)
 
 

@@ -75,7 +75,7 @@ def _smc_history(obj):
         )
     return {"E[k] (weighted)": np.asarray(smc.k_history), "ESS of the weights": np.asarray(smc.ess_history)}
 
-
+# %% ../nbs/14_plot.ipynb #ee3d9ccd
 def trace(
     obj,  # fitted estimator or sampler result
     *,
@@ -265,7 +265,7 @@ def running_k_posterior(obj, # fitted estimator or sampler result (a chain)
     ax.legend(ncol=4, fontsize=7, frameon=False)
     return ax
 
-
+# %% ../nbs/14_plot.ipynb #15342d46
 _HIST_FIELDS = {
     "delta2": ("delta2", "δ²", False),
     "delta": ("delta2", "δ", True),
@@ -432,6 +432,7 @@ def neyman_pearson(fpr, tpr, # a convex ROC (e.g. from `roc_convex_hull`), fpr i
     f, t = np.asarray(fpr, float), np.asarray(tpr, float)
     return float(alpha), float(np.interp(alpha, f, t))
 
+# %% ../nbs/14_plot.ipynb #1f5f06d1
 def brier_score(y_true, # 0/1 outcomes (prob 1-d), or class labels (prob (n, C))
                 prob, # P(class 1), (n,); or every class's probability, (n, C), columns in the order of `classes`
                 classes=None, # prob (n, C): the label of each column (a fitted classifier's classes_); None: 0..C-1
@@ -452,13 +453,13 @@ def brier_score(y_true, # 0/1 outcomes (prob 1-d), or class labels (prob (n, C))
         raise ValueError(f"y_true holds labels not in classes: {np.unique(y[~Y.any(1)])[:5].tolist()}")
     return float(np.mean(np.sum((p - Y) ** 2, 1)) / (2 if p.shape[1] == 2 else 1))
 
-
+# %% ../nbs/14_plot.ipynb #72141ed5
 def _classifier(model):
     if not hasattr(model, "classes_") or not hasattr(model, "predict_proba"):
         raise TypeError(f"expected a fitted classifier (e.g. RJMCMCClassifier), got {type(model).__name__}")
     return model
 
-
+# %% ../nbs/14_plot.ipynb #03d467a3
 def decision_boundary(
     model,  # fitted classifier with two inputs
     X=None,

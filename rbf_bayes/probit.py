@@ -244,14 +244,14 @@ class ProbitTrace(Trace):
         m = self.predict(x)
         return m[:, 0] if self.n_classes == 2 else np.column_stack([np.zeros(len(m)), m])
 
-
+# %% ../nbs/05c_probit.ipynb #95c1173d
 def _init_utilities(y, C, rng):
     "Utilities that respect the classes: the observed class at |N(0,1)|, the others at -|N(0,1)|."
     U = -np.abs(rng.standard_normal((len(y), C)))
     U[np.arange(len(y)), y] *= -1.0
     return U
 
-
+# %% ../nbs/05c_probit.ipynb #76c5b6f8
 def _latent_step(F, y, U, rng):
     """Step 4 given the fitted values F (N, c): the new latent targets (N, c) and the full utilities (None for two
     classes)."""

@@ -34,6 +34,7 @@ def npz_path(path) -> Path:
     p = Path(path)
     return p if p.suffix == ".npz" else p.with_name(p.name + ".npz")
 
+# %% ../nbs/04a_results.ipynb #397b24c7
 def write_npz(path, kind: str, header: dict, arrays: dict) -> Path:
     """One .npz: a JSON header (format kind, version) and arrays; no pickle anywhere. Returns the path written
     (`npz_path`)."""
@@ -44,16 +45,16 @@ def write_npz(path, kind: str, header: dict, arrays: dict) -> Path:
     np.savez(out, __header__=np.array(json.dumps(h, default=_jsonable)), **arrays)
     return out
 
-
+# %% ../nbs/04a_results.ipynb #a7b0f61c
 class DamagedFileError(ValueError):
     """A file that is not, or no longer, what `save` wrote (truncated, emptied, foreign, a damaged header); names the
     path."""
 
-
+# %% ../nbs/04a_results.ipynb #5be23684
 class NewerFormatError(ValueError):
     "A file written by a newer rbf_bayes (a larger format version): upgrade to read it."
 
-
+# %% ../nbs/04a_results.ipynb #03a4ddfc
 @contextlib.contextmanager
 def open_npz(path, kind: str):
     """Open a file written by `write_npz` and check its header; yields (npz, header). Every way the file can be wrong is
@@ -92,7 +93,7 @@ def open_npz(path, kind: str):
             raise DamagedFileError(f"{p}: the header of this {kind} file is damaged ({type(e).__name__})") from None
         yield z, h
 
-
+# %% ../nbs/04a_results.ipynb #e21f6751
 def read_header(z, path, kind: str) -> dict:
     "The JSON header of a file written by `write_npz`, checked for its kind and format version."
     if "__header__" not in z.files:

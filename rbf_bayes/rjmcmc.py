@@ -437,7 +437,7 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
         check_positive("delta2", float(v))
     return x, Y, k_max, space, basis, width, centres, float(Lam), d2
 
-
+# %% ../nbs/05_rjmcmc.ipynb #d5035867
 def _init_scales(init, d, config) -> np.ndarray | None:
     "The initial per-input scales (init['scales'], default all 1) when config.learn_scales, else None."
     s = (init or {}).get("scales")
@@ -450,7 +450,7 @@ def _init_scales(init, d, config) -> np.ndarray | None:
         raise ValueError(f"init['scales'] must be {d} finite values > 0 (one per input), got {s}")
     return s
 
-
+# %% ../nbs/05_rjmcmc.ipynb #b1f0f59e
 def _init_inputs(init, d, config) -> np.ndarray | None:
     "The initial inclusion mask (init['inputs'], default all in) when config.select_inputs, else None."
     g = (init or {}).get("inputs")
@@ -529,6 +529,7 @@ def sample_rjmcmc(x, # inputs (N, d)
     return rjmcmc_run(x, y, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init,
                       callback=callback).run(config.progress)
 
+# %% ../nbs/05_rjmcmc.ipynb #c4ee154a
 def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(), rng: np.random.Generator,
                basis: str="cubic", width: float=1.0, init: dict|None=None, callback=None):
     """The run `sample_rjmcmc` makes, before it runs: `.run()` runs it (and continues it after an interrupt),

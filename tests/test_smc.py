@@ -18,6 +18,12 @@ def _with_prior(kw, **base):
 from rbf_bayes.smc import RESAMPLING, TDSMC, SMCRegressor, TDSMCReference, kernel_matrix, resample
 
 
+def _six_point_tdsmc(n_particles, seed):
+    "The TD-SMC of the six-point enumeration checks: Gaussian basis, width 1, lambda 1.5, k_max 3, variances fixed."
+    return TDSMC(n_particles, "gaussian", 1.0, prior=SMCPrior(lam=1.5, k_max=3), fix_variances=(0.1, 1.0), capacity=6,
+                 rng=np.random.default_rng(seed))
+
+
 def _exact_pk(x, y, s2y, s2b, lam, kmax, width):
     t = len(x)
     lw, ks = [], []
@@ -47,15 +53,7 @@ def test_particles_converge_to_the_exact_posterior():
     _assert_runs_near(
         exact,
         [
-            TDSMC(
-                3000,
-                "gaussian",
-                1.0,
-                prior=SMCPrior(lam=1.5, k_max=3),
-                fix_variances=(0.1, 1.0),
-                capacity=6,
-                rng=np.random.default_rng(s),
-            ).partial_fit(x, y)
+            _six_point_tdsmc(3000, s).partial_fit(x, y)
             for s in range(6)
         ],
     )
@@ -229,15 +227,7 @@ def test_rejuvenate_same_in_both_engines_and_targets_the_posterior():
     _assert_runs_near(
         exact,
         [
-            TDSMC(
-                2000,
-                "gaussian",
-                1.0,
-                prior=SMCPrior(lam=1.5, k_max=3),
-                fix_variances=(0.1, 1.0),
-                capacity=6,
-                rng=np.random.default_rng(40 + s),
-            )
+            _six_point_tdsmc(2000, 40 + s)
             .partial_fit(x, y)
             .rejuvenate(3)
             for s in range(6)
