@@ -15,7 +15,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'npz_path', 'write_npz', 'DamagedFileError', 'NewerFormatError',
-           'open_npz', 'read_header', 'Summary', 'SamplerResult', 'mixture_quantile']
+           'open_npz', 'read_header', 'Summary', 'DiagnosticsMixin', 'StorageMixin', 'SamplerResult',
+           'mixture_quantile']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
@@ -147,125 +148,16 @@ class Summary:
         return (f"<div class='rbf-bayes-summary'><p style='margin:0.2em 0'><b>{e(self.title)}</b></p>"
                 f"<table>{rows}</table>{notes}</div>")
 
-# %% ../nbs/04a_results.ipynb #42a6f0d4
+# %% ../nbs/04a_results.ipynb #6d8f32ba
 # split R-hat above this: the chains disagree (Vehtari et al. 2021 ask for < 1.01 before trusting estimates)
 RHAT_ALARM = 1.1
 ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
 
-@dataclasses.dataclass(kw_only=True)
-class SamplerResult:
-    """What every sampler returns: per-iteration k, meta, p_k, predict, select, save / load (see the table above).
 
-    Attributes
-    ----------
-    k : numpy.ndarray
-        Number of bases per iteration (per particle for `SMCResult`).
-    meta : dict
-        JSON-able: data shape (d, c), basis and width, hyperparameters, burn_in, seconds, interrupted.
-    """
-    k: np.ndarray                      # number of bases per iteration (per particle for TD-SMC)
-    meta: dict = dataclasses.field(default_factory=dict)
-    _ragged_fields = ()                # fields that are lists of arrays (stored flat with offsets, even when empty)
-    _k_unit = "iterations"             # what the entries of k are (TD-SMC: particles)
-
-    def p_k(self, burn_in: int|None=None) -> np.ndarray:
-        "Estimated p(k | y) over k = 0..max k, from the iterations from burn_in on (default: meta['burn_in'])."
-        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
-        ks = self.after_burn_in(self.k, b)
-        return np.bincount(ks, minlength=1) / max(len(ks), 1)
-
-    @property
-    def n_chains(self) -> int:
-        "Independent chains pooled in this result (`meta['chain_lengths']`; 1 for a single run)."
-        return len(self.meta.get("chain_lengths") or [len(self.k)])
-
-    def chain_series(self, values, burn_in: int=0) -> list[np.ndarray]:
-        """A per-iteration series split into its chains, each from iteration burn_in of that chain on. Pooled chains lie
-        end to end in the per-iteration arrays, `meta['chain_lengths']` long each; a single run is one chain."""
-        v = np.asarray(values); n = self.meta.get("chain_lengths") or [len(v)]
-        st = np.concatenate([[0], np.cumsum(n)]).astype(int)
-        return [v[st[j] + min(burn_in, n[j]):st[j + 1]] for j in range(len(n))]
-
-    def after_burn_in(self, values, burn_in: int=0) -> np.ndarray:
-        "A per-iteration series without each chain's first burn_in iterations."
-        parts = self.chain_series(values, burn_in)
-        return np.concatenate(parts) if len(parts) > 1 else parts[0]
-
-    def chain_position(self, idx) -> np.ndarray:
-        "The iteration within its own chain of positions idx of the per-iteration arrays."
-        idx = np.asarray(idx); n = self.meta.get("chain_lengths")
-        if not n: return idx
-        st = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
-        return idx - st[np.searchsorted(st, idx, side="right") - 1]
-
-    def predict(self, x, return_std: bool=False):
-        "Posterior mean (and predictive sd) at x, shape (n, c)."
-        raise NotImplementedError
-
-    def predictive_mixture(self, x):
-        """The posterior predictive of a new observation at x as a normal mixture (see "The posterior predictive as a
-        mixture"): weights (P,), means (P, n, c), sds (P, n, c)."""
-        raise NotImplementedError(f"a {type(self).__name__} has no predictive mixture")
-
-    def select(self, burn_in: int=0, thin: int=1):
-        "The same kind of result keeping the samples from iteration burn_in on, every thin-th."
-        raise NotImplementedError
-
-    def __repr__(self):
-        pk = self.p_k(); k_mean = float(np.arange(len(pk)) @ pk)
-        secs, acc = self.meta.get("seconds"), self.acceptance_rates()
-        bd = (
-            f", birth/death accepted {acc['birth']:.3f}/{acc['death']:.3f}" if "birth" in acc and "death" in acc else ""
-        )
-        return (
-            f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
-            + bd
-            + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "")
-            + ")"
-        )
-
-    @property
-    def interrupted(self) -> bool:
-        "True if the run was stopped by Ctrl-C before its end (`meta['interrupted']`)."
-        return bool(self.meta.get("interrupted", False))
-
-    @property
-    def resumable(self) -> bool:
-        """True if this interrupted result still holds its run, so `resume` can finish it (not after save/load or
-        pickle)."""
-        return self.__dict__.get("_run") is not None
-
-    def resume(self, progress: bool = False):
-        "Finish an interrupted run: the same chain, bit for bit, as a run never interrupted; returns the new result."
-        if not self.resumable:
-            if not self.interrupted:
-                raise ValueError("this run was not interrupted: there is nothing to resume")
-            raise ValueError(
-                "this interrupted result no longer holds its sampler (results keep it in memory only: "
-                "not through save/load, pickle or copy); run the sampler again"
-            )
-        return self._run.run(progress)
-
-    def _no_samples(self, why: str) -> ValueError:
-        "The error of predicting from a result with no kept samples: an interrupted burn-in is named as the reason."
-        if self.interrupted:
-            return ValueError(
-                f"no samples are kept: the run was interrupted (Ctrl-C) after {self.meta.get('n_done', '?')} "
-                f"iterations, in burn-in ({self.meta.get('burn_in', '?')}); "
-                + (
-                    "resume() (continue_fit() on the estimator) finishes it"
-                    if self.resumable
-                    else "run it again with more time"
-                )
-            )
-        return ValueError(f"no kept samples with coefficients ({why})")
-
-    def __getstate__(self):
-        "Pickle and copy without the live run of an interrupted result (a C core with its buffers)."
-        s = dict(self.__dict__)
-        s.pop("_run", None)
-        return s
-
+class DiagnosticsMixin:
+    """The diagnostics of a result's draws: acceptance rates, rank-normalised split-R-hat and ESS of k, the log
+    posterior and the predictions over the chains (`chain_diagnostics`, "One set of draws"), and the `Summary` they
+    make. A part of `SamplerResult`."""
     def acceptance_rates(self) -> dict:
         """Accepted / proposed per move type: from the sampler's own counts when it keeps them (`n_proposed`,
         `n_accepted` in move-code order birth, death, split, merge, update; update counts single-centre steps; NaN for a
@@ -499,6 +391,11 @@ class SamplerResult:
     def _repr_html_(self):
         return self.summary()._repr_html_()
 
+# %% ../nbs/04a_results.ipynb #546a14fe
+class StorageMixin:
+    """A result in one `.npz` file (`save` / `load`, the format above): its arrays, its ragged lists flat with offsets,
+    its meta as JSON; no pickle. A part of `SamplerResult`; subclasses add their fields through `_to_stored` /
+    `_from_stored`."""
     def _to_stored(self, prefix: str = "") -> tuple[dict, dict]:
         "(arrays, JSON fields): arrays as arrays, ragged lists as flat + offsets, the rest JSON (keys under prefix)."
         arrays, plain = {}, {}
@@ -554,6 +451,121 @@ class SamplerResult:
     def _from_stored(cls, kw: dict) -> dict:
         "Hook: turn JSON lists back into the types a subclass keeps (default: as stored)."
         return kw
+
+# %% ../nbs/04a_results.ipynb #0e18446f
+@dataclasses.dataclass(kw_only=True)
+class SamplerResult(DiagnosticsMixin, StorageMixin):
+    """What every sampler returns: per-iteration k, meta, p_k, predict, select, save / load (see the table above).
+
+    Attributes
+    ----------
+    k : numpy.ndarray
+        Number of bases per iteration (per particle for `SMCResult`).
+    meta : dict
+        JSON-able: data shape (d, c), basis and width, hyperparameters, burn_in, seconds, interrupted.
+    """
+    k: np.ndarray                      # number of bases per iteration (per particle for TD-SMC)
+    meta: dict = dataclasses.field(default_factory=dict)
+    _ragged_fields = ()                # fields that are lists of arrays (stored flat with offsets, even when empty)
+    _k_unit = "iterations"             # what the entries of k are (TD-SMC: particles)
+
+    def p_k(self, burn_in: int|None=None) -> np.ndarray:
+        "Estimated p(k | y) over k = 0..max k, from the iterations from burn_in on (default: meta['burn_in'])."
+        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
+        ks = self.after_burn_in(self.k, b)
+        return np.bincount(ks, minlength=1) / max(len(ks), 1)
+
+    @property
+    def n_chains(self) -> int:
+        "Independent chains pooled in this result (`meta['chain_lengths']`; 1 for a single run)."
+        return len(self.meta.get("chain_lengths") or [len(self.k)])
+
+    def chain_series(self, values, burn_in: int=0) -> list[np.ndarray]:
+        """A per-iteration series split into its chains, each from iteration burn_in of that chain on. Pooled chains lie
+        end to end in the per-iteration arrays, `meta['chain_lengths']` long each; a single run is one chain."""
+        v = np.asarray(values); n = self.meta.get("chain_lengths") or [len(v)]
+        st = np.concatenate([[0], np.cumsum(n)]).astype(int)
+        return [v[st[j] + min(burn_in, n[j]):st[j + 1]] for j in range(len(n))]
+
+    def after_burn_in(self, values, burn_in: int=0) -> np.ndarray:
+        "A per-iteration series without each chain's first burn_in iterations."
+        parts = self.chain_series(values, burn_in)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def chain_position(self, idx) -> np.ndarray:
+        "The iteration within its own chain of positions idx of the per-iteration arrays."
+        idx = np.asarray(idx); n = self.meta.get("chain_lengths")
+        if not n: return idx
+        st = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
+        return idx - st[np.searchsorted(st, idx, side="right") - 1]
+
+    def predict(self, x, return_std: bool=False):
+        "Posterior mean (and predictive sd) at x, shape (n, c)."
+        raise NotImplementedError
+
+    def predictive_mixture(self, x):
+        """The posterior predictive of a new observation at x as a normal mixture (see "The posterior predictive as a
+        mixture"): weights (P,), means (P, n, c), sds (P, n, c)."""
+        raise NotImplementedError(f"a {type(self).__name__} has no predictive mixture")
+
+    def select(self, burn_in: int=0, thin: int=1):
+        "The same kind of result keeping the samples from iteration burn_in on, every thin-th."
+        raise NotImplementedError
+
+    def __repr__(self):
+        pk = self.p_k(); k_mean = float(np.arange(len(pk)) @ pk)
+        secs, acc = self.meta.get("seconds"), self.acceptance_rates()
+        bd = (
+            f", birth/death accepted {acc['birth']:.3f}/{acc['death']:.3f}" if "birth" in acc and "death" in acc else ""
+        )
+        return (
+            f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
+            + bd
+            + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "")
+            + ")"
+        )
+
+    @property
+    def interrupted(self) -> bool:
+        "True if the run was stopped by Ctrl-C before its end (`meta['interrupted']`)."
+        return bool(self.meta.get("interrupted", False))
+
+    @property
+    def resumable(self) -> bool:
+        """True if this interrupted result still holds its run, so `resume` can finish it (not after save/load or
+        pickle)."""
+        return self.__dict__.get("_run") is not None
+
+    def resume(self, progress: bool = False):
+        "Finish an interrupted run: the same chain, bit for bit, as a run never interrupted; returns the new result."
+        if not self.resumable:
+            if not self.interrupted:
+                raise ValueError("this run was not interrupted: there is nothing to resume")
+            raise ValueError(
+                "this interrupted result no longer holds its sampler (results keep it in memory only: "
+                "not through save/load, pickle or copy); run the sampler again"
+            )
+        return self._run.run(progress)
+
+    def _no_samples(self, why: str) -> ValueError:
+        "The error of predicting from a result with no kept samples: an interrupted burn-in is named as the reason."
+        if self.interrupted:
+            return ValueError(
+                f"no samples are kept: the run was interrupted (Ctrl-C) after {self.meta.get('n_done', '?')} "
+                f"iterations, in burn-in ({self.meta.get('burn_in', '?')}); "
+                + (
+                    "resume() (continue_fit() on the estimator) finishes it"
+                    if self.resumable
+                    else "run it again with more time"
+                )
+            )
+        return ValueError(f"no kept samples with coefficients ({why})")
+
+    def __getstate__(self):
+        "Pickle and copy without the live run of an interrupted result (a C core with its buffers)."
+        s = dict(self.__dict__)
+        s.pop("_run", None)
+        return s
 
 # %% ../nbs/04a_results.ipynb #b90f5f3f
 def mixture_quantile(weights, # (P,) component weights (summing to 1)
