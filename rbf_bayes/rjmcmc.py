@@ -887,7 +887,383 @@ def _kernel_accepts(D, ridges,
         seen.add(keys[j])
     return True
 
-# %% ../nbs/05_rjmcmc.ipynb #b7a00212
+# %% ../nbs/05_rjmcmc.ipynb #8bcb4361
+@dataclass(kw_only=True, eq=False)
+class _RefModel:
+    "What the reference chain holds fixed: the data, the prior, the settings, the centre space Omega, the memo."
+    x: np.ndarray               # inputs (N, d)
+    prior: RBFPrior
+    config: RJConfig
+    om: CentreSpace             # Omega: where centres live
+    basis: str                  # the basis type named at the start (the type step moves the state's `kind`)
+    width: float                # the basis width
+    k_max: int
+    seen: set = dataclasses.field(default_factory=set)  # the kernel rule's memo (`_kernel_accepts`)
+
+    @property
+    def N(self) -> int: return self.x.shape[0]
+
+    @property
+    def d(self) -> int: return self.x.shape[1]
+
+    @property
+    def s2k(self) -> float | None:
+        "sigma^2 when known (the Gaussian marginal: the C seam's GAUSSIAN kind), else None."
+        return self.config.fixed_sigma2
+
+    def tsd(self, t: float) -> float:
+        "The prior sd of a log scale t: log_scale_sd_up above 0 (the two-piece prior, 05d), else log_scale_sd."
+        p = self.prior
+        return p.log_scale_sd_up if t > 0 and p.log_scale_sd_up is not None else p.log_scale_sd
+
+    def design(self, st, S_, s_=None, g_=None, kind_=None) -> np.ndarray:
+        "[1, x_j (j in), phi(||diag(s)(x - mu)||)] for centres S_ in state st, or with the given parts changed."
+        D_ = design_matrix(self.x, S_, st.kind if kind_ is None else kind_, self.width, st.sc if s_ is None else s_)
+        gg = st.g if g_ is None else g_
+        return D_ if gg is None else np.delete(D_, 1 + np.flatnonzero(~gg), axis=1)
+
+    def lml(self, st, S_, s_=None, g_=None, kind_=None) -> float:
+        "log p(y | centres S_, the state's other parts): -inf where the kernel rule refuses the design."
+        if self.config.prior_only:
+            return 0.0
+        p = self.prior
+        try:
+            D_ = self.design(st, S_, s_, g_, kind_)
+            if not _kernel_accepts(D_, 0.0 if p.coef_prior == "g" else 1.0 / np.asarray(st.d2), self.seen):
+                return -math.inf
+            if self.s2k is None:
+                return log_marginal_likelihood(D_, st.Y, st.d2, p)
+            return float(np.sum(log_ml_terms_known(*dense_summaries(D_, st.Y, st.d2, p), self.N, self.s2k)))
+        except np.linalg.LinAlgError:
+            return -math.inf
+
+    def full(self, st, a, k: int) -> np.ndarray:
+        "Coefficients in the full layout [1, x_1 .. x_d, phi_1 .. phi_k] (0 for an input out)."
+        if st.g is None:
+            return a
+        out = np.zeros((1 + self.d + k, a.shape[1]))
+        out[np.r_[0, 1 + np.flatnonzero(st.g), 1 + self.d + np.arange(k)]] = a
+        return out
+
+    def probs(self, k: int, Lam: float) -> tuple:
+        "(b_k, d_k, s_k, m_k) of eq. 22, zero for a pair of moves switched off."
+        b, dd, s, m, _ = move_probabilities(k, Lam, self.k_max, self.config.c_star)
+        if "birth" not in self.config.moves:
+            b = dd = 0.0
+        if "split" not in self.config.moves:
+            s = m = 0.0
+        return b, dd, s, m
+
+# %% ../nbs/05_rjmcmc.ipynb #8a8e6434
+@dataclass(kw_only=True, eq=False)
+class _RefState:
+    "The reference chain's state; `cur` is always log p(y | the state), the invariant every move keeps."
+    S: np.ndarray               # centres (k, d)
+    Y: np.ndarray               # targets (N, c): the data, or data augmentation's latent variables
+    Lam: float                  # Lambda
+    d2: np.ndarray              # delta^2 (c,)
+    kind: str                   # the basis type
+    sc: np.ndarray | None       # per-input scales (0: input out); None when not learned and not selected
+    th: np.ndarray | None       # log scales (learn_scales)
+    g: np.ndarray | None        # inclusion mask (select_inputs)
+    cur: float = 0.0            # log p(y | state)
+    sig2: np.ndarray | None = None  # sigma^2 (c,) of the last Gibbs block (nan before the first)
+    alpha: np.ndarray | None = None # coefficients of the last Gibbs block
+    D: np.ndarray | None = None     # the design the last Gibbs block drew them from
+    n_prop: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(5, np.int64))  # per move code
+    n_acc: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(5, np.int64))
+    n_scale: list = dataclasses.field(default_factory=lambda: [0, 0])  # scale steps proposed, accepted
+    n_sel: list = dataclasses.field(default_factory=lambda: [0, 0])    # input switches proposed, accepted
+    n_kind: list = dataclasses.field(default_factory=lambda: [0, 0])   # basis-type steps proposed, accepted
+
+# %% ../nbs/05_rjmcmc.ipynb #7b7badf4
+def _reference_start(x, y, prior, config, basis, width, init, rng) -> tuple:
+    "The fixed parts and the initial state (`_prepare`'s validation and draws, then the learned basis's start)."
+    x, Y, k_max, om, basis, width, S, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
+    if config.n_temps > 1:
+        raise ValueError(
+            "the reference sampler runs one chain at power 1: n_temps must be 1 (tempering is in the C sampler)"
+        )
+    d = x.shape[1]
+    sc, g, th = _init_scales(init, d, config), _init_inputs(init, d, config), None
+    if config.learn_scales:
+        th = np.log(sc)
+        sc = np.exp(th)
+    if config.select_inputs:
+        sc = np.where(g, 1.0 if sc is None else sc, 0.0)
+        if config.learn_scales:
+            th[~g] = 0.0
+    m = _RefModel(x=x, prior=prior, config=config, om=om, basis=basis, width=width, k_max=k_max)
+    st = _RefState(S=S, Y=Y, Lam=Lam, d2=d2, kind=basis, sc=sc, th=th, g=g, sig2=np.full(Y.shape[1], np.nan))
+    st.cur = m.lml(st, S)
+    return m, st
+
+# %% ../nbs/05_rjmcmc.ipynb #f4f091b5
+def _ref_birth(m: _RefModel, st: _RefState, rng) -> int:
+    "Birth: a centre uniform on Omega (eq. 25); with n_tries K > 1, K candidates and their mean weight (03_moves)."
+    k, K, cs = len(st.S), m.config.n_tries, m.config.c_star
+    if K > 1:
+        cand = m.om.sample(rng, K)
+        lw = np.array([m.lml(st, np.vstack([st.S, c_])) - st.cur for c_ in cand])
+        lmw = log_mean_weight(lw)
+        if lmw > -math.inf and math.log(rng.random()) < log_ratio_birth(lmw, k, st.Lam, m.k_max, cs):
+            st.S = np.vstack([st.S, cand[multiple_try_pick(lw, rng)]])
+            st.cur = m.lml(st, st.S)
+            return 1
+        return 0
+    S1 = np.vstack([st.S, m.om.sample(rng)[0]])
+    new = m.lml(st, S1)
+    if math.log(rng.random()) < log_ratio_birth(new - st.cur, k, st.Lam, m.k_max, cs):
+        st.S, st.cur = S1, new
+        return 1
+    return 0
+
+# %% ../nbs/05_rjmcmc.ipynb #6578bbb8
+def _ref_death(m: _RefModel, st: _RefState, rng) -> int:
+    "Death of a uniformly chosen centre (eq. 26); with K > 1 the removed centre's weight and K - 1 fresh references."
+    k, K = len(st.S), m.config.n_tries
+    j = rng.integers(k)
+    S1 = np.delete(st.S, j, 0)
+    new = m.lml(st, S1)
+    if K > 1:  # the reverse of the multiple-try birth, its reference set drawn in the post-death state
+        lw = np.concatenate([[st.cur - new], [m.lml(st, np.vstack([S1, c_])) - new for c_ in m.om.sample(rng, K - 1)]])
+        lr = -log_mean_weight(lw)
+    else:
+        lr = new - st.cur
+    if math.log(rng.random()) < log_ratio_death(lr, k, st.Lam, m.k_max, m.config.c_star):
+        st.S, st.cur = S1, new
+        return 1
+    return 0
+
+# %% ../nbs/05_rjmcmc.ipynb #666e181c
+def _ref_split(m: _RefModel, st: _RefState, rng) -> int:
+    "Split a uniformly chosen centre into two (eq. 27), refused outside Omega or without mutual nearest neighbours."
+    k, d, vs = len(st.S), m.d, m.config.split_scale
+    j = rng.integers(k)
+    m1, m2 = split_centres(st.S[j], sample_unit_ball(rng, d), vs)
+    S1 = np.vstack([np.delete(st.S, j, 0), m1, m2])
+    if not m.om.contains(S1).all():
+        return 0
+    nn = n_mutual(S1, k - 1, k)
+    if not nn:
+        return 0
+    new = m.lml(st, S1)
+    if math.log(rng.random()) < log_ratio_split(
+        new - st.cur, k, nn, st.Lam, m.k_max, m.om.log_volume, vs, d, m.config.c_star
+    ):
+        st.S, st.cur = S1, new
+        return 1
+    return 0
+
+# %% ../nbs/05_rjmcmc.ipynb #b340dd9f
+def _ref_merge(m: _RefModel, st: _RefState, rng) -> int:
+    "Merge a uniformly chosen centre with its nearest neighbour (eq. 28), the reverse of the split."
+    k, d, vs = len(st.S), m.d, m.config.split_scale
+    j = rng.integers(k)
+    jn = nearest_neighbour(st.S, j)
+    mu, uu = merge_centres(st.S[j], st.S[jn], vs)
+    if uu @ uu >= 1:
+        return 0
+    nn = n_mutual(st.S, j, jn)
+    S1 = np.vstack([np.delete(st.S, [j, jn], 0), mu])
+    new = m.lml(st, S1)
+    if math.log(rng.random()) < log_ratio_merge(
+        new - st.cur, k, nn, st.Lam, m.k_max, m.om.log_volume, vs, d, m.config.c_star
+    ):
+        st.S, st.cur = S1, new
+        return 1
+    return 0
+
+# %% ../nbs/05_rjmcmc.ipynb #97a5d1f7
+def _ref_update(m: _RefModel, st: _RefState, rng) -> int:
+    "One MH sweep over the centres (eq. 29): each from Omega with probability varpi, else by a random walk."
+    cfg, acc = m.config, 0
+    for j in range(len(st.S) - 1, -1, -1):  # the last centre first, as the C loop (its cost, not its law)
+        prop = (
+            m.om.sample(rng)[0]
+            if rng.random() < cfg.varpi
+            else st.S[j] + math.sqrt(cfg.rw_var) * rng.standard_normal(m.d)
+        )
+        st.n_prop[4] += 1
+        if not m.om.contains(prop).all():
+            continue
+        S1 = st.S.copy()
+        S1[j] = prop
+        new = m.lml(st, S1)
+        if math.log(rng.random()) < new - st.cur:
+            st.S, st.cur, acc = S1, new, 1
+            st.n_acc[4] += 1
+    return acc
+
+# %% ../nbs/05_rjmcmc.ipynb #e20c87aa
+def _ref_mt_update(m: _RefModel, st: _RefState, rng) -> None:
+    "The multiple-try independence update of one centre (03_moves): K candidates from Omega, K - 1 references."
+    K, j = m.config.n_tries, rng.integers(len(st.S))
+    st.n_prop[4] += 1
+
+    def swapped(c_):
+        S1 = st.S.copy()
+        S1[j] = c_
+        return S1
+
+    cand = m.om.sample(rng, K)
+    lw = np.array([m.lml(st, swapped(c_)) - st.cur for c_ in cand])
+    lf = log_mean_weight(lw)
+    if not lf > -math.inf:
+        return
+    pick = cand[multiple_try_pick(lw, rng)]
+    lb = log_mean_weight(np.concatenate([[0.0], [m.lml(st, swapped(c_)) - st.cur for c_ in m.om.sample(rng, K - 1)]]))
+    if math.log(rng.random()) < lf - lb:
+        st.S = swapped(pick)
+        st.cur = m.lml(st, st.S)
+        st.n_acc[4] += 1
+
+# %% ../nbs/05_rjmcmc.ipynb #a2ff83ae
+_REF_MOVES = (_ref_birth, _ref_death, _ref_split, _ref_merge)  # by move code (MOVE_CODES); then the update sweep
+
+
+def _ref_dimension_step(m: _RefModel, st: _RefState, rng) -> tuple[int, int]:
+    "One uniform u picks birth, death, split or merge by eq. 22's probabilities, else the update sweep: (move, acc)."
+    k = len(st.S)
+    u, edge = rng.random(), 0.0
+    for move, p in enumerate(m.probs(k, st.Lam)):
+        edge += p
+        if u < edge:
+            acc = _REF_MOVES[move](m, st, rng)
+            st.n_prop[move] += 1
+            st.n_acc[move] += acc
+            return move, acc
+    if "update" in m.config.moves and k:
+        return MOVE_CODES["update"], _ref_update(m, st, rng)
+    return MOVE_CODES["stay"], 0
+
+# %% ../nbs/05_rjmcmc.ipynb #e9d93817
+def _ref_scale_step(m: _RefModel, st: _RefState, rng) -> None:
+    "Random-walk MH on one log scale (an input that is in), everything else held (05d)."
+    cfg = m.config
+    j = rng.choice(np.flatnonzero(st.g)) if cfg.select_inputs else rng.integers(m.d)
+    t0, t1 = st.th[j], st.th[j] + cfg.scale_step * rng.standard_normal()
+    s1 = st.sc.copy()
+    s1[j] = math.exp(t1)
+    sd0, sd1 = m.tsd(t0), m.tsd(t1)  # the C loop's arithmetic
+    new = m.lml(st, st.S, s1)
+    dlp = 0.5 * ((t0 / sd0) ** 2 - (t1 / sd1) ** 2) + (math.log(sd0) - math.log(sd1))
+    st.n_scale[0] += 1
+    if math.log(rng.random()) < new - st.cur + dlp:
+        st.th[j], st.sc, st.cur = t1, s1, new
+        st.n_scale[1] += 1
+
+# %% ../nbs/05_rjmcmc.ipynb #f2561eba
+def _ref_select_step(m: _RefModel, st: _RefState, rng) -> None:
+    "The reversible jump switching input j in (theta_j from its prior) or out (05d); the last input stays in."
+    p, learn = m.prior, m.config.learn_scales
+    lodds = math.log(p.inclusion_prob) - math.log1p(-p.inclusion_prob)
+    j = rng.integers(m.d)
+    out_ = bool(st.g[j])
+    st.n_sel[0] += 1
+    if out_ and st.g.sum() == 1:
+        return
+    g1 = st.g.copy()
+    g1[j] = not out_
+    s1, t1 = st.sc.copy(), 0.0
+    if out_:
+        s1[j] = 0.0
+    else:
+        z = rng.standard_normal() if learn else 0.0  # a draw of theta_j's (two-piece) normal prior
+        t1 = m.tsd(z) * z
+        s1[j] = math.exp(t1)
+    new = m.lml(st, st.S, s1, g1)
+    if math.log(rng.random()) < new - st.cur + (-lodds if out_ else lodds):
+        st.g, st.sc, st.cur = g1, s1, new
+        st.n_sel[1] += 1
+        if learn:
+            st.th[j] = t1
+
+# %% ../nbs/05_rjmcmc.ipynb #17f9ddbc
+def _ref_type_step(m: _RefModel, st: _RefState, rng) -> None:
+    "MH on the basis type: another allowed type, uniformly (05d)."
+    others = [b for b in m.config.basis_types if b != st.kind]
+    nk = others[rng.integers(len(others))]
+    st.n_kind[0] += 1
+    new = m.lml(st, st.S, kind_=nk)
+    if math.log(rng.random()) < new - st.cur:
+        st.kind, st.cur = nk, new
+        st.n_kind[1] += 1
+
+# %% ../nbs/05_rjmcmc.ipynb #99f2da0d
+def _ref_gibbs(m: _RefModel, st: _RefState, rng) -> None:
+    "The Gibbs block given the centres: sigma^2 (eq. 18), alpha (eq. 17), delta^2 (eq. 19), then Lambda (eq. 20)."
+    cfg, p = m.config, m.prior
+    if cfg.prior_only:
+        if cfg.fix_delta2 is None:
+            st.d2 = p.beta_delta2 / rng.standard_gamma(p.alpha_delta2, size=st.Y.shape[1])
+    else:
+        st.D = m.design(st, st.S)
+        yPy, _ = dense_summaries(st.D, st.Y, st.d2, p)
+        st.sig2 = sample_sigma2(rng, yPy, m.N, p) if m.s2k is None else np.full(st.Y.shape[1], m.s2k)
+        st.alpha = sample_coef(rng, st.D, st.Y, st.sig2, st.d2, p)
+        if cfg.fix_delta2 is None:
+            st.d2 = sample_delta2(rng, st.alpha, st.sig2, st.D, p)
+        st.cur = m.lml(st, st.S)
+    if cfg.fix_Lambda is None:
+        st.Lam, _ = sample_Lambda(rng, st.Lam, len(st.S), m.k_max, p)
+
+# %% ../nbs/05_rjmcmc.ipynb #c7efa895
+def _ref_log_posterior(m: _RefModel, st: _RefState) -> float:
+    "The log posterior the trace records (eq. 49 / eq. 14; with sigma^2 known, the Gaussian marginal's terms)."
+    cfg, p, om = m.config, m.prior, m.om
+    learn, sel, types = cfg.learn_scales, cfg.select_inputs, cfg.basis_types
+    if cfg.prior_only:
+        return math.nan
+    if m.s2k is None:
+        return log_posterior(m.x, st.Y, st.S, st.Lam, st.d2, p, st.kind, m.width, om, st.sc if learn else None,
+                             st.g, types)
+    return (
+        st.cur
+        + float(log_k_Lambda_prior(len(st.S), st.Lam, m.k_max, p))
+        + log_centres_prior(st.S, om)
+        + float(np.sum(log_delta2_prior(st.d2, p)))
+        + (log_scales_prior(st.sc[st.sc > 0], p) if learn else 0.0)
+        + (log_inputs_prior(st.g, p) if sel else 0.0)
+        - (math.log(len(types)) if types else 0.0)
+    )
+
+# %% ../nbs/05_rjmcmc.ipynb #1870576c
+def _ref_keep(m: _RefModel, st: _RefState, snaps: dict, it: int) -> None:
+    "Keep a snapshot: the centres, scales, basis type, and (with a likelihood) the coefficients' mean and draw."
+    snaps["kept"].append(it)
+    snaps["cs"].append(st.S.copy())
+    snaps["scs"].append(np.ones(m.d) if st.sc is None else st.sc.copy())
+    snaps["kinds"].append(BASES.index(st.kind))
+    if not m.config.prior_only:
+        D, k = m.design(st, st.S), len(st.S)
+        mean = np.column_stack([coef_posterior(D, st.Y[:, i], st.d2[i], m.prior)[0] for i in range(st.Y.shape[1])])
+        snaps["hs"].append(m.full(st, mean, k))
+        snaps["als"].append(m.full(st, st.alpha, k))
+
+# %% ../nbs/05_rjmcmc.ipynb #a3e717c9
+def _ref_trace(m: _RefModel, st: _RefState, out: dict, snaps: dict, seconds: float) -> Trace:
+    "The reference run as a `Trace`, its meta as the C run's."
+    cfg, d, c = m.config, m.d, st.Y.shape[1]
+    learn, sel, types = cfg.learn_scales, cfg.select_inputs, cfg.basis_types
+    meta = dict(basis=m.basis, width=m.width, d=d, c=c, k_max=m.k_max, burn_in=cfg.burn_in,
+                thin=cfg.thin, prior=asdict(m.prior), config={**asdict(cfg), "moves": list(cfg.moves)},
+                seconds=seconds, interrupted=False, n_done=cfg.n_iter, omega_lo=m.om.lo.tolist(),
+                omega_hi=m.om.hi.tolist(), sampler="reference")
+    if learn:
+        meta["scale_acceptance"] = tuple(st.n_scale)
+    if sel:
+        meta["input_acceptance"] = tuple(st.n_sel)
+    if types:
+        meta["basis_acceptance"] = tuple(st.n_kind)
+    s = snaps
+    return Trace(k=out["k"], log_posterior=out["lp"], Lambda=out["lam"], delta2=out["dd"], sigma2=out["ss"],
+                 move=out["mv"], accepted=out["acc"], **_snapshots(s["kept"], s["cs"], s["hs"], s["als"], d, c),
+                 n_proposed=st.n_prop, n_accepted=st.n_acc, meta=meta,
+                 scales=np.array(s["scs"]).reshape(-1, d) if (learn or sel) else None,
+                 kinds=np.array(s["kinds"], np.int8) if types else None)
+
+# %% ../nbs/05_rjmcmc.ipynb #d60f4635
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                             rng: np.random.Generator, basis: str="cubic", width: float=1.0,
                             init: dict|None=None,
@@ -896,302 +1272,28 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                             latent=None,
                            ) -> Trace:
     "Pure NumPy reversible-jump sampler (same moves and maths as `sample_rjmcmc`, recomputed densely)."
-    x, Y, k_max, om, basis, width, S, Lam, d2 = _prepare(x, y, prior, config, basis, width, init, rng)
-    N, d = x.shape; c = Y.shape[1]; mv_set = set(config.moves); vs = config.split_scale; K = config.n_tries
-    if config.n_temps > 1:
-        raise ValueError(
-            "the reference sampler runs one chain at power 1: n_temps must be 1 (tempering is in the C sampler)"
-        )
-    s2k = config.fixed_sigma2  # sigma^2 known: the Gaussian marginal (the C seam's GAUSSIAN kind)
-    # the learned basis (05d): per-input scales (0 = input out), the inclusion mask, the basis type
-    learn, sel, types = config.learn_scales, config.select_inputs, config.basis_types
-    sc, g, kind = _init_scales(init, d, config), _init_inputs(init, d, config), basis
-    if learn:
-        th = np.log(sc)
-        sc = np.exp(th)
-    if sel:
-        sc = np.where(g, 1.0 if sc is None else sc, 0.0)
-        if learn:
-            th[~g] = 0.0
-    lodds = math.log(prior.inclusion_prob) - math.log1p(-prior.inclusion_prob)
-
-    def tsd(t):  # the prior sd of a log scale t: log_scale_sd_up above 0 (the two-piece prior, 05d), else log_scale_sd
-        return prior.log_scale_sd_up if t > 0 and prior.log_scale_sd_up is not None else prior.log_scale_sd
-
-    n_scale, n_sel, n_kind = [0, 0], [0, 0], [0, 0]  # steps proposed, accepted
-    seen = set()  # the kernel rule's memo (`_kernel_accepts`)
-
-    def design(S_, s_=None, g_=None, kind_=None):
-        "[1, x_j (j in), phi(||diag(s)(x - mu)||)] of the state, or of the state with the given parts changed."
-        D_ = design_matrix(x, S_, kind if kind_ is None else kind_, width, sc if s_ is None else s_)
-        gg = g if g_ is None else g_
-        return D_ if gg is None else np.delete(D_, 1 + np.flatnonzero(~gg), axis=1)
-
-    def full(a, k):
-        "Coefficients of the design's columns in the full layout [1, x_1 .. x_d, phi_1 .. phi_k] (0 for an input out)."
-        if g is None:
-            return a
-        out = np.zeros((1 + d + k, c))
-        out[np.r_[0, 1 + np.flatnonzero(g), 1 + d + np.arange(k)]] = a
-        return out
-
-    def lml(S_, s_=None, g_=None, kind_=None):
-        if config.prior_only:
-            return 0.0
-        try:
-            D_ = design(S_, s_, g_, kind_)
-            if not _kernel_accepts(D_, 0.0 if prior.coef_prior == "g" else 1.0 / np.asarray(d2), seen):
-                return -math.inf
-            if s2k is None:
-                return log_marginal_likelihood(D_, Y, d2, prior)
-            return float(np.sum(log_ml_terms_known(*dense_summaries(D_, Y, d2, prior), N, s2k)))
-        except np.linalg.LinAlgError:
-            return -math.inf
-
-    def probs(k):
-        b, dd, s, m, _ = move_probabilities(k, Lam, k_max, config.c_star)
-        if "birth" not in mv_set:
-            b = dd = 0.0
-        if "split" not in mv_set:
-            s = m = 0.0
-        return b, dd, s, m
-
-    cur = lml(S)
-    n = config.n_iter
-    out = dict(
-        k=np.zeros(n, np.int64),
-        lp=np.zeros(n),
-        lam=np.zeros(n),
-        dd=np.zeros((n, c)),
-        ss=np.full((n, c), np.nan),
-        mv=np.zeros(n, np.int8),
-        acc=np.zeros(n, np.int8),
-    )
-    n_prop, n_acc = np.zeros(5, np.int64), np.zeros(5, np.int64)
-    kept, cs, hs, als, scs, kinds = [], [], [], [], [], []
+    m, st = _reference_start(x, y, prior, config, basis, width, init, rng)
+    cfg, n, c = config, config.n_iter, st.Y.shape[1]
+    out = dict(k=np.zeros(n, np.int64), lp=np.zeros(n), lam=np.zeros(n), dd=np.zeros((n, c)),
+               ss=np.full((n, c), np.nan), mv=np.zeros(n, np.int8), acc=np.zeros(n, np.int8))
+    snaps = dict(kept=[], cs=[], hs=[], als=[], scs=[], kinds=[])
     t0 = time.perf_counter()
-    sig2 = np.full(c, np.nan)
-    alpha = None
     for it in range(n):
-        k = len(S)
-        b, dd, s, m = probs(k)
-        u = rng.random()
-        acc, move = 0, MOVE_CODES["stay"]
-        if u < b and K > 1:  # multiple-try birth (03_moves): K candidates, the mean weight in the ratio
-            move, cand = 0, om.sample(rng, K)
-            lw = np.array([lml(np.vstack([S, c_])) - cur for c_ in cand])
-            lmw = log_mean_weight(lw)
-            if lmw > -math.inf and math.log(rng.random()) < log_ratio_birth(lmw, k, Lam, k_max, config.c_star):
-                S = np.vstack([S, cand[multiple_try_pick(lw, rng)]])
-                cur, acc = lml(S), 1
-        elif u < b:
-            move, new_c = 0, om.sample(rng)[0]
-            S1 = np.vstack([S, new_c])
-            new = lml(S1)
-            if math.log(rng.random()) < log_ratio_birth(new - cur, k, Lam, k_max, config.c_star):
-                S, cur, acc = S1, new, 1
-        # multiple-try death: the removed centre's weight and K - 1 fresh references, in S1
-        elif u < b + dd and K > 1:
-            move, j = 1, rng.integers(k)
-            S1 = np.delete(S, j, 0)
-            new = lml(S1)
-            lw = np.concatenate([[cur - new], [lml(np.vstack([S1, c_])) - new for c_ in om.sample(rng, K - 1)]])
-            if math.log(rng.random()) < log_ratio_death(-log_mean_weight(lw), k, Lam, k_max, config.c_star):
-                S, cur, acc = S1, new, 1
-        elif u < b + dd:
-            move, j = 1, rng.integers(k)
-            S1 = np.delete(S, j, 0)
-            new = lml(S1)
-            if math.log(rng.random()) < log_ratio_death(new - cur, k, Lam, k_max, config.c_star):
-                S, cur, acc = S1, new, 1
-        elif u < b + dd + s:
-            move, j = 2, rng.integers(k)
-            m1, m2 = split_centres(S[j], sample_unit_ball(rng, d), vs)
-            S1 = np.vstack([np.delete(S, j, 0), m1, m2])
-            if om.contains(S1).all():
-                nn = n_mutual(S1, k - 1, k)
-                if nn:
-                    new = lml(S1)
-                    if math.log(rng.random()) < log_ratio_split(
-                        new - cur, k, nn, Lam, k_max, om.log_volume, vs, d, config.c_star
-                    ):
-                        S, cur, acc = S1, new, 1
-        elif u < b + dd + s + m:
-            move, j = 3, rng.integers(k)
-            jn = nearest_neighbour(S, j)
-            mu, uu = merge_centres(S[j], S[jn], vs)
-            if uu @ uu < 1:
-                nn = n_mutual(S, j, jn)
-                S1 = np.vstack([np.delete(S, [j, jn], 0), mu])
-                new = lml(S1)
-                if math.log(rng.random()) < log_ratio_merge(
-                    new - cur, k, nn, Lam, k_max, om.log_volume, vs, d, config.c_star
-                ):
-                    S, cur, acc = S1, new, 1
-        elif "update" in mv_set and k:
-            move = 4
-            for j in range(k - 1, -1, -1):  # the last centre first, as the C loop (its cost, not its law)
-                prop = (
-                    om.sample(rng)[0]
-                    if rng.random() < config.varpi
-                    else S[j] + math.sqrt(config.rw_var) * rng.standard_normal(d)
-                )
-                n_prop[4] += 1
-                if not om.contains(prop).all():
-                    continue
-                S1 = S.copy()
-                S1[j] = prop
-                new = lml(S1)
-                if math.log(rng.random()) < new - cur:
-                    S, cur, acc = S1, new, 1
-                    n_acc[4] += 1
-        if move < 4:
-            n_prop[move] += 1
-            n_acc[move] += acc
-        if K > 1 and len(S):  # multiple-try independence update of one centre (03_moves)
-            j = rng.integers(len(S))
-            n_prop[4] += 1
-
-            def swapped(c_, S=S, j=j):
-                S1 = S.copy()
-                S1[j] = c_
-                return S1
-
-            cand = om.sample(rng, K)
-            lw = np.array([lml(swapped(c_)) - cur for c_ in cand])
-            lf = log_mean_weight(lw)
-            if lf > -math.inf:
-                pick = cand[multiple_try_pick(lw, rng)]
-                lb = log_mean_weight(np.concatenate([[0.0], [lml(swapped(c_)) - cur for c_ in om.sample(rng, K - 1)]]))
-                if math.log(rng.random()) < lf - lb:
-                    S = swapped(pick)
-                    cur = lml(S)
-                    n_acc[4] += 1
-        if learn:  # random-walk MH on one log scale (an input that is in), everything else held (05d)
-            j = rng.choice(np.flatnonzero(g)) if sel else rng.integers(d)
-            t1 = th[j] + config.scale_step * rng.standard_normal()
-            s1 = sc.copy()
-            s1[j] = math.exp(t1)
-            sd0, sd1 = tsd(th[j]), tsd(t1)  # the C loop's arithmetic
-            new = lml(S, s1)
-            dlp = 0.5 * ((th[j] / sd0) ** 2 - (t1 / sd1) ** 2) + (math.log(sd0) - math.log(sd1))
-            n_scale[0] += 1
-            if math.log(rng.random()) < new - cur + dlp:
-                th[j], sc, cur = t1, s1, new
-                n_scale[1] += 1
-        if sel:  # the reversible jump switching input j in (theta_j from its prior) or out (05d)
-            j = rng.integers(d)
-            out_ = bool(g[j])
-            n_sel[0] += 1
-            if not (out_ and g.sum() == 1):
-                g1 = g.copy()
-                g1[j] = not out_
-                s1 = sc.copy()
-                t1 = 0.0
-                if out_:
-                    s1[j] = 0.0
-                else:
-                    z = rng.standard_normal() if learn else 0.0  # a draw of theta_j's (two-piece) normal prior
-                    t1 = tsd(z) * z
-                    s1[j] = math.exp(t1)
-                new = lml(S, s1, g1)
-                if math.log(rng.random()) < new - cur + (-lodds if out_ else lodds):
-                    g, sc, cur = g1, s1, new
-                    n_sel[1] += 1
-                    if learn:
-                        th[j] = t1
-        if types:  # MH on the basis type: another allowed type, uniformly (05d)
-            others = [b for b in types if b != kind]
-            nk = others[rng.integers(len(others))]
-            n_kind[0] += 1
-            new = lml(S, kind_=nk)
-            if math.log(rng.random()) < new - cur:
-                kind, cur = nk, new
-                n_kind[1] += 1
-        if config.prior_only:
-            if config.fix_delta2 is None:
-                d2 = prior.beta_delta2 / rng.standard_gamma(prior.alpha_delta2, size=c)
-        else:
-            D = design(S)
-            yPy, _ = dense_summaries(D, Y, d2, prior)
-            sig2 = sample_sigma2(rng, yPy, N, prior) if s2k is None else np.full(c, s2k)
-            alpha = sample_coef(rng, D, Y, sig2, d2, prior)
-            if config.fix_delta2 is None:
-                d2 = sample_delta2(rng, alpha, sig2, D, prior)
-            cur = lml(S)
-        if config.fix_Lambda is None:
-            Lam, _ = sample_Lambda(rng, Lam, len(S), k_max, prior)
-        out["k"][it], out["lam"][it], out["dd"][it], out["ss"][it], out["mv"][it], out["acc"][it] = (
-            len(S),
-            Lam,
-            d2,
-            sig2,
-            move,
-            acc,
-        )
-        if config.prior_only:
-            out["lp"][it] = math.nan
-        elif s2k is None:
-            out["lp"][it] = log_posterior(x, Y, S, Lam, d2, prior, kind, width, om, sc if learn else None, g, types)
-        else:
-            out["lp"][it] = (
-                cur
-                + float(log_k_Lambda_prior(len(S), Lam, k_max, prior))
-                + log_centres_prior(S, om)
-                + float(np.sum(log_delta2_prior(d2, prior)))
-                + (log_scales_prior(sc[sc > 0], prior) if learn else 0.0)
-                + (log_inputs_prior(g, prior) if sel else 0.0)
-                - (math.log(len(types)) if types else 0.0)
-            )
-        if latent is not None and not config.prior_only:  # the latent step, then the targets' summaries anew
-            Y = np.asarray(latent(D @ alpha), dtype=float).reshape(N, c)
-            cur = lml(S)
-        if it >= config.burn_in and (it - config.burn_in) % config.thin == 0:
-            kept.append(it)
-            cs.append(S.copy())
-            scs.append(np.ones(d) if sc is None else sc.copy())
-            kinds.append(BASES.index(kind))
-            if not config.prior_only:
-                D = design(S)
-                hs.append(
-                    full(np.column_stack([coef_posterior(D, Y[:, i], d2[i], prior)[0] for i in range(c)]), len(S))
-                )
-                als.append(full(alpha, len(S)))
-    meta = dict(
-        basis=basis,
-        width=width,
-        d=d,
-        c=c,
-        k_max=k_max,
-        burn_in=config.burn_in,
-        thin=config.thin,
-        prior=asdict(prior),
-        config={**asdict(config), "moves": list(config.moves)},
-        seconds=time.perf_counter() - t0,
-        interrupted=False,
-        n_done=n,
-        omega_lo=om.lo.tolist(),
-        omega_hi=om.hi.tolist(),
-        sampler="reference",
-    )
-    if learn:
-        meta["scale_acceptance"] = tuple(n_scale)
-    if sel:
-        meta["input_acceptance"] = tuple(n_sel)
-    if types:
-        meta["basis_acceptance"] = tuple(n_kind)
-    return Trace(
-        k=out["k"],
-        log_posterior=out["lp"],
-        Lambda=out["lam"],
-        delta2=out["dd"],
-        sigma2=out["ss"],
-        move=out["mv"],
-        accepted=out["acc"],
-        **_snapshots(kept, cs, hs, als, d, c),
-        n_proposed=n_prop,
-        n_accepted=n_acc,
-        meta=meta,
-        scales=np.array(scs).reshape(-1, d) if (learn or sel) else None,
-        kinds=np.array(kinds, np.int8) if types else None,
-    )
+        move, acc = _ref_dimension_step(m, st, rng)
+        if cfg.n_tries > 1 and len(st.S):
+            _ref_mt_update(m, st, rng)
+        if cfg.learn_scales:
+            _ref_scale_step(m, st, rng)
+        if cfg.select_inputs:
+            _ref_select_step(m, st, rng)
+        if cfg.basis_types:
+            _ref_type_step(m, st, rng)
+        _ref_gibbs(m, st, rng)
+        out["k"][it], out["lam"][it], out["dd"][it], out["ss"][it] = len(st.S), st.Lam, st.d2, st.sig2
+        out["mv"][it], out["acc"][it], out["lp"][it] = move, acc, _ref_log_posterior(m, st)
+        if latent is not None and not cfg.prior_only:  # the latent step, then the targets' summaries anew
+            st.Y = np.asarray(latent(st.D @ st.alpha), dtype=float).reshape(m.N, c)
+            st.cur = m.lml(st, st.S)
+        if it >= cfg.burn_in and (it - cfg.burn_in) % cfg.thin == 0:
+            _ref_keep(m, st, snaps, it)
+    return _ref_trace(m, st, out, snaps, time.perf_counter() - t0)
