@@ -16,7 +16,7 @@ import numpy as np
 
 from ._base import BaseBayesEstimator
 from ._validation import as_inputs, as_targets, check_bool, check_int, check_memory, check_positive
-from .chains import AUTO_START, auto_chains, chain_generators, check_auto, check_parallel, sample_chains
+from .chains import AUTO_START, check_auto, check_parallel, fit_chains
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
@@ -642,43 +642,16 @@ class BMARSRegressor(BaseBayesEstimator):
         pr = (
             self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
         )
+        make = None
         if check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in):
-            make = lambda rng, n: bmars_run(
-                X,
-                Y,
-                prior=pr,
-                n_iter=n,
-                burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
-                thin=self.thin,
-                rng=rng,
+            make = lambda rng, n: bmars_run(  # noqa: E731
+                X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2), thin=self.thin, rng=rng
             )
-            self._set_fitted(
-                auto_chains(
-                    make,
-                    chain_generators(self._rng(), n_chains),
-                    n_jobs=n_jobs,
-                    max_iter=self.max_iter,
-                    progress=progress,
-                    desc="BMARS chains",
-                )
-            )
-            return self
         one = functools.partial(
             _one_bmars_chain, X, Y, pr, self.n_iter, self.burn_in, self.thin, progress and n_chains == 1
         )
-        if n_chains == 1:
-            self._set_fitted(one(self._rng()))
-        else:
-            self._set_fitted(
-                sample_chains(
-                    one,
-                    chain_generators(self._rng(), n_chains),
-                    n_jobs=n_jobs,
-                    executor=self.executor,
-                    progress=progress,
-                    desc="BMARS chains",
-                )
-            )
+        self._set_fitted(fit_chains(one, make, self._rng(), n_chains, n_jobs=n_jobs, executor=self.executor,
+                                    max_iter=self.max_iter, progress=progress, desc="BMARS chains"))
         return self
 
     _result_class = BMARSTrace

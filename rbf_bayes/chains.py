@@ -22,7 +22,7 @@ from .rjmcmc import _offsets
 
 # %% auto #0
 __all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'check_parallel', 'chain_generators', 'run_chains', 'pool_traces',
-           'finish_chains', 'sample_chains', 'check_auto', 'auto_chains']
+           'finish_chains', 'sample_chains', 'check_auto', 'auto_chains', 'fit_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 MAX_CHAINS = 4096   # n_chains (and the annealer's n_restarts) above this are refused: a typo, not a plan
@@ -293,3 +293,20 @@ class _AutoRun:
         out.meta["auto"] = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                                 ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds)
         return out
+
+# %% ../nbs/05b_chains.ipynb #3393ce73
+def fit_chains(one,  # one(rng) -> a finished chain of a fixed length (e.g. a partial of sample_rjmcmc)
+               make_run,  # make_run(rng, n_iter) -> an unstarted run, for n_iter="auto" (`auto_chains`); else None
+               rng: np.random.Generator,  # the estimator's generator (from random_state)
+               n_chains: int,
+               *, n_jobs: int=1, executor=None, max_iter: int=128_000, progress: bool=False,
+               desc: str="RJMCMC chains"):
+    """An estimator's chains, the three ways: with make_run, rounds until they converge (`auto_chains`); else one
+    chain on rng itself, or n_chains on its children, pooled (`sample_chains`)."""
+    if make_run is not None:
+        return auto_chains(make_run, chain_generators(rng, n_chains), n_jobs=n_jobs, max_iter=max_iter,
+                           progress=progress, desc=desc)
+    if n_chains == 1:
+        return one(rng)
+    return sample_chains(one, chain_generators(rng, n_chains), n_jobs=n_jobs, executor=executor, progress=progress,
+                         desc=desc)

@@ -18,7 +18,7 @@ from sklearn.utils.validation import column_or_1d
 from ._base import RAW_SCALE, BaseBayesEstimator
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES
-from .chains import AUTO_START, auto_chains, chain_generators, check_auto, check_parallel, sample_chains
+from .chains import AUTO_START, check_auto, check_parallel, fit_chains
 from .priors import REGRESSOR_PRIOR, RBFPrior
 from .probit import ProbitTrace, probit_run, sample_probit
 from .rjmcmc import RJConfig, Trace, rjmcmc_run, sample_rjmcmc
@@ -39,6 +39,20 @@ def _one_chain(X, Y, prior, cfg, basis, width, rng):
 def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
     "One probit chain (module level, picklable)."
     return sample_probit(X, yi, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
+
+# %% ../nbs/12_estimators.ipynb #5ddce164
+def _rj_config(est, auto: bool, progress: bool, **extra) -> RJConfig:
+    """The run settings both reversible-jump estimators take from their parameters (est: the estimator; with
+    n_iter="auto" the first round's length); extra: the regressor's own (learned basis, tempering)."""
+    return RJConfig(n_iter=AUTO_START if auto else est.n_iter, burn_in=AUTO_START // 2 if auto else est.burn_in,
+                    thin=est.thin, split_scale=est.split_scale, rw_var=est.rw_var, varpi=est.varpi,
+                    progress=progress, n_tries=est.n_tries, **extra)
+
+
+def _auto_rounds(start, cfg: RJConfig):
+    """make_run of `auto_chains` (n_iter="auto"): a round of n iterations is start(config=cfg with n_iter=n and at
+    most half of it burn-in, rng=rng)."""
+    return lambda rng, n: start(config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)), rng=rng)
 
 # %% ../nbs/12_estimators.ipynb #304363fc
 class RJMCMCRegressor(BaseBayesEstimator):
@@ -121,54 +135,23 @@ class RJMCMCRegressor(BaseBayesEstimator):
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
-        cfg = RJConfig(
-            n_iter=AUTO_START if auto else self.n_iter,
-            burn_in=AUTO_START // 2 if auto else self.burn_in,
-            thin=self.thin,
-            split_scale=self.split_scale,
-            rw_var=self.rw_var,
-            varpi=self.varpi,
-            progress=progress and n_chains == 1,
+        cfg = _rj_config(
+            self,
+            auto,
+            progress and n_chains == 1,
             learn_scales=check_bool("learn_scales", self.learn_scales),
             select_inputs=self._select_inputs(X.shape[1]),
             basis_types=AUTO_BASES if self.basis == "auto" else None,
-            n_tries=self.n_tries,
             n_temps=self.n_temps,
         )
         prior, width = self._prior(), self._fit_width(X)
         basis = AUTO_BASES[0] if self.basis == "auto" else self.basis  # basis="auto": the chain starts cubic
         one = functools.partial(_one_chain, X, Y, prior, cfg, basis, width)
-        if auto:
-            make = lambda rng, n: rjmcmc_run(
-                X,
-                Y,
-                prior=prior,
-                config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)),
-                rng=rng,  # noqa: E731
-                basis=basis,
-                width=width,
-            )
-            self._set_fitted(
-                auto_chains(
-                    make,
-                    chain_generators(self._rng(), n_chains),
-                    n_jobs=n_jobs,
-                    max_iter=self.max_iter,
-                    progress=self.progress,
-                )
-            )
-        elif n_chains == 1:
-            self._set_fitted(one(self._rng()))
-        else:
-            self._set_fitted(
-                sample_chains(
-                    one,
-                    chain_generators(self._rng(), n_chains),
-                    n_jobs=n_jobs,
-                    executor=self.executor,
-                    progress=self.progress,
-                )
-            )
+        start = functools.partial(rjmcmc_run, X, Y, prior=prior, basis=basis, width=width)
+        self._set_fitted(
+            fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains, n_jobs=n_jobs,
+                       executor=self.executor, max_iter=self.max_iter, progress=progress)
+        )
         return self
 
     _result_class = Trace
@@ -351,55 +334,19 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
-        cfg = RJConfig(
-            n_iter=AUTO_START if auto else self.n_iter,
-            burn_in=AUTO_START // 2 if auto else self.burn_in,
-            thin=self.thin,
-            split_scale=self.split_scale,
-            rw_var=self.rw_var,
-            varpi=self.varpi,
-            progress=progress and n_chains == 1,
-            n_tries=self.n_tries,
-        )
+        cfg = _rj_config(self, auto, progress and n_chains == 1)
         prior = self.prior if self.prior is not None else REGRESSOR_PRIOR if self.link == "probit" else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)  # labels are labels: no scaling of y
             one = functools.partial(_one_probit_chain, Xs, yi, prior, cfg, self.basis, self._fit_width())
-            start = functools.partial(probit_run, Xs, yi)
+            start = functools.partial(probit_run, Xs, yi, prior=prior, basis=self.basis, width=self._fit_width())
         else:
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
             one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
-            start = functools.partial(rjmcmc_run, Xs, Ys)
-        if auto:
-            make = lambda rng, n: start(
-                prior=prior,
-                config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)),  # noqa: E731
-                rng=rng,
-                basis=self.basis,
-                width=self._fit_width(),
-            )
-            tr = auto_chains(
-                make,
-                chain_generators(self._rng(), n_chains),
-                n_jobs=n_jobs,
-                max_iter=self.max_iter,
-                progress=progress,
-                desc=f"{self.link} chains",
-            )
-        else:
-            tr = (
-                one(self._rng())
-                if n_chains == 1
-                else sample_chains(
-                    one,
-                    chain_generators(self._rng(), n_chains),
-                    n_jobs=n_jobs,
-                    executor=self.executor,
-                    progress=progress,
-                    desc=f"{self.link} chains",
-                )
-            )
+            start = functools.partial(rjmcmc_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width())
+        tr = fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains, n_jobs=n_jobs,
+                        executor=self.executor, max_iter=self.max_iter, progress=progress, desc=f"{self.link} chains")
         self._y_1d = True
         self._set_fitted(tr)
         return self
