@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import asdict
 
 import numpy as np
 from scipy import special
@@ -14,7 +13,16 @@ from scipy import special
 from ._rjmcmc import Records
 from .kernel import rbf_state
 from .priors import RBFPrior
-from .rjmcmc import RJConfig, Trace, _check_rj_memory, _prepare, _RJRun, rj_core, sample_rjmcmc_reference
+from rbf_bayes.rjmcmc import (
+    RJConfig,
+    Trace,
+    _check_rj_memory,
+    _prepare,
+    _RJRun,
+    _run_meta,
+    rj_core,
+    sample_rjmcmc_reference,
+)
 
 # %% auto #0
 __all__ = ['check_binary', 'sample_latent', 'class_log_probabilities', 'class_probabilities', 'check_labels', 'sample_utilities',
@@ -346,20 +354,5 @@ def probit_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
     )
     core = rj_core(st, x, space, basis, width, k_max, prior, config, rng.bit_generator)
     core.set_state(centres, Lam, d2)
-    meta = dict(
-        basis=basis,
-        width=width,
-        d=d,
-        c=c,
-        k_max=k_max,
-        burn_in=config.burn_in,
-        thin=config.thin,
-        prior=asdict(prior),
-        config={**asdict(config), "moves": list(config.moves)},
-        link="probit",
-        n_classes=C,
-        omega_lo=space.lo.tolist(),
-        omega_hi=space.hi.tolist(),
-        sampler="cython",
-    )
+    meta = _run_meta(basis, width, d, c, k_max, prior, config, space, link="probit", n_classes=C)
     return _ProbitRun(core, st, config, meta, yi, U, rng)

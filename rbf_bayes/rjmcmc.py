@@ -529,6 +529,15 @@ def sample_rjmcmc(x, # inputs (N, d)
     return rjmcmc_run(x, y, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init,
                       callback=callback).run(config.progress)
 
+# %% ../nbs/05_rjmcmc.ipynb #aeaa2271
+def _run_meta(basis: str, width: float, d: int, c: int, k_max: int, prior: RBFPrior, config: RJConfig,
+              space: CentreSpace, sampler: str="cython", **extra) -> dict:
+    """The meta of a reversible-jump run, as its file stores it: the model (basis, width, sizes, prior), the settings,
+    extra (what a kind of run adds: the probit's link, the reference's timing), Omega and the sampler."""
+    return dict(basis=basis, width=width, d=d, c=c, k_max=k_max, burn_in=config.burn_in, thin=config.thin,
+                prior=asdict(prior), config={**asdict(config), "moves": list(config.moves)}, **extra,
+                omega_lo=space.lo.tolist(), omega_hi=space.hi.tolist(), sampler=sampler)
+
 # %% ../nbs/05_rjmcmc.ipynb #c4ee154a
 def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(), rng: np.random.Generator,
                basis: str="cubic", width: float=1.0, init: dict|None=None, callback=None):
@@ -558,20 +567,7 @@ def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
         core = rj_core(st, x, space, basis, width, k_max, prior, config, rng.bit_generator)
         core.set_state(centres, Lam, d2, _init_scales(init, d, config), _init_inputs(init, d, config))
         cores.append(core)
-    meta = dict(
-        basis=basis,
-        width=width,
-        d=d,
-        c=c,
-        k_max=k_max,
-        burn_in=config.burn_in,
-        thin=config.thin,
-        prior=asdict(prior),
-        config={**asdict(config), "moves": list(config.moves)},
-        omega_lo=space.lo.tolist(),
-        omega_hi=space.hi.tolist(),
-        sampler="cython",
-    )
+    meta = _run_meta(basis, width, d, c, k_max, prior, config, space)
     if config.n_temps == 1:
         return _RJRun(cores[0], cores[0].factor, config, c, meta, callback)
     return _PTRun(cores, config, c, meta, callback, rng)
@@ -1246,10 +1242,8 @@ def _ref_trace(m: _RefModel, st: _RefState, out: dict, snaps: dict, seconds: flo
     "The reference run as a `Trace`, its meta as the C run's."
     cfg, d, c = m.config, m.d, st.Y.shape[1]
     learn, sel, types = cfg.learn_scales, cfg.select_inputs, cfg.basis_types
-    meta = dict(basis=m.basis, width=m.width, d=d, c=c, k_max=m.k_max, burn_in=cfg.burn_in,
-                thin=cfg.thin, prior=asdict(m.prior), config={**asdict(cfg), "moves": list(cfg.moves)},
-                seconds=seconds, interrupted=False, n_done=cfg.n_iter, omega_lo=m.om.lo.tolist(),
-                omega_hi=m.om.hi.tolist(), sampler="reference")
+    meta = _run_meta(m.basis, m.width, d, c, m.k_max, m.prior, cfg, m.om, "reference", seconds=seconds,
+                     interrupted=False, n_done=cfg.n_iter)
     if learn:
         meta["scale_acceptance"] = tuple(st.n_scale)
     if sel:
