@@ -18,7 +18,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from ._validation import as_generator, as_inputs, as_targets, check_bool
-from .results import DamagedFileError, NewerFormatError, Summary, mixture_quantile, open_npz, write_npz
+from .results import Summary, load_checked, mixture_quantile, write_npz
 
 # %% auto #0
 __all__ = ['RAW_SCALE', 'WARN_BEYOND', 'ExtrapolationWarning', 'PersistenceMixin', 'ArvizMixin', 'BaseBayesEstimator']
@@ -171,17 +171,7 @@ class PersistenceMixin:
     @classmethod
     def load(cls, path):
         "Read a model written by `save` (this class; a newer format version is refused): predicts as the saved one."
-        with open_npz(path, "rbf_bayes estimator") as (z, h):
-            if h.get("cls") != cls.__name__:
-                raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
-            try:
-                return cls._from_stored_model(h, {k: z[k] for k in z.files if k != "__header__"})
-            except (DamagedFileError, NewerFormatError):
-                raise
-            except Exception as e:  # a header or array that is not what save wrote: the path, and what broke
-                raise DamagedFileError(
-                    f"{path}: a damaged or foreign rbf_bayes estimator file ({type(e).__name__}: {e})"
-                ) from None
+        return load_checked(path, "rbf_bayes estimator", cls, lambda arrays, h: cls._from_stored_model(h, arrays))
 
     @classmethod
     def _from_stored_model(cls, h: dict, arrays: dict):

@@ -15,7 +15,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'npz_path', 'write_npz', 'DamagedFileError', 'NewerFormatError',
-           'open_npz', 'read_header', 'Summary', 'DiagnosticsMixin', 'StorageMixin', 'SamplerResult',
+           'open_npz', 'read_header', 'load_checked', 'Summary', 'DiagnosticsMixin', 'StorageMixin', 'SamplerResult',
            'mixture_quantile']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
@@ -113,6 +113,20 @@ def read_header(z, path, kind: str) -> dict:
             f"{FORMAT_VERSION}): upgrade rbf_bayes to load it"
         )
     return h
+
+# %% ../nbs/04a_results.ipynb #689fe736
+def load_checked(path, kind: str, cls, build):
+    """What a `load` does: open a file of this kind (`open_npz`), refuse one that holds another class, and return
+    build(arrays, header); anything else that breaks is a `DamagedFileError` naming the path and what broke."""
+    with open_npz(path, kind) as (z, h):
+        if h.get("cls") != cls.__name__:
+            raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
+        try:
+            return build({k: z[k] for k in z.files if k != "__header__"}, h)
+        except (DamagedFileError, NewerFormatError):
+            raise
+        except Exception as e:  # a header or array that is not what save wrote: the path, and what broke
+            raise DamagedFileError(f"{path}: a damaged or foreign {kind} file ({type(e).__name__}: {e})") from None
 
 # %% ../nbs/04a_results.ipynb #c45d8d98
 def _is_ragged(v) -> bool:
@@ -437,15 +451,7 @@ class StorageMixin:
     @classmethod
     def load(cls, path):
         "Read a result written by `save` (the same class; a file of a newer format version is refused)."
-        with open_npz(path, "rbf_bayes result") as (z, h):
-            if h.get("cls") != cls.__name__:
-                raise ValueError(f"{path} holds a {h.get('cls')}, not a {cls.__name__}: use {h.get('cls')}.load")
-            try:
-                return cls._from_stored_arrays({k: z[k] for k in z.files if k != "__header__"}, h)
-            except Exception as e:  # a header or array that is not what save wrote: the path, and what broke
-                raise DamagedFileError(
-                    f"{path}: a damaged or foreign rbf_bayes result file ({type(e).__name__}: {e})"
-                ) from None
+        return load_checked(path, "rbf_bayes result", cls, cls._from_stored_arrays)
 
     @classmethod
     def _from_stored(cls, kw: dict) -> dict:
