@@ -857,7 +857,6 @@ class _PTRun(_RJRun):
         )
         return tr
 
-
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5
 def _kernel_accepts(D, ridges,
                     # digests of the prefixes D[:, :j] already accepted (one set per chain), or None
@@ -994,6 +993,15 @@ def _reference_start(x, y, prior, config, basis, width, init, rng) -> tuple:
     st.cur = m.lml(st, S)
     return m, st
 
+# %% ../nbs/05_rjmcmc.ipynb #ed658481
+def _ref_mh(st: _RefState, rng, S1, new: float, log_r: float) -> int:
+    """The Metropolis-Hastings-Green decision of a move to centres S1 (log p(y | S1) = new) with log acceptance ratio
+    log_r: one uniform draw; the state moves if accepted. Returns 1 if it did."""
+    if math.log(rng.random()) < log_r:
+        st.S, st.cur = S1, new
+        return 1
+    return 0
+
 # %% ../nbs/05_rjmcmc.ipynb #f4f091b5
 def _ref_birth(m: _RefModel, st: _RefState, rng) -> int:
     "Birth: a centre uniform on Omega (eq. 25); with n_tries K > 1, K candidates and their mean weight (03_moves)."
@@ -1009,10 +1017,7 @@ def _ref_birth(m: _RefModel, st: _RefState, rng) -> int:
         return 0
     S1 = np.vstack([st.S, m.om.sample(rng)[0]])
     new = m.lml(st, S1)
-    if math.log(rng.random()) < log_ratio_birth(new - st.cur, k, st.Lam, m.k_max, cs):
-        st.S, st.cur = S1, new
-        return 1
-    return 0
+    return _ref_mh(st, rng, S1, new, log_ratio_birth(new - st.cur, k, st.Lam, m.k_max, cs))
 
 # %% ../nbs/05_rjmcmc.ipynb #6578bbb8
 def _ref_death(m: _RefModel, st: _RefState, rng) -> int:
@@ -1026,10 +1031,7 @@ def _ref_death(m: _RefModel, st: _RefState, rng) -> int:
         lr = -log_mean_weight(lw)
     else:
         lr = new - st.cur
-    if math.log(rng.random()) < log_ratio_death(lr, k, st.Lam, m.k_max, m.config.c_star):
-        st.S, st.cur = S1, new
-        return 1
-    return 0
+    return _ref_mh(st, rng, S1, new, log_ratio_death(lr, k, st.Lam, m.k_max, m.config.c_star))
 
 # %% ../nbs/05_rjmcmc.ipynb #666e181c
 def _ref_split(m: _RefModel, st: _RefState, rng) -> int:
@@ -1044,12 +1046,8 @@ def _ref_split(m: _RefModel, st: _RefState, rng) -> int:
     if not nn:
         return 0
     new = m.lml(st, S1)
-    if math.log(rng.random()) < log_ratio_split(
-        new - st.cur, k, nn, st.Lam, m.k_max, m.om.log_volume, vs, d, m.config.c_star
-    ):
-        st.S, st.cur = S1, new
-        return 1
-    return 0
+    return _ref_mh(st, rng, S1, new, log_ratio_split(new - st.cur, k, nn, st.Lam, m.k_max, m.om.log_volume, vs, d,
+                                                     m.config.c_star))
 
 # %% ../nbs/05_rjmcmc.ipynb #b340dd9f
 def _ref_merge(m: _RefModel, st: _RefState, rng) -> int:
@@ -1063,12 +1061,8 @@ def _ref_merge(m: _RefModel, st: _RefState, rng) -> int:
     nn = n_mutual(st.S, j, jn)
     S1 = np.vstack([np.delete(st.S, [j, jn], 0), mu])
     new = m.lml(st, S1)
-    if math.log(rng.random()) < log_ratio_merge(
-        new - st.cur, k, nn, st.Lam, m.k_max, m.om.log_volume, vs, d, m.config.c_star
-    ):
-        st.S, st.cur = S1, new
-        return 1
-    return 0
+    return _ref_mh(st, rng, S1, new, log_ratio_merge(new - st.cur, k, nn, st.Lam, m.k_max, m.om.log_volume, vs, d,
+                                                     m.config.c_star))
 
 # %% ../nbs/05_rjmcmc.ipynb #97a5d1f7
 def _ref_update(m: _RefModel, st: _RefState, rng) -> int:
