@@ -18,12 +18,17 @@ What this script does, in order:
 3. writes the navigation (hidden toctrees appended to the index notebook, in the order of NAV below) and
    one API page per module, each an `automodule` over the module's `__all__` (every exported name, with its
    signature and docments: `docs/rbf_docs.py`);
-4. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
+4. executes the notebooks the cache does not hold, `-j` at a time, the longest first (`pre_execute`), into the
+   cache myst-nb reads: sphinx's parallel reader hands each process a fixed run of documents in name order, so
+   the experiments, adjacent by name and half the execution time, ran one after another in one process while
+   the other sat idle;
+5. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
 
 Every notebook under `nbs/` must appear in NAV: the build fails on a notebook that has no place in the book.
 `--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty).
 """
 import argparse
+import contextlib
 import hashlib
 import inspect
 import json
@@ -33,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,12 +223,49 @@ def prepare(shash):
             p.unlink()
 
 
+def _execute_into_cache(path: str) -> tuple[str, float, str | None]:
+    """Execute one prepared notebook and store it in the execution cache, as myst-nb's cache mode does (same cache,
+    same working directory, same options), unless the cache holds it. Returns (path, seconds, traceback or None)."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    cache = get_cache(str(CACHE))
+    nb = nbformat.read(path, as_version=4)
+    with contextlib.suppress(KeyError):
+        cache.match_cache_notebook(nb)
+        return path, 0.0, None
+    stage = cache.add_nb_to_project(path)
+    r = single_nb_execution(nb, cwd=str(Path(path).parent), timeout=3600, allow_errors=False, meta_override=True)
+    if r.err is not None:
+        return path, r.time, r.exc_string
+    cache.cache_notebook_bundle(CacheBundleIn(nb, stage.uri, data={"execution_seconds": r.time}),
+                                check_validity=False, overwrite=True)
+    return path, r.time, None
+
+
+def pre_execute(jobs: int) -> int:
+    """Run every notebook of the site into the execution cache, `jobs` at a time from one queue, the experiments
+    first (the longest), then the rest by size. Returns the number that failed (each is printed with its traceback)."""
+    paths = sorted(SRC.rglob("*.ipynb"), key=lambda p: (p.parent.name != "experiments", -p.stat().st_size))
+    failed, total, t0 = 0, 0.0, time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs) as ex:
+        for path, secs, tb in ex.map(_execute_into_cache, [str(p) for p in paths]):
+            total += secs
+            if tb is not None:
+                failed += 1
+                print(f"{Path(path).relative_to(SRC)} failed after {secs:.0f} s:\n{tb}", file=sys.stderr)
+    print(f"notebooks executed in {time.perf_counter() - t0:.0f} s ({total:.0f} s of execution, {jobs} at a time)")
+    return failed
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fresh", action="store_true", help="empty the execution cache first")
     ap.add_argument("--no-exec", action="store_true", help="render without executing the notebooks")
     ap.add_argument("-j", "--jobs", default="auto",
-                    help="sphinx-build parallel jobs: notebooks execute this many at a time (default: one per core)")
+                    help="notebooks executed at a time, and sphinx-build's parallel jobs (default: one per core)")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     if a.fresh and CACHE.exists():
@@ -242,6 +285,15 @@ def main(argv=None):
     shash = source_hash(f" tremor={env.get('RBF_BAYES_TREMOR_DIR', '')}")
     prepare(shash)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "docs"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    if not a.no_exec:
+        jobs = (os.cpu_count() or 1) if a.jobs == "auto" else int(a.jobs)
+        os.environ.clear()
+        os.environ.update(env)   # the kernels start with the environment the sphinx process gets
+        if jobs > 1:   # kernels side by side: one BLAS thread each (OpenBLAS's threads spin while they wait)
+            os.environ.update({v: "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
+        if pre_execute(jobs):
+            print(f"docs build FAILED after {time.perf_counter() - t0:.0f} s: a notebook failed", file=sys.stderr)
+            return 1
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "docs"), "-W", "--keep-going",
            "-j", a.jobs, "-q", str(SRC), str(OUT), "-d", str(SITE / "doctrees")]
     r = subprocess.run(cmd, cwd=ROOT, env=env)
