@@ -21,7 +21,8 @@ from ._validation import as_generator, as_inputs, as_targets, check_bool
 from .results import Summary, load_checked, mixture_quantile, write_npz
 
 # %% auto #0
-__all__ = ['RAW_SCALE', 'WARN_BEYOND', 'ExtrapolationWarning', 'PersistenceMixin', 'ArvizMixin', 'BaseBayesEstimator']
+__all__ = ['RAW_SCALE', 'WARN_BEYOND', 'ExtrapolationWarning', 'PersistenceMixin', 'ArvizMixin', 'PredictiveMixin',
+           'BaseBayesEstimator']
 
 # %% ../nbs/00b_base.ipynb #1ee39b28
 def _param_to_json(name, v):
@@ -310,80 +311,11 @@ class ArvizMixin:
             rep = rep[..., 0]
         return (Y[:, 0] if one else Y), (["obs_id"] if one else ["obs_id", "output"]), ll, rep
 
-# %% ../nbs/00b_base.ipynb #3691761e
-class BaseBayesEstimator(PersistenceMixin, ArvizMixin, RegressorMixin, BaseEstimator):
-    """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
-    validation of X and y per call, the standardisation and the output-shape convention of the package.
-
-    Attributes
-    ----------
-    trace_ : rbf_bayes.results.SamplerResult
-        What the sampler returned: `Trace` (RJMCMC), `AnnealResult` (RJSA), `SMCResult` (TD-SMC), `BMARSTrace`.
-    k_posterior_ : numpy.ndarray
-        p(k | y) over k = 0, 1, ..., i.e. `trace_.p_k()` (the annealer's point estimate puts all mass at `k_`).
-    interrupted_ : bool
-        True if Ctrl-C stopped the last fit early (one InterruptedWarning said so); `continue_fit()` finishes it.
-    n_features_in_ : int
-        Number of input columns seen by `fit`.
-    n_outputs_ : int
-        Number of outputs c; `predict` returns (n,) when `y` was a vector and (n, c) otherwise.
-    x_shift_, x_scale_, y_shift_, y_scale_ : numpy.ndarray
-        The standardisation learned by `fit` (`standardize=True`: column means and standard deviations; else 0 and 1).
-        The model lives on the standardised scale; `predict` returns means and standard deviations on the scale of y.
-    x_min_, x_max_ : numpy.ndarray
-        The training inputs' range per column. Unless `extrapolate=True`, new inputs are held in it before the model
-        sees them (see "Far from the data").
-    """
-    def _rng(self) -> np.random.Generator:
-        "The Generator of `random_state` (an int seed gives the same run every time)."
-        return as_generator(self.random_state)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True      # y may be (n, c): the outputs share the bases
-        return tags
-
-    def _validate_fit(self, X, y, min_samples: int=2, labels: bool=False) -> tuple[np.ndarray, np.ndarray]:
-        """Validate (X, y) once (scikit-learn's checks, then ours); set n_features_in_, n_outputs_; return X, Y (N, c).
-        labels=True (classifiers): y is a vector of class labels of any type, returned as given (validated)."""
-        nx, ny = _n_rows(X), _n_rows(y)
-        if nx is not None and ny is not None and nx != ny:
-            raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
-        for name, a in (("X", X), ("y", y)):
-            dt = getattr(a, "dtype", None)    # an array's own dtype; lists and array-likes through np.asarray
-            try: kind = np.dtype(dt).kind if isinstance(dt, np.dtype) else np.asarray(a).dtype.kind
-            except ValueError as err: raise _named_array_error(err) from None     # rows of unequal length
-            if kind == "c":
-                raise ValueError(f"{name} must be real-valued: Complex data not supported")
-        if nx is not None and nx < min_samples:
-            raise ValueError(f"X has {nx} row(s) ({nx} sample(s)): {type(self).__name__} needs at least {min_samples}")
-        if hasattr(self, "extrapolate"): check_bool("extrapolate", self.extrapolate)
-        try:
-            X, y = validate_data(self, X, y, multi_output=not labels, y_numeric=not labels, dtype=np.float64,
-                                 ensure_all_finite=False, ensure_min_samples=min_samples)
-        except ValueError as err:
-            raise _named_array_error(err, X) from None
-        if labels:
-            X = as_inputs(X, "X"); self._y_1d, self.n_outputs_ = True, 1
-            return X, np.asarray(y)
-        X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y")
-        self._y_1d = np.ndim(y) == 1
-        self.n_outputs_ = Y.shape[1]
-        return X, Y
-
-    def _check_fitted(self):
-        if not hasattr(self, "n_features_in_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
-
-    def _validate_predict(self, X) -> np.ndarray:
-        "Check that the model is fitted and X has the fitted number of columns."
-        self._check_fitted()
-        try: X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)
-        except ValueError as err:
-            if "could not convert" in str(err): raise ValueError(f"X must be numeric: {err}") from None
-            raise _named_array_error(err, X) from None
-        return as_inputs(X, "X")
-
+# %% ../nbs/00b_base.ipynb #3859d404
+class _ScalingPart:
+    """The scale a model is fitted on: standardisation of X and y, the width in units of X, new inputs held in the
+    training range, predictions back on the scale of y. A part of `BaseBayesEstimator`; `RJMCMCRegressor` and the
+    others change it through the `_width_when_none`, `_raw_scale_guard` and `_raw_scale_limits` hooks."""
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         """With `standardize`, learn per-column location and scale of X and Y and return them standardised. A width
         given
@@ -453,7 +385,6 @@ class BaseBayesEstimator(PersistenceMixin, ArvizMixin, RegressorMixin, BaseEstim
         "Hook: the width on the fitted scale when the user gives none (1; `RJMCMCRegressor`: sqrt(d) data sds)."
         return 1.0
 
-    _result_class = None  # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
     # standardize=False: refuse inputs of extreme scale (`_check_raw_scale`); False where widths follow the scale
     _raw_scale_guard = True
 
@@ -462,78 +393,11 @@ class BaseBayesEstimator(PersistenceMixin, ArvizMixin, RegressorMixin, BaseEstim
         range)."""
         return RAW_SCALE, "the basis functions overflow or underflow double precision"
 
-    def _set_fitted(self, trace):
-        "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
-        self.trace_ = trace
-        self.k_posterior_ = trace.p_k()
-        self.interrupted_ = trace.interrupted
-        if getattr(self, "y_scale_", None) is not None and isinstance(getattr(trace, "meta", None), dict):
-            # the scale of y, so the result's diagnostics of sigma^2 read the very numbers `to_arviz` exports (y's
-            # units)
-            trace.meta["y_scale"] = [float(v) for v in np.ravel(self.y_scale_)]
-        # a run length the chains may choose: what they ran (scikit-learn's name)
-        if "max_iter" in self.get_params(deep=False):
-            self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))
-
-    def _can_continue(self) -> bool:
-        "True if an interrupted fit still holds its run in memory (so `continue_fit` can finish it)."
-        return self.trace_.resumable
-
-    def continue_fit(self):
-        """Finish a fit that Ctrl-C interrupted (`interrupted_` is True): the fitted model is then the uninterrupted
-        fit's,
-        bit for bit (the package's contract, `04b_progress`). Ctrl-C again stops it again. A model saved and loaded, or
-        pickled, keeps its predictions but not its run: it cannot be continued (fit again)."""
-        self._check_fitted()
-        if not self.interrupted_:
-            raise ValueError(f"this {type(self).__name__}'s fit ran to the end: there is nothing to continue")
-        if not self._can_continue():
-            raise ValueError(
-                f"this {type(self).__name__} was interrupted, but its run is no longer in memory (it was saved "
-                "and loaded, pickled or copied): call fit again"
-            )
-        self._continue()
-        return self
-
-    def _continue(self):
-        "Hook of `continue_fit`: run the rest (default: resume the result's run)."
-        self._set_fitted(self.trace_.resume(self.progress))
-
-    def summary(self) -> Summary:
-        """The fitted model in a few lines: data shape and scaling, then its sampler's summary (p(k | y), acceptance,
-        ESS, time)."""
-        self._check_fitted()
-        s = self.trace_.summary()
-        rows = [
-            (
-                "data",
-                f"{self.n_features_in_} input(s), {self.n_outputs_} output(s), "
-                + ("standardised" if getattr(self, "standardize", False) else "on their own scale"),
-            )
-        ]
-        notes = [n for n in s.notes if not n.startswith("interrupted")]
-        if getattr(self, "interrupted_", False):
-            notes.insert(
-                0,
-                "interrupted by the user (Ctrl-C): the model holds an incomplete fit; "
-                + ("continue_fit() finishes it" if self._can_continue() else "fit again to finish it"),
-            )
-        return Summary(f"{type(self).__name__}, fitted by {type(self.trace_).__name__}", rows + s.rows, notes)
-
-    def _fit_summary_html(self) -> str:
-        return self.summary()._repr_html_() if hasattr(self, "n_features_in_") and hasattr(self, "trace_") else ""
-
-    def _repr_html_inner(self):
-        "Jupyter: scikit-learn's parameter diagram, then the fit summary once fitted."
-        return super()._repr_html_inner() + self._fit_summary_html()
-
-    def _repr_mimebundle_(self, **kwargs):
-        "Jupyter's preferred display: scikit-learn's bundle, the fit summary added to its HTML once fitted."
-        out = super()._repr_mimebundle_(**kwargs)
-        if "text/html" in out:
-            out["text/html"] += self._fit_summary_html()
-        return out
-
+# %% ../nbs/00b_base.ipynb #6afe9f81
+class PredictiveMixin:
+    """The posterior predictive distribution of y beyond its mean and sd: draws (`sample_y`), intervals
+    (`predict_interval`) and the log density of held-out targets (`log_predictive_density`), from the result's
+    predictive mixture; and the output shape of `y`. A part of `BaseBayesEstimator`."""
     def _shape_output(self, out):
         "(n, c) arrays (or a (mean, sd) pair of them) to (n,) when y was a vector."
         if not self._y_1d:
@@ -624,4 +488,152 @@ class BaseBayesEstimator(PersistenceMixin, ArvizMixin, RegressorMixin, BaseEstim
             comp = np.sum(-0.5 * z**2 - np.log(s) - 0.5 * np.log(2 * np.pi), axis=-1)
             with np.errstate(divide="ignore"):
                 out[i : i + m.shape[1]] = logsumexp(comp + np.log(w)[:, None], axis=0)
+        return out
+
+# %% ../nbs/00b_base.ipynb #64ea8301
+class BaseBayesEstimator(PersistenceMixin, ArvizMixin, PredictiveMixin, _ScalingPart, RegressorMixin, BaseEstimator):
+    """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
+    validation of X and y per call, the standardisation and the output-shape convention of the package.
+
+    Attributes
+    ----------
+    trace_ : rbf_bayes.results.SamplerResult
+        What the sampler returned: `Trace` (RJMCMC), `AnnealResult` (RJSA), `SMCResult` (TD-SMC), `BMARSTrace`.
+    k_posterior_ : numpy.ndarray
+        p(k | y) over k = 0, 1, ..., i.e. `trace_.p_k()` (the annealer's point estimate puts all mass at `k_`).
+    interrupted_ : bool
+        True if Ctrl-C stopped the last fit early (one InterruptedWarning said so); `continue_fit()` finishes it.
+    n_features_in_ : int
+        Number of input columns seen by `fit`.
+    n_outputs_ : int
+        Number of outputs c; `predict` returns (n,) when `y` was a vector and (n, c) otherwise.
+    x_shift_, x_scale_, y_shift_, y_scale_ : numpy.ndarray
+        The standardisation learned by `fit` (`standardize=True`: column means and standard deviations; else 0 and 1).
+        The model lives on the standardised scale; `predict` returns means and standard deviations on the scale of y.
+    x_min_, x_max_ : numpy.ndarray
+        The training inputs' range per column. Unless `extrapolate=True`, new inputs are held in it before the model
+        sees them (see "Far from the data").
+    """
+    def _rng(self) -> np.random.Generator:
+        "The Generator of `random_state` (an int seed gives the same run every time)."
+        return as_generator(self.random_state)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True      # y may be (n, c): the outputs share the bases
+        return tags
+
+    def _validate_fit(self, X, y, min_samples: int=2, labels: bool=False) -> tuple[np.ndarray, np.ndarray]:
+        """Validate (X, y) once (scikit-learn's checks, then ours); set n_features_in_, n_outputs_; return X, Y (N, c).
+        labels=True (classifiers): y is a vector of class labels of any type, returned as given (validated)."""
+        nx, ny = _n_rows(X), _n_rows(y)
+        if nx is not None and ny is not None and nx != ny:
+            raise ValueError(f"y has {ny} rows but X has {nx}: they must match")
+        for name, a in (("X", X), ("y", y)):
+            dt = getattr(a, "dtype", None)    # an array's own dtype; lists and array-likes through np.asarray
+            try: kind = np.dtype(dt).kind if isinstance(dt, np.dtype) else np.asarray(a).dtype.kind
+            except ValueError as err: raise _named_array_error(err) from None     # rows of unequal length
+            if kind == "c":
+                raise ValueError(f"{name} must be real-valued: Complex data not supported")
+        if nx is not None and nx < min_samples:
+            raise ValueError(f"X has {nx} row(s) ({nx} sample(s)): {type(self).__name__} needs at least {min_samples}")
+        if hasattr(self, "extrapolate"): check_bool("extrapolate", self.extrapolate)
+        try:
+            X, y = validate_data(self, X, y, multi_output=not labels, y_numeric=not labels, dtype=np.float64,
+                                 ensure_all_finite=False, ensure_min_samples=min_samples)
+        except ValueError as err:
+            raise _named_array_error(err, X) from None
+        if labels:
+            X = as_inputs(X, "X"); self._y_1d, self.n_outputs_ = True, 1
+            return X, np.asarray(y)
+        X = as_inputs(X, "X"); Y = as_targets(y, len(X), "y")
+        self._y_1d = np.ndim(y) == 1
+        self.n_outputs_ = Y.shape[1]
+        return X, Y
+
+    def _check_fitted(self):
+        if not hasattr(self, "n_features_in_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
+
+    def _validate_predict(self, X) -> np.ndarray:
+        "Check that the model is fitted and X has the fitted number of columns."
+        self._check_fitted()
+        try: X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)
+        except ValueError as err:
+            if "could not convert" in str(err): raise ValueError(f"X must be numeric: {err}") from None
+            raise _named_array_error(err, X) from None
+        return as_inputs(X, "X")
+
+    _result_class = None  # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
+
+    def _set_fitted(self, trace):
+        "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
+        self.trace_ = trace
+        self.k_posterior_ = trace.p_k()
+        self.interrupted_ = trace.interrupted
+        if getattr(self, "y_scale_", None) is not None and isinstance(getattr(trace, "meta", None), dict):
+            # the scale of y, so the result's diagnostics of sigma^2 read the very numbers `to_arviz` exports (y's
+            # units)
+            trace.meta["y_scale"] = [float(v) for v in np.ravel(self.y_scale_)]
+        # a run length the chains may choose: what they ran (scikit-learn's name)
+        if "max_iter" in self.get_params(deep=False):
+            self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))
+
+    def _can_continue(self) -> bool:
+        "True if an interrupted fit still holds its run in memory (so `continue_fit` can finish it)."
+        return self.trace_.resumable
+
+    def continue_fit(self):
+        """Finish a fit that Ctrl-C interrupted (`interrupted_` is True): the fitted model is then the uninterrupted
+        fit's,
+        bit for bit (the package's contract, `04b_progress`). Ctrl-C again stops it again. A model saved and loaded, or
+        pickled, keeps its predictions but not its run: it cannot be continued (fit again)."""
+        self._check_fitted()
+        if not self.interrupted_:
+            raise ValueError(f"this {type(self).__name__}'s fit ran to the end: there is nothing to continue")
+        if not self._can_continue():
+            raise ValueError(
+                f"this {type(self).__name__} was interrupted, but its run is no longer in memory (it was saved "
+                "and loaded, pickled or copied): call fit again"
+            )
+        self._continue()
+        return self
+
+    def _continue(self):
+        "Hook of `continue_fit`: run the rest (default: resume the result's run)."
+        self._set_fitted(self.trace_.resume(self.progress))
+
+    def summary(self) -> Summary:
+        """The fitted model in a few lines: data shape and scaling, then its sampler's summary (p(k | y), acceptance,
+        ESS, time)."""
+        self._check_fitted()
+        s = self.trace_.summary()
+        rows = [
+            (
+                "data",
+                f"{self.n_features_in_} input(s), {self.n_outputs_} output(s), "
+                + ("standardised" if getattr(self, "standardize", False) else "on their own scale"),
+            )
+        ]
+        notes = [n for n in s.notes if not n.startswith("interrupted")]
+        if getattr(self, "interrupted_", False):
+            notes.insert(
+                0,
+                "interrupted by the user (Ctrl-C): the model holds an incomplete fit; "
+                + ("continue_fit() finishes it" if self._can_continue() else "fit again to finish it"),
+            )
+        return Summary(f"{type(self).__name__}, fitted by {type(self.trace_).__name__}", rows + s.rows, notes)
+
+    def _fit_summary_html(self) -> str:
+        return self.summary()._repr_html_() if hasattr(self, "n_features_in_") and hasattr(self, "trace_") else ""
+
+    def _repr_html_inner(self):
+        "Jupyter: scikit-learn's parameter diagram, then the fit summary once fitted."
+        return super()._repr_html_inner() + self._fit_summary_html()
+
+    def _repr_mimebundle_(self, **kwargs):
+        "Jupyter's preferred display: scikit-learn's bundle, the fit summary added to its HTML once fitted."
+        out = super()._repr_mimebundle_(**kwargs)
+        if "text/html" in out:
+            out["text/html"] += self._fit_summary_html()
         return out

@@ -29,7 +29,7 @@ RIDGE_RAW_MAX = 1e5
 AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")
 
 # %% auto #0
-__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'RJMCMCRegressor', 'RJMCMCClassifier']
+__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'RJMCMCRegressor', 'ClassProbabilitiesMixin', 'RJMCMCClassifier']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -218,8 +218,142 @@ class RJMCMCRegressor(BaseBayesEstimator):
         X = self._scale_x(self._validate_predict(X))
         return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))
 
-# %% ../nbs/12_estimators.ipynb #7fb27b941602401d91542211134fc71a
-class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
+# %% ../nbs/12_estimators.ipynb #e723ba40
+class ClassProbabilitiesMixin:
+    """What a fitted `RJMCMCClassifier` says about new inputs: the posterior mean class probabilities and their sd
+    (`predict_proba`), draws of them (`sample_proba`), their log (`predict_log_proba`), the per-draw class scores
+    (`member_scores`), the decision function and the predicted labels; for `link="probit"` from the probit
+    trace, for the discriminant from the regression's predictive. A part of `RJMCMCClassifier`."""
+    def predict_proba(self, X, return_std: bool = False):
+        """Class probabilities (n, C) in the order of classes_ (the posterior mean over the kept draws); with return_std
+        also their posterior sd: (n,), that of P(classes_[1]), for two classes; (n, C) for more."""
+        Xs = self._scale_x(self._validate_predict(X))
+        if isinstance(self.trace_, ProbitTrace):
+            P, sd = self.trace_.predict_proba(Xs, return_std=True)
+            if self.trace_.n_classes > 2:
+                return (P, sd) if return_std else P
+            p1 = P
+        else:
+            mean, s = self._unscale(self.trace_.predict(Xs, return_std=True), True)
+            p1 = special.ndtr((mean[:, 0] - 0.5) / s[:, 0])
+            sd = self._discriminant_sd(Xs) if return_std else None
+        P = np.column_stack([1 - p1, p1])
+        return (P, sd) if return_std else P
+
+    def sample_proba(
+        self,
+        X,  # inputs (n, d)
+        n_samples: int = 1,  # draws per row
+        random_state=0,  # int, numpy Generator or None
+    ) -> np.ndarray:
+        """Draws of the class probabilities at every row of X from their posterior, (n, C, n_samples) in the order of
+        classes_: each draw is one kept posterior draw of the model, the same for all rows (probit: P(y = j | x, draw);
+        discriminant: that draw's Phi((f(x) - 1/2) / sigma)). For the probit their mean over the kept draws is
+        predict_proba; the discriminant's predict_proba is the predictive Phi((mean - 1/2) / sd), which it
+        approximates."""
+        from rbf_bayes._validation import as_generator
+
+        n_samples = check_int("n_samples", n_samples, 1)
+        Xs = self._scale_x(self._validate_predict(X))
+        t = self.trace_
+        sub = t._subset(as_generator(random_state).integers(t.n_samples, size=n_samples))
+        if isinstance(t, ProbitTrace):
+            return sub._draw_proba(Xs)
+        z = self._discriminant_z(Xs, sub)
+        return np.stack([special.ndtr(-z), special.ndtr(z)], 1)
+
+    def _arviz_pointwise(self, Xv, y, rng, rng_ll=None):
+        """`to_arviz` for a classifier: the observed labels as class indices (into classes_), log P(y_i | x_i, draw) for
+        every kept draw (probit: the draw's class probability; discriminant: Phi(+-(f - 1/2) / sigma)), and replicate
+        labels drawn from those probabilities."""
+        yl = np.asarray(y)
+        yl = yl.ravel() if yl.ndim == 2 and yl.shape[1] == 1 else yl
+        if yl.shape != (len(Xv),):
+            raise ValueError(f"to_arviz: y must be {len(Xv)} labels, got shape {yl.shape}")
+        yi = np.searchsorted(self.classes_, yl)
+        if np.any(yi >= len(self.classes_)) or np.any(self.classes_[np.minimum(yi, len(self.classes_) - 1)] != yl):
+            raise ValueError(
+                f"to_arviz: y has labels the model was not fitted on (classes_ = {self.classes_.tolist()[:5]})"
+            )
+        Xs, t = self._scale_x(Xv), self.trace_
+        if isinstance(t, ProbitTrace):
+            L = t._draw_proba(Xs, log=True)  # (n, C, P)
+        else:
+            z = self._discriminant_z(Xs)
+            L = np.stack([special.log_ndtr(-z), special.log_ndtr(z)], 1)
+        ll = L[np.arange(len(yi)), yi, :].T  # (P, n)
+        rep = None
+        if rng is not None:  # a label per draw and row from that draw's class probabilities (inverse CDF)
+            cum = np.cumsum(np.exp(L), 1)
+            u = rng.uniform(size=(len(yi), 1, L.shape[2]))
+            rep = np.minimum((cum < u).sum(1), len(self.classes_) - 1).T
+        return yi, ["obs_id"], ll, rep
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """log of predict_proba, (n, C); for the probit link computed in log space (finite however small the
+        probability)."""
+        if isinstance(getattr(self, "trace_", None), ProbitTrace):
+            return self.trace_.predict_log_proba(self._scale_x(self._validate_predict(X)))
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def _discriminant_z(self, Xs, t=None) -> np.ndarray:
+        """(n, P): each kept draw's (f(x) - 1/2) / sigma on the scale of the labels; the discriminant draw's P(class 1 |
+        x)
+        is its Phi (t: the trace, or a subset of its draws)."""
+        t = self.trace_ if t is None else t
+        s2 = t.sigma2[t.kept, 0]
+        z = []
+        for s, D in t._designs(Xs):
+            f = (D @ t.coef_draw[t.coef_offsets[s] : t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
+            z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
+        return np.stack(z, -1)
+
+    def _discriminant_sd(self, Xs) -> np.ndarray:
+        "Posterior sd of the discriminant's P(output > 1/2) across the kept draws (each draw's own predictive)."
+        return np.std(special.ndtr(self._discriminant_z(Xs)), axis=1)
+
+    def member_scores(self, X) -> np.ndarray:
+        """Two classes: the score of every kept draw's own classifier, (n_samples, n), positive for classes_[1] — the
+        probit's latent f(x), or the discriminant draw's output minus 1/2 (the chain's classifiers of the 1999 paper's
+        Fig. 11, whose ROC convex hull is the maximum realisable ROC; `plot.classifier_roc`)."""
+        Xs = self._scale_x(self._validate_predict(X))
+        if len(self.classes_) != 2:
+            raise ValueError(f"member_scores is defined for two classes, the model has {len(self.classes_)}")
+        t = self.trace_
+        if isinstance(t, ProbitTrace):
+            return t.latent_draws(Xs).T
+        out = []
+        for s, D in t._designs(Xs):
+            a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
+            out.append((D @ t.coef_draw[a:b, 0]) * self.y_scale_[0] + self.y_shift_[0] - 0.5)
+        return np.array(out)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Two classes, (n,), positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive
+        probability on the latent scale (so it ranks as predict_proba does; computed in log space, finite for any finite
+        input); discriminant: the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is
+        predict_proba's
+        P(class 1)). More classes, (n, C): the log class probabilities (their argmax is the prediction)."""
+        Xs = self._scale_x(self._validate_predict(X))
+        if isinstance(self.trace_, ProbitTrace):
+            L = self.trace_.predict_log_proba(Xs)
+            if self.trace_.n_classes > 2:
+                return L
+            lq, lp = L[:, 0], L[:, 1]  # log P(class 0), log P(class 1)
+            return np.where(lp < lq, special.ndtri_exp(lp), -special.ndtri_exp(lq))
+        mean, sd = self._unscale(self.trace_.predict(Xs, return_std=True), True)
+        return (mean[:, 0] - 0.5) / sd[:, 0]
+
+    def predict(self, X) -> np.ndarray:
+        "The class with the largest probability (probit), or on the discriminant's side of 1/2."
+        if len(getattr(self, "classes_", ())) > 2:  # the argmax of the probabilities (= of decision_function's logs)
+            return self.classes_[self.predict_proba(X).argmax(1)]
+        f = self.decision_function(X)  # checks that the model is fitted
+        return self.classes_[(f > 0).astype(int)]
+
+# %% ../nbs/12_estimators.ipynb #fb4c6b19
+class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstimator):
     """Classification with an unknown number of bases by reversible-jump MCMC.
 
     `link="probit"` (default): the probit model by data augmentation (`05c_probit`). Two classes: P(y = 1 | x) =
@@ -356,131 +490,3 @@ class RJMCMCClassifier(ClassifierMixin, BaseBayesEstimator):
 
     def _load_fitted_json(self, f: dict) -> None:
         self.classes_ = np.array(f["classes_"])
-
-    def predict_proba(self, X, return_std: bool = False):
-        """Class probabilities (n, C) in the order of classes_ (the posterior mean over the kept draws); with return_std
-        also their posterior sd: (n,), that of P(classes_[1]), for two classes; (n, C) for more."""
-        Xs = self._scale_x(self._validate_predict(X))
-        if isinstance(self.trace_, ProbitTrace):
-            P, sd = self.trace_.predict_proba(Xs, return_std=True)
-            if self.trace_.n_classes > 2:
-                return (P, sd) if return_std else P
-            p1 = P
-        else:
-            mean, s = self._unscale(self.trace_.predict(Xs, return_std=True), True)
-            p1 = special.ndtr((mean[:, 0] - 0.5) / s[:, 0])
-            sd = self._discriminant_sd(Xs) if return_std else None
-        P = np.column_stack([1 - p1, p1])
-        return (P, sd) if return_std else P
-
-    def sample_proba(
-        self,
-        X,  # inputs (n, d)
-        n_samples: int = 1,  # draws per row
-        random_state=0,  # int, numpy Generator or None
-    ) -> np.ndarray:
-        """Draws of the class probabilities at every row of X from their posterior, (n, C, n_samples) in the order of
-        classes_: each draw is one kept posterior draw of the model, the same for all rows (probit: P(y = j | x, draw);
-        discriminant: that draw's Phi((f(x) - 1/2) / sigma)). For the probit their mean over the kept draws is
-        predict_proba; the discriminant's predict_proba is the predictive Phi((mean - 1/2) / sd), which it
-        approximates."""
-        from rbf_bayes._validation import as_generator
-
-        n_samples = check_int("n_samples", n_samples, 1)
-        Xs = self._scale_x(self._validate_predict(X))
-        t = self.trace_
-        sub = t._subset(as_generator(random_state).integers(t.n_samples, size=n_samples))
-        if isinstance(t, ProbitTrace):
-            return sub._draw_proba(Xs)
-        z = self._discriminant_z(Xs, sub)
-        return np.stack([special.ndtr(-z), special.ndtr(z)], 1)
-
-    def _arviz_pointwise(self, Xv, y, rng, rng_ll=None):
-        """`to_arviz` for a classifier: the observed labels as class indices (into classes_), log P(y_i | x_i, draw) for
-        every kept draw (probit: the draw's class probability; discriminant: Phi(+-(f - 1/2) / sigma)), and replicate
-        labels drawn from those probabilities."""
-        yl = np.asarray(y)
-        yl = yl.ravel() if yl.ndim == 2 and yl.shape[1] == 1 else yl
-        if yl.shape != (len(Xv),):
-            raise ValueError(f"to_arviz: y must be {len(Xv)} labels, got shape {yl.shape}")
-        yi = np.searchsorted(self.classes_, yl)
-        if np.any(yi >= len(self.classes_)) or np.any(self.classes_[np.minimum(yi, len(self.classes_) - 1)] != yl):
-            raise ValueError(
-                f"to_arviz: y has labels the model was not fitted on (classes_ = {self.classes_.tolist()[:5]})"
-            )
-        Xs, t = self._scale_x(Xv), self.trace_
-        if isinstance(t, ProbitTrace):
-            L = t._draw_proba(Xs, log=True)  # (n, C, P)
-        else:
-            z = self._discriminant_z(Xs)
-            L = np.stack([special.log_ndtr(-z), special.log_ndtr(z)], 1)
-        ll = L[np.arange(len(yi)), yi, :].T  # (P, n)
-        rep = None
-        if rng is not None:  # a label per draw and row from that draw's class probabilities (inverse CDF)
-            cum = np.cumsum(np.exp(L), 1)
-            u = rng.uniform(size=(len(yi), 1, L.shape[2]))
-            rep = np.minimum((cum < u).sum(1), len(self.classes_) - 1).T
-        return yi, ["obs_id"], ll, rep
-
-    def predict_log_proba(self, X) -> np.ndarray:
-        """log of predict_proba, (n, C); for the probit link computed in log space (finite however small the
-        probability)."""
-        if isinstance(getattr(self, "trace_", None), ProbitTrace):
-            return self.trace_.predict_log_proba(self._scale_x(self._validate_predict(X)))
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
-    def _discriminant_z(self, Xs, t=None) -> np.ndarray:
-        """(n, P): each kept draw's (f(x) - 1/2) / sigma on the scale of the labels; the discriminant draw's P(class 1 |
-        x)
-        is its Phi (t: the trace, or a subset of its draws)."""
-        t = self.trace_ if t is None else t
-        s2 = t.sigma2[t.kept, 0]
-        z = []
-        for s, D in t._designs(Xs):
-            f = (D @ t.coef_draw[t.coef_offsets[s] : t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
-            z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
-        return np.stack(z, -1)
-
-    def _discriminant_sd(self, Xs) -> np.ndarray:
-        "Posterior sd of the discriminant's P(output > 1/2) across the kept draws (each draw's own predictive)."
-        return np.std(special.ndtr(self._discriminant_z(Xs)), axis=1)
-
-    def member_scores(self, X) -> np.ndarray:
-        """Two classes: the score of every kept draw's own classifier, (n_samples, n), positive for classes_[1] — the
-        probit's latent f(x), or the discriminant draw's output minus 1/2 (the chain's classifiers of the 1999 paper's
-        Fig. 11, whose ROC convex hull is the maximum realisable ROC; `plot.classifier_roc`)."""
-        Xs = self._scale_x(self._validate_predict(X))
-        if len(self.classes_) != 2:
-            raise ValueError(f"member_scores is defined for two classes, the model has {len(self.classes_)}")
-        t = self.trace_
-        if isinstance(t, ProbitTrace):
-            return t.latent_draws(Xs).T
-        out = []
-        for s, D in t._designs(Xs):
-            a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
-            out.append((D @ t.coef_draw[a:b, 0]) * self.y_scale_[0] + self.y_shift_[0] - 0.5)
-        return np.array(out)
-
-    def decision_function(self, X) -> np.ndarray:
-        """Two classes, (n,), positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive
-        probability on the latent scale (so it ranks as predict_proba does; computed in log space, finite for any finite
-        input); discriminant: the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is
-        predict_proba's
-        P(class 1)). More classes, (n, C): the log class probabilities (their argmax is the prediction)."""
-        Xs = self._scale_x(self._validate_predict(X))
-        if isinstance(self.trace_, ProbitTrace):
-            L = self.trace_.predict_log_proba(Xs)
-            if self.trace_.n_classes > 2:
-                return L
-            lq, lp = L[:, 0], L[:, 1]  # log P(class 0), log P(class 1)
-            return np.where(lp < lq, special.ndtri_exp(lp), -special.ndtri_exp(lq))
-        mean, sd = self._unscale(self.trace_.predict(Xs, return_std=True), True)
-        return (mean[:, 0] - 0.5) / sd[:, 0]
-
-    def predict(self, X) -> np.ndarray:
-        "The class with the largest probability (probit), or on the discriminant's side of 1/2."
-        if len(getattr(self, "classes_", ())) > 2:  # the argmax of the probabilities (= of decision_function's logs)
-            return self.classes_[self.predict_proba(X).argmax(1)]
-        f = self.decision_function(X)  # checks that the model is fitted
-        return self.classes_[(f > 0).astype(int)]
