@@ -42,6 +42,8 @@ suppress_warnings = ["myst.header"]  # a notebook's first heading may be H2 afte
 # --- execution: every notebook in its CI configuration (slow cells were made non-executable by the builder)
 nb_execution_mode = os.environ.get("RBF_DOCS_EXECUTE", "cache")
 nb_execution_cache_path = os.environ.get("RBF_DOCS_CACHE", "")
+# the figure chapters whose kept outputs match their sources (tools/build_docs.py, KEEP): shown as kept, not run
+nb_execution_excludepatterns = [p for p in os.environ.get("RBF_DOCS_KEPT", "").split(",") if p]
 nb_execution_timeout = 3600
 nb_execution_raise_on_error = True   # a failing check fails the build, as in nbdev_test
 nb_execution_show_tb = True

@@ -59,29 +59,40 @@ def test_one_vocabulary_for_the_estimators():
     assert set(SMCPrior.__dataclass_fields__) == flat
 
 
-def test_figure_chapters_keep_small_figures_and_nothing_else():
-    """Issue 37 item 4, the outputs policy (ARCHITECTURE.md, "Figures kept as outputs"): the plotting chapter and every
-    experiment keep their figures as outputs (`tools/keep_figures.py`), so they show them outside the built site; a
-    kept output is a PNG alone (no text, no metadata), at most 720 px wide and 120 KB. Every other notebook keeps no
-    output."""
+def test_figure_chapters_keep_their_outputs_small_and_stamped():
+    """Issue 37 item 4, the outputs policy (ARCHITECTURE.md, "Outputs kept in the figure chapters"): the plotting
+    chapter and every experiment keep their outputs (`python tools/build_docs.py --keep-outputs`), so they show their
+    figures, tables and numbers outside the built site, with a stamp of the sources they came from; a kept figure is
+    a PNG alone, at most 720 px wide and 120 KB; nothing keeps metadata or a widget view. Every other notebook keeps
+    no output. (Until stop 54 the chapters kept their figures only, and the site executed them again; the stamp now
+    lets the site show the kept outputs of the very sources it builds: tools/build_docs.py.)"""
     import base64
     import importlib.util
     import io
     import json
 
     from PIL import Image
-    spec = importlib.util.spec_from_file_location("keep_figures", ROOT / "tools" / "keep_figures.py")
+    spec = importlib.util.spec_from_file_location("build_docs", ROOT / "tools" / "build_docs.py")
     tool = importlib.util.module_from_spec(spec); spec.loader.exec_module(tool)
-    figures = tool.figure_chapters()                  # the tool's list: the test and the tool cannot disagree
+    figures = [ROOT / "nbs" / f"{n}.ipynb" for n in tool.KEEP]   # the tool's list: the test and the tool agree
+    assert sorted(tool.KEEP) == sorted(json.loads(tool.STAMPS.read_text())), "a kept chapter without its stamp"
+    assert set(figures) == {ROOT / "nbs" / "14_plot.ipynb", *(ROOT / "nbs" / "experiments").glob("*.ipynb")}
     for nb_path in sorted((ROOT / "nbs").rglob("*.ipynb")):
         outs = [o for c in json.loads(nb_path.read_text())["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
         if nb_path not in figures:
             assert outs == [], f"{nb_path.name} keeps outputs: only the figure chapters do"
             continue
-        assert outs, f"{nb_path.name} keeps no figure: run python tools/keep_figures.py {nb_path.relative_to(ROOT)}"
+        assert any("image/png" in o.get("data", {}) for o in outs), \
+            f"{nb_path.name} keeps no figure: run python tools/build_docs.py --keep-outputs"
         for o in outs:
-            assert o["output_type"] == "display_data" and set(o["data"]) == {"image/png"} and o["metadata"] == {}, \
-                f"{nb_path.name}: a kept output other than a bare PNG ({o['output_type']}, {sorted(o.get('data', {}))})"
+            assert o["output_type"] in ("stream", "display_data", "execute_result"), f"{nb_path.name}: {o}"
+            if o["output_type"] == "stream":
+                continue
+            assert o["metadata"] == {}, f"{nb_path.name}: a kept output with metadata"
+            assert not any(m.startswith("application/vnd.jupyter.widget") for m in o["data"]), nb_path.name
+            if "image/png" not in o["data"]:
+                continue
+            assert set(o["data"]) == {"image/png"}, f"{nb_path.name}: a figure kept with {sorted(o['data'])}"
             png = base64.b64decode(o["data"]["image/png"])
             assert len(png) <= 120_000, f"{nb_path.name}: a kept PNG of {len(png)} bytes"
             assert Image.open(io.BytesIO(png)).width <= tool.MAX_WIDTH <= 720, f"{nb_path.name}: a kept PNG too wide"

@@ -24,13 +24,26 @@ What this script does, in order:
    the other sat idle;
 5. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
 
+Kept outputs (ARCHITECTURE.md, "Outputs kept in the figure chapters"). The figure chapters (`KEEP`: the plotting
+chapter and every experiment) keep their outputs in `nbs/`, so they show their figures, tables and numbers wherever
+a notebook is read (GitHub, Jupyter, nbviewer), not only here. `--keep-outputs` executes them in this build and
+writes their outputs there: printed text and tables as they are, every PNG redrawn at most `MAX_WIDTH` pixels wide
+with a `COLOURS`-colour palette, widget views dropped (their static figure stays), no metadata, then `nbdev_clean`.
+It records in `nbs/kept_outputs.json` a stamp for each: a sha256 over the package's sources (as in 2.) and the
+notebook's code cells as executed. A build in which a chapter's stamp matches shows its kept outputs and does not
+execute it again (`nbdev_test`, the README's test command, executes it in any case, so a kept output never hides a
+failing check); a stale stamp (the package or the chapter changed since) means the chapter is executed as any
+other, and the build says so. What the site shows is therefore always the output of the sources it is built from.
+
 Every notebook under `nbs/` must appear in NAV: the build fails on a notebook that has no place in the book.
 `--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty).
 """
 import argparse
+import base64
 import contextlib
 import hashlib
 import inspect
+import io
 import json
 import os
 import re
@@ -75,6 +88,13 @@ SLOW_NOTE = ("*Slow cell: the full configuration, not run in this build (the sit
              "as `nbdev_test` runs it); `nbdev_test --flags slow` runs it.*")
 
 
+# chapters that keep their outputs in nbs/ (see the module docstring); their stamps
+KEEP = ["14_plot"] + [d for cap, ds in NAV if cap == "Experiments" for d in ds]
+STAMPS = NBS / "kept_outputs.json"
+MAX_WIDTH = 720          # pixels: the widest kept PNG
+COLOURS = 64             # palette size of a kept PNG
+DROP_MIME = ("application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json")
+
 EXEC_CONFIG = "kernel python3, inline matplotlib, slow cells not run (v1)"   # change it to re-run everything
 
 
@@ -93,8 +113,9 @@ def _lines(src):
     return src if isinstance(src, str) else "".join(src)
 
 
-def process_cell(cell):
-    """One notebook cell -> the cells shown on the site (nbdev directives -> myst-nb tags)."""
+def process_cell(cell, outputs=False):
+    """One notebook cell -> the cells shown on the site (nbdev directives -> myst-nb tags); with `outputs`, a code
+    cell that is run keeps the outputs it has in `nbs/`."""
     if cell["cell_type"] != "code":
         return [cell]
     src = _lines(cell["source"])
@@ -119,7 +140,7 @@ def process_cell(cell):
     if "export" in names or "exporti" in names:
         tags.append("rbf-export")
     new = {"cell_type": "code", "execution_count": None, "metadata": {"tags": tags} if tags else {},
-           "outputs": [], "source": code}
+           "outputs": list(cell.get("outputs", [])) if outputs else [], "source": code}
     return [new]
 
 
@@ -132,11 +153,25 @@ def nav_toctrees():
     return "\n\n".join(out)
 
 
-def process_notebook(src_path, dst_path, shash, is_index=False):
+def stamp(cells, shash):
+    """The kept-output stamp of a prepared notebook: its code cells as executed and the package's source hash."""
+    h = hashlib.sha256(shash.encode())
+    for c in cells:
+        if c["cell_type"] == "code":
+            h.update(b"\0" + _lines(c["source"]).encode())
+    return h.hexdigest()
+
+
+def process_notebook(src_path, dst_path, shash, is_index=False, stamps=None):
+    """Prepare one notebook for the site. Returns True if it shows kept outputs (and is not to be executed)."""
     nb = json.loads(src_path.read_text(encoding="utf-8"))
     cells = []
     for c in nb["cells"]:
         cells.extend(process_cell(c))
+    name = src_path.relative_to(NBS).with_suffix("").as_posix()
+    kept = name in KEEP and stamps is not None and stamps.get(name) == stamp(cells, shash)
+    if kept:
+        cells = [k for c in nb["cells"] for k in process_cell(c, outputs=True)]
     # hidden first cell: the package's source hash (invalidates the execution cache when the package changes)
     cells.insert(0, {"cell_type": "code", "execution_count": None, "metadata": {"tags": ["remove-cell"]},
                      "outputs": [], "source": f"# rbf_bayes sources sha256 {shash}"})
@@ -153,6 +188,7 @@ def process_notebook(src_path, dst_path, shash, is_index=False):
     text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
     if not dst_path.exists() or dst_path.read_text(encoding="utf-8") != text:   # keep mtimes of unchanged pages
         dst_path.write_text(text, encoding="utf-8")
+    return kept
 
 
 def module_notebooks():
@@ -195,8 +231,8 @@ def api_pages():
     return pages
 
 
-def prepare(shash):
-    """Fill _site/src from nbs/; returns the list of page names."""
+def prepare(shash, use_kept=True):
+    """Fill _site/src from nbs/. Returns the notebooks that show kept outputs (not executed)."""
     docs_in_nav = {d for _, ds in NAV for d in ds} | {"index"}
     found = {p.relative_to(NBS).with_suffix("").as_posix() for p in NBS.rglob("*.ipynb")
              if ".ipynb_checkpoints" not in p.parts}
@@ -205,8 +241,10 @@ def prepare(shash):
         raise SystemExit(f"tools/build_docs.py NAV is out of date: notebooks not in the book {missing}, "
                          f"entries without a notebook {extra}")
     SRC.mkdir(parents=True, exist_ok=True)
-    for name in sorted(found):
-        process_notebook(NBS / f"{name}.ipynb", SRC / f"{name}.ipynb", shash, is_index=(name == "index"))
+    stamps = json.loads(STAMPS.read_text(encoding="utf-8")) if use_kept and STAMPS.exists() else None
+    kept = [name for name in sorted(found)
+            if process_notebook(NBS / f"{name}.ipynb", SRC / f"{name}.ipynb", shash, is_index=(name == "index"),
+                                stamps=stamps)]
     # files the notebooks read relative to themselves
     for extra_file in ["styles.css"]:
         if (NBS / extra_file).exists():
@@ -221,6 +259,62 @@ def prepare(shash):
     for p in list(SRC.rglob("*.ipynb")) + list((SRC / "api").glob("*.md")):
         if p not in keep:
             p.unlink()
+    return kept
+
+
+def small_png(b64: str) -> str:
+    "The PNG at most MAX_WIDTH wide, palette-quantised and optimised, as base64 (a few tens of KB)."
+    from PIL import Image
+    im = Image.open(io.BytesIO(base64.b64decode(b64))).convert("RGB")
+    if im.width > MAX_WIDTH:
+        im = im.resize((MAX_WIDTH, round(im.height * MAX_WIDTH / im.width)), Image.LANCZOS)
+    out = io.BytesIO()
+    im.quantize(COLOURS, method=Image.Quantize.MEDIANCUT).save(out, format="PNG", optimize=True)
+    return base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def kept_output(o: dict) -> dict | None:
+    "One executed output as a figure chapter keeps it (None: nothing of it is kept)."
+    o = json.loads(json.dumps(o))
+    if o.get("output_type") == "stream":
+        return o
+    if o.get("output_type") not in ("display_data", "execute_result"):
+        return None
+    data = {m: v for m, v in o.get("data", {}).items() if m not in DROP_MIME}
+    if "image/png" in data:
+        data = {"image/png": small_png(data["image/png"])}           # a figure is its picture alone
+    if not data:
+        return None
+    return {**o, "data": data, "metadata": {}}
+
+
+def write_kept_outputs(shash):
+    """Copy this build's outputs of the KEEP notebooks (from the execution cache) into nbs/, clean them with
+    nbdev_clean and record their stamps."""
+    import nbformat
+    from jupyter_cache import get_cache
+    cache = get_cache(str(CACHE))
+    stamps = json.loads(STAMPS.read_text(encoding="utf-8")) if STAMPS.exists() else {}
+    for name in KEEP:
+        src = NBS / f"{name}.ipynb"
+        prepared = nbformat.read(SRC / f"{name}.ipynb", as_version=4)
+        _, executed = cache.merge_match_into_notebook(prepared)      # KeyError: not executed in this build
+        nb = json.loads(src.read_text(encoding="utf-8"))
+        i = 1                                                         # cell 0 of the prepared notebook: the hash
+        for c in nb["cells"]:
+            shown = process_cell(c)
+            if shown and shown[0]["cell_type"] == "code" and c["cell_type"] == "code":
+                outs = [k for o in executed.cells[i].get("outputs", []) if (k := kept_output(o)) is not None]
+                c["outputs"] = outs
+            elif c["cell_type"] == "code":
+                c["outputs"] = []                                     # slow cells and the module name: not run
+            i += len(shown)
+        src.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        subprocess.run(["nbdev_clean", "--fname", str(src)], cwd=ROOT, check=True)
+        cells = [k for c in json.loads(src.read_text(encoding="utf-8"))["cells"] for k in process_cell(c)]
+        stamps[name] = stamp(cells, shash)
+        print(f"kept outputs written: nbs/{name}.ipynb ({src.stat().st_size // 1024} KiB)")
+    STAMPS.write_text(json.dumps(dict(sorted(stamps.items())), indent=1) + "\n", encoding="utf-8")
 
 
 def _execute_into_cache(path: str) -> tuple[str, float, str | None]:
@@ -245,10 +339,11 @@ def _execute_into_cache(path: str) -> tuple[str, float, str | None]:
     return path, r.time, None
 
 
-def pre_execute(jobs: int) -> int:
+def pre_execute(jobs: int, skip=()) -> int:
     """Run every notebook of the site into the execution cache, `jobs` at a time from one queue, the experiments
     first (the longest), then the rest by size. Returns the number that failed (each is printed with its traceback)."""
-    paths = sorted(SRC.rglob("*.ipynb"), key=lambda p: (p.parent.name != "experiments", -p.stat().st_size))
+    paths = sorted((p for p in SRC.rglob("*.ipynb") if p.relative_to(SRC).with_suffix("").as_posix() not in skip),
+                   key=lambda p: (p.parent.name != "experiments", -p.stat().st_size))
     failed, total, t0 = 0, 0.0, time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as ex:
         for path, secs, tb in ex.map(_execute_into_cache, [str(p) for p in paths]):
@@ -264,6 +359,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fresh", action="store_true", help="empty the execution cache first")
     ap.add_argument("--no-exec", action="store_true", help="render without executing the notebooks")
+    ap.add_argument("--keep-outputs", action="store_true",
+                    help="execute the figure chapters (KEEP) and write their outputs and stamps into nbs/")
     ap.add_argument("-j", "--jobs", default="auto",
                     help="notebooks executed at a time, and sphinx-build's parallel jobs (default: one per core)")
     a = ap.parse_args(argv)
@@ -282,8 +379,15 @@ def main(argv=None):
     if "RBF_BAYES_TREMOR_DIR" not in env and (shared / "tremor_train.csv").is_file():
         env["RBF_BAYES_TREMOR_DIR"] = str(shared)
     env.pop("MPLBACKEND", None)   # the kernel's inline backend: plt.show() puts each figure on the page
-    shash = source_hash(f" tremor={env.get('RBF_BAYES_TREMOR_DIR', '')}")
-    prepare(shash)
+    shash = source_hash(f" tremor={'RBF_BAYES_TREMOR_DIR' in env}")
+    kept = prepare(shash, use_kept=not a.keep_outputs)
+    stale = [n for n in KEEP if n not in kept]
+    if kept:
+        print(f"kept outputs shown, not executed: {', '.join(kept)}")
+    if stale and not a.keep_outputs:
+        print(f"kept outputs stale (executed in this build): {', '.join(stale)}; "
+              "`python tools/build_docs.py --keep-outputs` refreshes them")
+    env["RBF_DOCS_KEPT"] = ",".join(f"{n}.ipynb" for n in kept)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "docs"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     if not a.no_exec:
         jobs = (os.cpu_count() or 1) if a.jobs == "auto" else int(a.jobs)
@@ -291,7 +395,7 @@ def main(argv=None):
         os.environ.update(env)   # the kernels start with the environment the sphinx process gets
         if jobs > 1:   # kernels side by side: one BLAS thread each (OpenBLAS's threads spin while they wait)
             os.environ.update({v: "1" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
-        if pre_execute(jobs):
+        if pre_execute(jobs, skip=kept):
             print(f"docs build FAILED after {time.perf_counter() - t0:.0f} s: a notebook failed", file=sys.stderr)
             return 1
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "docs"), "-W", "--keep-going",
@@ -302,6 +406,8 @@ def main(argv=None):
         print(f"docs build FAILED after {dt:.0f} s (sphinx-build exit {r.returncode})", file=sys.stderr)
         return r.returncode
     print(f"docs built in {dt:.0f} s: open {OUT / 'index.html'}")
+    if a.keep_outputs and not a.no_exec:
+        write_kept_outputs(shash)
     return 0
 
 
