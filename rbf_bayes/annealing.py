@@ -533,58 +533,9 @@ def _anneal_task(X, Y, cal, kw, rng):
     "One annealing restart (module level: picklable, so a restart can run on another process's executor)."
     return anneal_rbf(X, Y, calibration=cal, rng=rng, **kw)
 
-# %% ../nbs/07_annealing.ipynb #93c91896
-class AnnealedRBFRegressor(BaseBayesEstimator):
-    """RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5).
-
-    With `n_restarts` > 1 the annealing is run that many times from independent streams (`Generator.spawn`) and the best
-    network kept; `restart_criteria_` and `restart_k_` record every restart's result, and an `OptimumUncertainWarning`
-    says when fewer than two restarts came within `restart_tol` nats of the best criterion (the optimum was found once:
-    it may not be the global one).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rbf_bayes import AnnealedRBFRegressor
-    >>> from rbf_bayes.datasets import robot_arm
-    >>> d = robot_arm(np.random.default_rng(0))
-    >>> m = AnnealedRBFRegressor(criterion="mdl", n_iter=2000, n_restarts=2, random_state=0).fit(d.x, d.y)
-    >>> bool(m.k_ > 5 and np.mean(np.sum((m.predict(d.x_test) - d.f_test) ** 2, 1)) < 0.005)
-    True
-    """
-    def __init__(self, *, criterion: str="mdl", basis: str="cubic",
-                 # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on
-                 # standardised inputs
-                 width: float|None=None,
-                 # iterations per restart; "auto": 100,000 up to N = 200, then 2e7 / N (>= 10,000)
-                 n_iter: int|str="auto",
-                 schedule="linear",
-                 T0: float|str="auto", # first temperature; "auto": min(1, C / log|Omega|) (`starting_temperature`)
-                 T_end: float=1e-5, k_max: int|None=None, iota: float=0.1,
-                 split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None,
-                 standardize: bool=True, progress: bool=False,
-                 n_restarts: int=4, # independent annealings; the best network is kept (defaults: exp7_annealing_study)
-                 restart_tol: float=3.0, # nats: restarts this close to the best count as having found it
-                 n_jobs: int=-1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
-                 executor=None, # a concurrent.futures.Executor to run the restarts on instead (e.g. Dask's)
-                 # the final descent of each restart's centres; "auto": on for d <= 2 inputs and N <= 20,000 rows
-                 polish: bool|str="auto",
-                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
-                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
-                 extrapolate: bool=False,
-                ):
-        self.extrapolate = extrapolate
-        self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
-        self.polish = polish
-        self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
-        self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
-        self.standardize, self.progress, self.n_restarts, self.restart_tol = (
-            standardize,
-            progress,
-            n_restarts,
-            restart_tol,
-        )
-        self.n_jobs, self.executor = n_jobs, executor
+# %% ../nbs/07_annealing.ipynb #a10feef3
+class _AnnealRuns:
+    """AnnealedRBFRegressor's runs: the settings of one annealing run, and restarts run at once."""
 
     def _resolved_n_iter(self, N: int) -> int:
         """n_iter, with 'auto' resolved for N points (a budget of 2e7 point-iterations per restart;
@@ -616,27 +567,6 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         X, Y, cal = self._data
         return _anneal_task(X, Y, cal, self._anneal_kw(self.progress), rng)
 
-    def fit(self, X, y):
-        """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_),
-        centres_, coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
-        R = check_int(
-            "n_restarts",
-            self.n_restarts,
-            1,
-            MAX_CHAINS,
-            "each restart is a whole annealing; a handful finds the optimum (exp7_annealing_study)",
-        )
-        check_positive("restart_tol", self.restart_tol)
-        _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
-        X, Y = self._fit_scaling(*self._validate_fit(X, y))
-        self._n_iter = self._resolved_n_iter(len(X))
-        _resolve_polish(self.polish, X.shape[1])  # a bad value fails before any restart runs
-        self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
-        rng = self._rng()
-        self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []
-        self._run_restarts()
-        return self
-
     def _parallel(self) -> bool:
         "Restarts run at once: more than one, and threads or an executor asked for."
         return self.n_restarts > 1 and (self._n_jobs > 1 or self.executor is not None)
@@ -663,6 +593,10 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         self._pending = []
         done = [r for r in self._runs if not r.interrupted]
         return done, min(done or self._runs, key=lambda r: r.criterion)
+
+# %% ../nbs/07_annealing.ipynb #2bf5294f
+class _AnnealRestarts:
+    """AnnealedRBFRegressor's restarts: run in turn, the best kept; interruption and continuation."""
 
     def _run_restarts(self, first=None):
         """Run the pending restarts (after `first`, an already finished one); stop at a Ctrl-C, keeping the best so far.
@@ -749,6 +683,80 @@ class AnnealedRBFRegressor(BaseBayesEstimator):
         else:
             self._runs.pop()
             self._run_restarts(first=self.trace_.resume(self.progress))
+
+# %% ../nbs/07_annealing.ipynb #93c91896
+class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, BaseBayesEstimator):
+    """RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5).
+
+    With `n_restarts` > 1 the annealing is run that many times from independent streams (`Generator.spawn`) and the best
+    network kept; `restart_criteria_` and `restart_k_` record every restart's result, and an `OptimumUncertainWarning`
+    says when fewer than two restarts came within `restart_tol` nats of the best criterion (the optimum was found once:
+    it may not be the global one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbf_bayes import AnnealedRBFRegressor
+    >>> from rbf_bayes.datasets import robot_arm
+    >>> d = robot_arm(np.random.default_rng(0))
+    >>> m = AnnealedRBFRegressor(criterion="mdl", n_iter=2000, n_restarts=2, random_state=0).fit(d.x, d.y)
+    >>> bool(m.k_ > 5 and np.mean(np.sum((m.predict(d.x_test) - d.f_test) ** 2, 1)) < 0.005)
+    True
+    """
+    def __init__(self, *, criterion: str="mdl", basis: str="cubic",
+                 # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on
+                 # standardised inputs
+                 width: float|None=None,
+                 # iterations per restart; "auto": 100,000 up to N = 200, then 2e7 / N (>= 10,000)
+                 n_iter: int|str="auto",
+                 schedule="linear",
+                 T0: float|str="auto", # first temperature; "auto": min(1, C / log|Omega|) (`starting_temperature`)
+                 T_end: float=1e-5, k_max: int|None=None, iota: float=0.1,
+                 split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5, random_state=None,
+                 standardize: bool=True, progress: bool=False,
+                 n_restarts: int=4, # independent annealings; the best network is kept (defaults: exp7_annealing_study)
+                 restart_tol: float=3.0, # nats: restarts this close to the best count as having found it
+                 n_jobs: int=-1, # restarts run at once on threads (-1: one per core); the C loop releases the GIL
+                 executor=None, # a concurrent.futures.Executor to run the restarts on instead (e.g. Dask's)
+                 # the final descent of each restart's centres; "auto": on for d <= 2 inputs and N <= 20,000 rows
+                 polish: bool|str="auto",
+                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
+                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 extrapolate: bool=False,
+                ):
+        self.extrapolate = extrapolate
+        self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
+        self.polish = polish
+        self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
+        self.split_scale, self.rw_var, self.varpi, self.random_state = split_scale, rw_var, varpi, random_state
+        self.standardize, self.progress, self.n_restarts, self.restart_tol = (
+            standardize,
+            progress,
+            n_restarts,
+            restart_tol,
+        )
+        self.n_jobs, self.executor = n_jobs, executor
+
+    def fit(self, X, y):
+        """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_),
+        centres_, coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
+        R = check_int(
+            "n_restarts",
+            self.n_restarts,
+            1,
+            MAX_CHAINS,
+            "each restart is a whole annealing; a handful finds the optimum (exp7_annealing_study)",
+        )
+        check_positive("restart_tol", self.restart_tol)
+        _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
+        X, Y = self._fit_scaling(*self._validate_fit(X, y))
+        self._n_iter = self._resolved_n_iter(len(X))
+        _resolve_polish(self.polish, X.shape[1])  # a bad value fails before any restart runs
+        self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
+        rng = self._rng()
+        self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []
+        self._run_restarts()
+        return self
 
     _result_class = AnnealResult
 

@@ -831,57 +831,9 @@ def _check_smc_work(N: int, n_particles: int, n_widths: int) -> None:
             "partial_fit, which has no limit; RJMCMCRegressor takes this many rows faster"
         )
 
-# %% ../nbs/09_smc.ipynb #4bf04eed
-class SMCRegressor(BaseBayesEstimator):
-    """Single-pass trans-dimensional SMC kernel regression (Vermaak, Godsill & Doucet) in the scikit-learn protocol.
-
-    `width="auto"` (default, for the Gaussian and multiquadric bases) runs the particle system once per width in
-    `width_grid` (on standardised inputs; times the inputs' RMS scale with standardize=False) and keeps the one with the
-    largest evidence log p(y | width) — type-II maximum likelihood over the width (`width_`, `width_log_evidence_`).
-    Each run uses the same random stream (common random numbers). A stream (partial_fit) keeps one particle system per
-    width open and feeds every batch to all of them, so the width is chosen anew by the evidence of all the rows seen so
-    far, as one fit on them would choose it (a batch costs len(width_grid) passes, as a fit does).
-    `width="learn"` instead gives every particle its own width, drawn from log w ~ N(log sqrt(d), log_width_sd^2)
-    (`prior.log_width_sd`) on standardised inputs and moved by a Metropolis-Hastings step in the resample-move stage:
-    one pass, the width integrated over rather than chosen (`width_` is then the particles' weighted median,
-    `trace_.widths` all of them). The prior is `prior=SMCPrior(...)` (`rbf_bayes.priors`), as every sampler takes its
-    prior: k's Poisson rate `lam` and truncation `k_max`, the variances' IG priors, the learned width's spread.
-    A number is a fixed width in units of X (`00b_base`, "Lengths a user gives"): the paper's sinc width 1.6 is 1.6
-    with or without standardisation. `width_` is on the scale the model was fitted on.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rbf_bayes import SMCRegressor
-    >>> from rbf_bayes.datasets import sinc_data
-    >>> from rbf_bayes.priors import SMCPrior
-    >>> d = sinc_data(np.random.default_rng(0))        # the paper's sinc: 50 noisy points
-    >>> m = SMCRegressor(n_particles=100, width=1.6, prior=SMCPrior(lam=1.0, k_max=20), random_state=0)
-    >>> for rows in np.split(np.arange(50), 5):         # a stream of five batches
-    ...     m = m.partial_fit(d.x[rows], d.y[rows])
-    >>> bool(np.sqrt(np.mean((m.predict(d.x_test) - d.f_test) ** 2)) < 0.2)
-    True
-    """
-    _raw_scale_guard = False   # its width grid follows the inputs' RMS scale with standardize=False: any scale works
-
-    def __init__(self, *, n_particles: int=250, basis: str="gaussian", width: float|str="auto",
-                 # the TD-SMC prior (`priors.SMCPrior`: k's rate and truncation, the variances' IG priors, a learned
-                 # width's spread); None: SMCPrior()
-                 prior: SMCPrior|None=None,
-                 c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True,
-                 capacity: int|None=None, move_steps: int=0, birth_at_new: float=0.0, random_state=None,
-                 standardize: bool=True, progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
-                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
-                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
-                 extrapolate: bool=False,
-                ):
-        self.extrapolate = extrapolate
-        self.n_particles, self.basis, self.width, self.prior = n_particles, basis, width, prior
-        self.width_grid, self.c_move = width_grid, c_move
-        self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
-        self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
-        self.standardize = standardize   # partial_fit: the scaling is learned from the first batch and then kept
-        self.progress = progress
+# %% ../nbs/09_smc.ipynb #95102043
+class _SMCWidthGrid:
+    """SMCRegressor's width grid: one particle system per width, run on the same stream, the largest evidence kept."""
 
     def _widths(self, X) -> list:
         "The widths to run: the given one, or (width='auto' with a width basis) the grid on the inputs' scale."
@@ -924,18 +876,6 @@ class SMCRegressor(BaseBayesEstimator):
             learn_width=isinstance(self.width, str) and self.width == "learn",
         )
 
-    def fit(self, X, y):
-        """One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult),
-        k_posterior_."""
-        X, Y = self._fit_scaling(*self._validate_fit(X, y))
-        self.seconds_ = 0.0
-        self._grid = dict(
-            X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None
-        )
-        self._stream_systems = None
-        self._grid_run()
-        return self
-
     def _grid_run(self):
         """Run the widths not yet run (each a full pass, in the same row order); stop at a Ctrl-C (continue_fit goes on
         from there, bit for bit); at the end keep the particle system of the largest evidence."""
@@ -974,6 +914,10 @@ class SMCRegressor(BaseBayesEstimator):
             g["done"].append(self.smc_)  # a stream keeps every width's system; a fit only the best
         if g["best"] is None or g["ev"][-1] > max(g["ev"][:-1]):
             g["best"] = self.smc_
+
+# %% ../nbs/09_smc.ipynb #4902a991
+class _SMCStream:
+    """SMCRegressor's stream: rows into the particle system, interruption and continuation, partial_fit."""
 
     def _feed(self, X, Y, index):
         """Stream rows into the particle system (index: their row numbers in the user's X); on Ctrl-C keep the rest for
@@ -1070,6 +1014,70 @@ class SMCRegressor(BaseBayesEstimator):
             self._grid_run()
             return self
         self._feed(X, Y, np.arange(len(X)))
+        return self
+
+# %% ../nbs/09_smc.ipynb #4bf04eed
+class SMCRegressor(_SMCWidthGrid, _SMCStream, BaseBayesEstimator):
+    """Single-pass trans-dimensional SMC kernel regression (Vermaak, Godsill & Doucet) in the scikit-learn protocol.
+
+    `width="auto"` (default, for the Gaussian and multiquadric bases) runs the particle system once per width in
+    `width_grid` (on standardised inputs; times the inputs' RMS scale with standardize=False) and keeps the one with the
+    largest evidence log p(y | width) — type-II maximum likelihood over the width (`width_`, `width_log_evidence_`).
+    Each run uses the same random stream (common random numbers). A stream (partial_fit) keeps one particle system per
+    width open and feeds every batch to all of them, so the width is chosen anew by the evidence of all the rows seen so
+    far, as one fit on them would choose it (a batch costs len(width_grid) passes, as a fit does).
+    `width="learn"` instead gives every particle its own width, drawn from log w ~ N(log sqrt(d), log_width_sd^2)
+    (`prior.log_width_sd`) on standardised inputs and moved by a Metropolis-Hastings step in the resample-move stage:
+    one pass, the width integrated over rather than chosen (`width_` is then the particles' weighted median,
+    `trace_.widths` all of them). The prior is `prior=SMCPrior(...)` (`rbf_bayes.priors`), as every sampler takes its
+    prior: k's Poisson rate `lam` and truncation `k_max`, the variances' IG priors, the learned width's spread.
+    A number is a fixed width in units of X (`00b_base`, "Lengths a user gives"): the paper's sinc width 1.6 is 1.6
+    with or without standardisation. `width_` is on the scale the model was fitted on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbf_bayes import SMCRegressor
+    >>> from rbf_bayes.datasets import sinc_data
+    >>> from rbf_bayes.priors import SMCPrior
+    >>> d = sinc_data(np.random.default_rng(0))        # the paper's sinc: 50 noisy points
+    >>> m = SMCRegressor(n_particles=100, width=1.6, prior=SMCPrior(lam=1.0, k_max=20), random_state=0)
+    >>> for rows in np.split(np.arange(50), 5):         # a stream of five batches
+    ...     m = m.partial_fit(d.x[rows], d.y[rows])
+    >>> bool(np.sqrt(np.mean((m.predict(d.x_test) - d.f_test) ** 2)) < 0.2)
+    True
+    """
+    _raw_scale_guard = False   # its width grid follows the inputs' RMS scale with standardize=False: any scale works
+
+    def __init__(self, *, n_particles: int=250, basis: str="gaussian", width: float|str="auto",
+                 # the TD-SMC prior (`priors.SMCPrior`: k's rate and truncation, the variances' IG priors, a learned
+                 # width's spread); None: SMCPrior()
+                 prior: SMCPrior|None=None,
+                 c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True,
+                 capacity: int|None=None, move_steps: int=0, birth_at_new: float=0.0, random_state=None,
+                 standardize: bool=True, progress: bool=False, width_grid: tuple=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
+                 # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
+                 # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
+                 extrapolate: bool=False,
+                ):
+        self.extrapolate = extrapolate
+        self.n_particles, self.basis, self.width, self.prior = n_particles, basis, width, prior
+        self.width_grid, self.c_move = width_grid, c_move
+        self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
+        self.move_steps, self.birth_at_new, self.random_state = move_steps, birth_at_new, random_state
+        self.standardize = standardize   # partial_fit: the scaling is learned from the first batch and then kept
+        self.progress = progress
+
+    def fit(self, X, y):
+        """One pass over (X, y) in random order (unless shuffle=False); sets smc_ (the sampler), trace_ (its SMCResult),
+        k_posterior_."""
+        X, Y = self._fit_scaling(*self._validate_fit(X, y))
+        self.seconds_ = 0.0
+        self._grid = dict(
+            X=X, Y=Y, widths=self._widths(X), shuffle=check_bool("shuffle", self.shuffle), ev=[], best=None
+        )
+        self._stream_systems = None
+        self._grid_run()
         return self
 
     def _fitted_json(self) -> dict:
