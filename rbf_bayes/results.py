@@ -162,13 +162,118 @@ class Summary:
         return (f"<div class='rbf-bayes-summary'><p style='margin:0.2em 0'><b>{e(self.title)}</b></p>"
                 f"<table>{rows}</table>{notes}</div>")
 
+# %% ../nbs/04a_results.ipynb #0562819f
+class _ChainDiagnostics:
+    """The chains' diagnostics of a result: the kept draws per chain, split-R-hat and bulk ESS over them, their summary rows. A part of `DiagnosticsMixin`."""
+
+    def kept_by_chain(self, burn_in: int = 0) -> list[np.ndarray]:
+        """The kept draws chain by chain: for each chain, the positions in `kept` of its snapshots at iterations >=
+        burn_in of that chain (a single run is one chain)."""
+        kept = np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
+        n = self.meta.get("chain_lengths") or [len(self.k)]
+        chain = np.searchsorted(np.cumsum(n), kept, side="right")
+        late = self.chain_position(kept) >= burn_in
+        return [np.flatnonzero((chain == j) & late) for j in range(len(n))]
+
+    def _k_diagnosed(self, b: int) -> tuple[np.ndarray, str]:
+        "One run's k as its diagnostics read it: at the kept draws after burn-in b (all iterations if none is kept)."
+        kept = np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
+        if len(kept):
+            return np.asarray(self.k, float)[kept[self.kept_by_chain(b)[0]]], "kept draws"
+        return np.asarray(self.k[b:], float), "iterations"
+
+    def chain_diagnostics(
+        self,
+        burn_in: int | None = None,  # each chain's burn-in (default: the result's)
+        every_iteration: bool = False,  # True: every iteration after burn-in, not the kept draws
+    ) -> dict:
+        """Across the chains (one run: one chain, split in two): split-R-hat and bulk ESS (`08_convergence`) of k, of
+        sigma^2 (each output; not when the model fixes it, as the probit does) and of the log posterior:
+        {name: (rhat, ess)}. By default on the kept draws, the snapshots that the predictions, `to_arviz` and LOO use,
+        each chain cut to the shortest, exactly the draws `to_arviz` exports, so ArviZ's numbers on it are these
+        ("One set of draws", `04a_results`); every_iteration=True reads every iteration after each chain's burn-in
+        instead."""
+        from rbf_bayes.convergence import ess, rhat
+
+        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
+        n_it, kept = len(self.k), np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
+        use_kept = not every_iteration and len(kept) > 0
+
+        def per(v):  # a series as (n_iterations, ...) or, for a per-snapshot one (BMARS's sigma^2), (n_kept, ...)
+            v = np.asarray(v, float)
+            if len(v) == n_it:
+                return v[kept] if use_kept else v
+            return v if use_kept and len(v) == len(kept) else None
+
+        series = {"k": per(self.k)}
+        s2 = getattr(self, "sigma2", None)
+        fixed = (self.meta.get("config") or {}).get("fixed_sigma2") is not None
+        s2 = per(s2) if isinstance(s2, np.ndarray) and not fixed else None
+        if s2 is not None and np.isfinite(s2).all():
+            s2 = s2.reshape(len(s2), -1)
+            ys = self.meta.get("y_scale")  # set by an estimator: sigma^2 in y's units, as `to_arviz` has it
+            if ys is not None and len(ys) == s2.shape[1]:
+                s2 = s2 * np.asarray(ys, float) ** 2
+            for j in range(s2.shape[1]):
+                series["σ²" if s2.shape[1] == 1 else f"σ²[{j}]"] = s2[:, j]
+        for f in ("log_posterior", "log_target", "log_marginal_likelihood"):
+            v = getattr(self, f, None)
+            if isinstance(v, np.ndarray) and per(v) is not None:
+                series["log posterior"] = per(v)
+                break
+        if use_kept:
+            idx = self.kept_by_chain(b)
+            take = lambda v: [v[i] for i in idx]  # noqa: E731
+        else:
+            take = lambda v: self.chain_series(v, b)  # noqa: E731
+        out = {}
+        for name, v in series.items():
+            parts = take(v)
+            m = min(len(p) for p in parts)
+            if m < 4:
+                continue
+            a = np.stack([p[:m] for p in parts])
+            out[name] = (rhat(a), ess(a))
+        return out
+
+    def _chain_rows(self, b: int, d: dict) -> list:
+        "Summary rows of pooled chains: their number and lengths, split-R-hat and ESS across them."
+        n = self.meta.get("chain_lengths")
+        rows = [
+            (
+                "chains",
+                f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled",
+            )
+        ]
+        if d:  # d: `chain_diagnostics(b)`, computed once by the caller
+            rows.append(
+                (
+                    "split R-hat",
+                    ", ".join(f"{k} {r:.3f}" if r == r else f"{k} undefined (did not move)" for k, (r, _) in d.items()),
+                )
+            )
+            idx = self.kept_by_chain(b)
+            m = min(len(i) for i in idx)
+            rows.append(
+                (
+                    "ESS",
+                    ", ".join(f"{k} {e:.0f}" for k, (_, e) in d.items())
+                    + (
+                        f" (of {m * len(idx):,} kept draws, {m:,} in each chain)"
+                        if m
+                        else f" (of {sum(len(p) for p in self.chain_series(self.k, b)):,} iterations)"
+                    ),
+                )
+            )
+        return rows
+
 # %% ../nbs/04a_results.ipynb #6d8f32ba
 # split R-hat above this: the chains disagree (Vehtari et al. 2021 ask for < 1.01 before trusting estimates)
 RHAT_ALARM = 1.1
 ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
 
 
-class DiagnosticsMixin:
+class DiagnosticsMixin(_ChainDiagnostics):
     """The diagnostics of a result's draws: acceptance rates, rank-normalised split-R-hat and ESS of k, the log
     posterior and the predictions over the chains (`chain_diagnostics`, "One set of draws"), and the `Summary` they
     make. A part of `SamplerResult`."""
@@ -295,107 +400,6 @@ class DiagnosticsMixin:
                 "not the data, sets the network size; raise k_max or use a more parsimonious prior"
             )
         return rows, notes + mixing
-
-    def _k_diagnosed(self, b: int) -> tuple[np.ndarray, str]:
-        "One run's k as its diagnostics read it: at the kept draws after burn-in b (all iterations if none is kept)."
-        kept = np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
-        if len(kept):
-            return np.asarray(self.k, float)[kept[self.kept_by_chain(b)[0]]], "kept draws"
-        return np.asarray(self.k[b:], float), "iterations"
-
-    def kept_by_chain(self, burn_in: int = 0) -> list[np.ndarray]:
-        """The kept draws chain by chain: for each chain, the positions in `kept` of its snapshots at iterations >=
-        burn_in of that chain (a single run is one chain)."""
-        kept = np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
-        n = self.meta.get("chain_lengths") or [len(self.k)]
-        chain = np.searchsorted(np.cumsum(n), kept, side="right")
-        late = self.chain_position(kept) >= burn_in
-        return [np.flatnonzero((chain == j) & late) for j in range(len(n))]
-
-    def chain_diagnostics(
-        self,
-        burn_in: int | None = None,  # each chain's burn-in (default: the result's)
-        every_iteration: bool = False,  # True: every iteration after burn-in, not the kept draws
-    ) -> dict:
-        """Across the chains (one run: one chain, split in two): split-R-hat and bulk ESS (`08_convergence`) of k, of
-        sigma^2 (each output; not when the model fixes it, as the probit does) and of the log posterior:
-        {name: (rhat, ess)}. By default on the kept draws, the snapshots that the predictions, `to_arviz` and LOO use,
-        each chain cut to the shortest, exactly the draws `to_arviz` exports, so ArviZ's numbers on it are these
-        ("One set of draws", `04a_results`); every_iteration=True reads every iteration after each chain's burn-in
-        instead."""
-        from rbf_bayes.convergence import ess, rhat
-
-        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
-        n_it, kept = len(self.k), np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
-        use_kept = not every_iteration and len(kept) > 0
-
-        def per(v):  # a series as (n_iterations, ...) or, for a per-snapshot one (BMARS's sigma^2), (n_kept, ...)
-            v = np.asarray(v, float)
-            if len(v) == n_it:
-                return v[kept] if use_kept else v
-            return v if use_kept and len(v) == len(kept) else None
-
-        series = {"k": per(self.k)}
-        s2 = getattr(self, "sigma2", None)
-        fixed = (self.meta.get("config") or {}).get("fixed_sigma2") is not None
-        s2 = per(s2) if isinstance(s2, np.ndarray) and not fixed else None
-        if s2 is not None and np.isfinite(s2).all():
-            s2 = s2.reshape(len(s2), -1)
-            ys = self.meta.get("y_scale")  # set by an estimator: sigma^2 in y's units, as `to_arviz` has it
-            if ys is not None and len(ys) == s2.shape[1]:
-                s2 = s2 * np.asarray(ys, float) ** 2
-            for j in range(s2.shape[1]):
-                series["σ²" if s2.shape[1] == 1 else f"σ²[{j}]"] = s2[:, j]
-        for f in ("log_posterior", "log_target", "log_marginal_likelihood"):
-            v = getattr(self, f, None)
-            if isinstance(v, np.ndarray) and per(v) is not None:
-                series["log posterior"] = per(v)
-                break
-        if use_kept:
-            idx = self.kept_by_chain(b)
-            take = lambda v: [v[i] for i in idx]  # noqa: E731
-        else:
-            take = lambda v: self.chain_series(v, b)  # noqa: E731
-        out = {}
-        for name, v in series.items():
-            parts = take(v)
-            m = min(len(p) for p in parts)
-            if m < 4:
-                continue
-            a = np.stack([p[:m] for p in parts])
-            out[name] = (rhat(a), ess(a))
-        return out
-
-    def _chain_rows(self, b: int, d: dict) -> list:
-        "Summary rows of pooled chains: their number and lengths, split-R-hat and ESS across them."
-        n = self.meta.get("chain_lengths")
-        rows = [
-            (
-                "chains",
-                f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled",
-            )
-        ]
-        if d:  # d: `chain_diagnostics(b)`, computed once by the caller
-            rows.append(
-                (
-                    "split R-hat",
-                    ", ".join(f"{k} {r:.3f}" if r == r else f"{k} undefined (did not move)" for k, (r, _) in d.items()),
-                )
-            )
-            idx = self.kept_by_chain(b)
-            m = min(len(i) for i in idx)
-            rows.append(
-                (
-                    "ESS",
-                    ", ".join(f"{k} {e:.0f}" for k, (_, e) in d.items())
-                    + (
-                        f" (of {m * len(idx):,} kept draws, {m:,} in each chain)"
-                        if m
-                        else f" (of {sum(len(p) for p in self.chain_series(self.k, b)):,} iterations)"
-                    ),
-                )
-            )
-        return rows
 
     def summary(self, burn_in: int | None = None) -> Summary:
         "Key numbers: samples, p(k | y), acceptance, ESS of k, time, and notes (k_max reached, interrupted)."
