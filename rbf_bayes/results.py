@@ -164,7 +164,8 @@ class Summary:
 
 # %% ../nbs/04a_results.ipynb #0562819f
 class _ChainDiagnostics:
-    """The chains' diagnostics of a result: the kept draws per chain, split-R-hat and bulk ESS over them, their summary rows. A part of `DiagnosticsMixin`."""
+    """The chains' diagnostics of a result: the kept draws per chain, split-R-hat and bulk ESS over them, their
+    summary rows. A part of `DiagnosticsMixin`."""
 
     def kept_by_chain(self, burn_in: int = 0) -> list[np.ndarray]:
         """The kept draws chain by chain: for each chain, the positions in `kept` of its snapshots at iterations >=

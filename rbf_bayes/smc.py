@@ -247,8 +247,109 @@ def resample_slots(idx: np.ndarray, # resampled parent indices (any order)
     src[dead] = extra
     return src
 
+# %% ../nbs/09_smc.ipynb #cf2a8d2d
+class _SMCStart:
+    """TD-SMC's start: pi_0 for the variances and a learned width, and the width sweeps' step and schedule."""
+
+    def _initial_width(self) -> float:
+        "pi_0 for a learned width: log w ~ N(log width, log_width_sd^2) (drawn after the particle's variances)."
+        if not self.learn_width:
+            return float(self.width)
+        return math.exp(math.log(self.width) + self.log_width_sd * self.rng.standard_normal())
+
+    def _width_tau(self) -> float:
+        """The random-walk step on log w: the particles' weighted sd of log w, within [0.1, log_width_sd] (taken from
+        the population before the sweep, as adaptive resample-move kernels are; each step is then pi_t-invariant)."""
+        lw = np.log(self.widths)
+        w = self.weights
+        sd = math.sqrt(max(float(w @ (lw - w @ lw) ** 2), 0.0))
+        return min(max(sd, 0.1), self.log_width_sd)
+
+    def _width_due(self) -> bool:
+        "Width sweeps run at every observation up to t = 50, then every floor(t / 50): about 35 per doubling of t."
+        if not self.learn_width or self.t < self._next_width:
+            return False
+        self._next_width = self.t + max(1, self.t // 50)
+        return True
+
+    def _initial_variances(self):
+        "pi_0 is the prior: draw (s2y, s2b) from it when it is proper (Jeffreys' a = b = 0: start at init_variances)."
+        if self.fix_variances is not None:
+            return tuple(map(float, self.fix_variances))
+        s2y = (
+            self.b_y / self.rng.standard_gamma(self.a_y)
+            if self.a_y > 0 and self.b_y > 0
+            else float(self.init_variances[0])
+        )
+        s2b = (
+            self.b_b / self.rng.standard_gamma(self.a_b)
+            if self.a_b > 0 and self.b_b > 0
+            else float(self.init_variances[1])
+        )
+        return s2y, s2b
+
+# %% ../nbs/09_smc.ipynb #2ac8e877
+class _SMCEstimates:
+    """TD-SMC's estimates: weights, p(k | Y_t), predictions, and the result a fit returns."""
+
+    @property
+    def weights(self) -> np.ndarray:
+        "Normalised particle weights."
+        return np.exp(self.logw - special.logsumexp(self.logw))
+
+    def p_k(self) -> np.ndarray:
+        "Particle estimate of p(k | Y_t)."
+        return self.result().p_k()
+
+    def predict(self, x, return_std: bool = False):
+        "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
+        return self.result().predict(x, return_std)
+
+    def _snapshot(self):
+        "Per particle: centres (k_i, d), posterior means (m_i, c), flattened factors (m_i^2,), sigma_y^2."
+        ps = self.particles
+        return (
+            [self.X[p.centres].reshape(-1, self.d) for p in ps],
+            [np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]) for p in ps],
+            [p.g.factor().ravel() for p in ps],
+            np.array([p.s2y for p in ps]),
+        )
+
+    def result(self) -> SMCResult:
+        "A snapshot of the particle system (the `SamplerResult` protocol), cached until the particles change."
+        cached = getattr(self, "_result", None)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]  # a one-row stream need not pay for it
+        centres, coef, factors, s2y = self._snapshot()
+        res = SMCResult(
+            k=np.array([len(c) for c in centres], np.int64),
+            weights=self.weights,
+            centres=centres,
+            coef_mean=coef,
+            factors=factors,
+            sigma2=s2y,
+            widths=self.widths.copy() if self.learn_width else None,
+            meta=dict(
+                basis=self.basis,
+                width=self.width,
+                d=self.d,
+                c=self.c_out,
+                t=self.t,
+                k_max=self.k_max,
+                log_evidence=self.log_evidence,
+                n_particles=self.n_particles,
+                n_resampled=self.n_resampled,
+                interrupted=bool(getattr(self, "interrupted", False)),
+                n_done=self.t,
+            ),
+        )
+        if self.learn_width:
+            res.meta.update(learn_width=True, log_width_sd=self.log_width_sd, width_acceptance=self.width_acceptance)
+        self._result = (self.version, res)
+        return res
+
 # %% ../nbs/09_smc.ipynb #3a9028af
-class _TDSMCBase:
+class _TDSMCBase(_SMCStart, _SMCEstimates):
     "What the Python reference and the C engine share: settings, the per-observation bookkeeping, estimates."
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, *, prior: SMCPrior=SMCPrior(),
                  c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, fix_variances=None,
@@ -307,43 +408,6 @@ class _TDSMCBase:
             f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
             "lower n_particles or k_max (every particle keeps its k_max x N design), or stream fewer rows",
         )
-
-    def _initial_width(self) -> float:
-        "pi_0 for a learned width: log w ~ N(log width, log_width_sd^2) (drawn after the particle's variances)."
-        if not self.learn_width:
-            return float(self.width)
-        return math.exp(math.log(self.width) + self.log_width_sd * self.rng.standard_normal())
-
-    def _width_tau(self) -> float:
-        """The random-walk step on log w: the particles' weighted sd of log w, within [0.1, log_width_sd] (taken from
-        the population before the sweep, as adaptive resample-move kernels are; each step is then pi_t-invariant)."""
-        lw = np.log(self.widths)
-        w = self.weights
-        sd = math.sqrt(max(float(w @ (lw - w @ lw) ** 2), 0.0))
-        return min(max(sd, 0.1), self.log_width_sd)
-
-    def _width_due(self) -> bool:
-        "Width sweeps run at every observation up to t = 50, then every floor(t / 50): about 35 per doubling of t."
-        if not self.learn_width or self.t < self._next_width:
-            return False
-        self._next_width = self.t + max(1, self.t // 50)
-        return True
-
-    def _initial_variances(self):
-        "pi_0 is the prior: draw (s2y, s2b) from it when it is proper (Jeffreys' a = b = 0: start at init_variances)."
-        if self.fix_variances is not None:
-            return tuple(map(float, self.fix_variances))
-        s2y = (
-            self.b_y / self.rng.standard_gamma(self.a_y)
-            if self.a_y > 0 and self.b_y > 0
-            else float(self.init_variances[0])
-        )
-        s2b = (
-            self.b_b / self.rng.standard_gamma(self.a_b)
-            if self.a_b > 0 and self.b_b > 0
-            else float(self.init_variances[1])
-        )
-        return s2y, s2b
 
     def partial_fit(self, x, y, progress: bool = False, warn: bool = True):
         """Process observations one at a time (rows of x, y), continuing the current particle system. Ctrl-C stops after
@@ -431,64 +495,93 @@ class _TDSMCBase:
                 self._refresh_all()
         return self
 
-    @property
-    def weights(self) -> np.ndarray:
-        "Normalised particle weights."
-        return np.exp(self.logw - special.logsumexp(self.logw))
 
-    def p_k(self) -> np.ndarray:
-        "Particle estimate of p(k | Y_t)."
-        return self.result().p_k()
+# %% ../nbs/09_smc.ipynb #fd7a6ba1
+class _RefSMCMoves:
+    """The reference's MCMC moves at the current t: the width's Metropolis-Hastings step and the reversible-jump
+    step."""
 
-    def predict(self, x, return_std: bool = False):
-        "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
-        return self.result().predict(x, return_std)
+    def _width_sweep(self, tau):
+        for p in self.particles:
+            self._width_move(p, tau)
 
-    def _snapshot(self):
-        "Per particle: centres (k_i, d), posterior means (m_i, c), flattened factors (m_i^2,), sigma_y^2."
-        ps = self.particles
-        return (
-            [self.X[p.centres].reshape(-1, self.d) for p in ps],
-            [np.column_stack([p.g.posterior_coef(o)[1] for o in range(p.g.c)]) for p in ps],
-            [p.g.factor().ravel() for p in ps],
-            np.array([p.s2y for p in ps]),
-        )
+    def _width_move(self, p, tau):
+        """Metropolis-Hastings on log w, leaving pi_t invariant: every kernel column rebuilt at the proposed width (the
+        full-rebuild path), log r = log p(Y_t | S, w') - log p(Y_t | S, w) + log N(log w') - log N(log w)."""
+        t = self.t
+        lw = math.log(p.width)
+        lw1 = lw + tau * self.rng.standard_normal()
+        w1 = math.exp(lw1)
+        self.n_width[0] += 1
+        p.g.enable_rebuild()
+        if not p.g.propose_rebuild(1, [self._col(j, t, w1) for j in p.centres]):
+            self.n_singular[2] += 1
+            return
+        new = self._lml(p, t, True)
+        lw0, sd = math.log(self.width), self.log_width_sd
+        lr = new - p.lml - 0.5 * ((lw1 - lw0) ** 2 - (lw - lw0) ** 2) / sd**2
+        if math.log(self.rng.random()) < lr:
+            p.g.commit()
+            p.lml = new
+            p.width = w1
+            self.n_width[1] += 1
+        else:
+            p.g.reject()
 
-    def result(self) -> SMCResult:
-        "A snapshot of the particle system (the `SamplerResult` protocol), cached until the particles change."
-        cached = getattr(self, "_result", None)
-        if cached is not None and cached[0] == self.version:
-            return cached[1]  # a one-row stream need not pay for it
-        centres, coef, factors, s2y = self._snapshot()
-        res = SMCResult(
-            k=np.array([len(c) for c in centres], np.int64),
-            weights=self.weights,
-            centres=centres,
-            coef_mean=coef,
-            factors=factors,
-            sigma2=s2y,
-            widths=self.widths.copy() if self.learn_width else None,
-            meta=dict(
-                basis=self.basis,
-                width=self.width,
-                d=self.d,
-                c=self.c_out,
-                t=self.t,
-                k_max=self.k_max,
-                log_evidence=self.log_evidence,
-                n_particles=self.n_particles,
-                n_resampled=self.n_resampled,
-                interrupted=bool(getattr(self, "interrupted", False)),
-                n_done=self.t,
-            ),
-        )
-        if self.learn_width:
-            res.meta.update(learn_width=True, log_width_sd=self.log_width_sd, width_acceptance=self.width_acceptance)
-        self._result = (self.version, res)
-        return res
+    def _rj_sweep(self):
+        for p in self.particles:
+            self._rj_move(p)
+
+    def _rj_move(self, p):
+        """One reversible-jump MCMC step (birth / death / swap of a centre among the observed inputs) leaving pi_t
+        invariant."""
+        t = self.t
+        k = len(p.centres)
+        a = smc_move_probs(k, t, self.lam, self.k_max, self.c_move)
+        u = self.rng.random()
+        if u < a["birth"]:
+            j = draw_free(p.centres, t, self.rng)
+            if not p.g.propose_append(self._col(j, t, p.width)):
+                self.n_singular[2] += 1
+                return
+            new = self._lml(p, t, True, k + 2)
+            a1 = smc_move_probs(k + 1, t, self.lam, self.k_max, self.c_move)
+            lr = new - p.lml + math.log(self.lam) + math.log(a1["death"]) - math.log(k + 1) - math.log(a["birth"])
+            if math.log(self.rng.random()) < lr:
+                p.g.commit()
+                p.centres.append(j)
+                p.lml = new
+            else:
+                p.g.reject()
+        elif u < a["birth"] + a["death"]:
+            pos = min(int(self.rng.random() * k), k - 1)
+            p.g.propose_delete(1 + pos)
+            new = self._lml(p, t, True, k)
+            a0 = smc_move_probs(k - 1, t, self.lam, self.k_max, self.c_move)
+            lr = new - p.lml - (math.log(self.lam) + math.log(a["death"]) - math.log(k) - math.log(a0["birth"]))
+            if math.log(self.rng.random()) < lr:
+                p.g.commit()
+                p.centres.pop(pos)
+                p.lml = new
+            else:
+                p.g.reject()
+        elif k and k < t:
+            pos = min(int(self.rng.random() * k), k - 1)
+            j = draw_free(p.centres, t, self.rng)
+            if not p.g.propose_replace(1 + pos, self._col(j, t, p.width)):
+                self.n_singular[2] += 1
+                return
+            new = self._lml(p, t, True, k + 1)
+            if math.log(self.rng.random()) < new - p.lml:
+                p.g.commit()
+                p.centres.pop(pos)
+                p.centres.append(j)
+                p.lml = new
+            else:
+                p.g.reject()
 
 # %% ../nbs/09_smc.ipynb #9387b9ef
-class TDSMCReference(_TDSMCBase):
+class TDSMCReference(_RefSMCMoves, _TDSMCBase):
     "Trans-dimensional SMC, every step in Python (the reference for the C engine `TDSMC`)."
     def _init(self, d, c_out):
         self.d, self.c_out = d, c_out
@@ -615,84 +708,6 @@ class TDSMCReference(_TDSMCBase):
             for i, (s, p) in enumerate(zip(src, self.particles, strict=False))
         ]
 
-    def _width_sweep(self, tau):
-        for p in self.particles:
-            self._width_move(p, tau)
-
-    def _width_move(self, p, tau):
-        """Metropolis-Hastings on log w, leaving pi_t invariant: every kernel column rebuilt at the proposed width (the
-        full-rebuild path), log r = log p(Y_t | S, w') - log p(Y_t | S, w) + log N(log w') - log N(log w)."""
-        t = self.t
-        lw = math.log(p.width)
-        lw1 = lw + tau * self.rng.standard_normal()
-        w1 = math.exp(lw1)
-        self.n_width[0] += 1
-        p.g.enable_rebuild()
-        if not p.g.propose_rebuild(1, [self._col(j, t, w1) for j in p.centres]):
-            self.n_singular[2] += 1
-            return
-        new = self._lml(p, t, True)
-        lw0, sd = math.log(self.width), self.log_width_sd
-        lr = new - p.lml - 0.5 * ((lw1 - lw0) ** 2 - (lw - lw0) ** 2) / sd**2
-        if math.log(self.rng.random()) < lr:
-            p.g.commit()
-            p.lml = new
-            p.width = w1
-            self.n_width[1] += 1
-        else:
-            p.g.reject()
-
-    def _rj_sweep(self):
-        for p in self.particles:
-            self._rj_move(p)
-
-    def _rj_move(self, p):
-        """One reversible-jump MCMC step (birth / death / swap of a centre among the observed inputs) leaving pi_t
-        invariant."""
-        t = self.t
-        k = len(p.centres)
-        a = smc_move_probs(k, t, self.lam, self.k_max, self.c_move)
-        u = self.rng.random()
-        if u < a["birth"]:
-            j = draw_free(p.centres, t, self.rng)
-            if not p.g.propose_append(self._col(j, t, p.width)):
-                self.n_singular[2] += 1
-                return
-            new = self._lml(p, t, True, k + 2)
-            a1 = smc_move_probs(k + 1, t, self.lam, self.k_max, self.c_move)
-            lr = new - p.lml + math.log(self.lam) + math.log(a1["death"]) - math.log(k + 1) - math.log(a["birth"])
-            if math.log(self.rng.random()) < lr:
-                p.g.commit()
-                p.centres.append(j)
-                p.lml = new
-            else:
-                p.g.reject()
-        elif u < a["birth"] + a["death"]:
-            pos = min(int(self.rng.random() * k), k - 1)
-            p.g.propose_delete(1 + pos)
-            new = self._lml(p, t, True, k)
-            a0 = smc_move_probs(k - 1, t, self.lam, self.k_max, self.c_move)
-            lr = new - p.lml - (math.log(self.lam) + math.log(a["death"]) - math.log(k) - math.log(a0["birth"]))
-            if math.log(self.rng.random()) < lr:
-                p.g.commit()
-                p.centres.pop(pos)
-                p.lml = new
-            else:
-                p.g.reject()
-        elif k and k < t:
-            pos = min(int(self.rng.random() * k), k - 1)
-            j = draw_free(p.centres, t, self.rng)
-            if not p.g.propose_replace(1 + pos, self._col(j, t, p.width)):
-                self.n_singular[2] += 1
-                return
-            new = self._lml(p, t, True, k + 1)
-            if math.log(self.rng.random()) < new - p.lml:
-                p.g.commit()
-                p.centres.pop(pos)
-                p.centres.append(j)
-                p.lml = new
-            else:
-                p.g.reject()
 
 # %% ../nbs/09_smc.ipynb #6ae95e59
 class TDSMC(_TDSMCBase):

@@ -384,7 +384,7 @@ def main(argv=None):
     stale = [n for n in KEEP if n not in kept]
     if kept:
         print(f"kept outputs shown, not executed: {', '.join(kept)}")
-    if stale and not a.keep_outputs:
+    if stale and not a.keep_outputs and not a.no_exec:
         print(f"kept outputs stale (executed in this build): {', '.join(stale)}; "
               "`python tools/build_docs.py --keep-outputs` refreshes them")
     env["RBF_DOCS_KEPT"] = ",".join(f"{n}.ipynb" for n in kept)
