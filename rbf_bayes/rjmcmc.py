@@ -180,28 +180,9 @@ def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)
     return RJCore(st, x, space.lo, space.hi, basis, width, k_max, core_settings(prior, config, k_max),
                   tuple(config.basis_types or ()), bitgen)
 
-# %% ../nbs/05_rjmcmc.ipynb #0deee756
-@dataclass(kw_only=True, repr=False)
-class Trace(SamplerResult):
-    "Output of a reversible-jump run: per-iteration scalars (k, ...) and kept snapshots (the `SamplerResult` protocol)."
-    log_posterior: np.ndarray; Lambda: np.ndarray; delta2: np.ndarray; sigma2: np.ndarray
-    move: np.ndarray; accepted: np.ndarray          # move code per iteration (MOVE_CODES), accepted flag
-    kept: np.ndarray                                # iteration index of each snapshot
-    centres: np.ndarray; centre_offsets: np.ndarray # flat (sum k_s, d), offsets (P + 1,)
-    coef_mean: np.ndarray; coef_draw: np.ndarray; coef_offsets: np.ndarray  # flat (sum m_s, c), offsets
-    n_proposed: np.ndarray; n_accepted: np.ndarray  # per move type (update counts single-centre steps)
-    # (P, d) per-input scales of each snapshot (learned scales or selected inputs: 0 = out, 05d)
-    scales: np.ndarray|None = None
-    # (P,) basis code (position in BASES) of each snapshot (basis type learned, 05d)
-    kinds: np.ndarray|None = None
-    # meta: basis, width, d, c, prior, config, burn_in, seconds, interrupted
-
-    @property
-    def n_samples(self) -> int: return len(self.kept)
-
-    def sample_centres(self, s: int) -> np.ndarray:
-        "Centres of kept sample s, shape (k_s, d)."
-        return self.centres[self.centre_offsets[s]:self.centre_offsets[s + 1]]
+# %% ../nbs/05_rjmcmc.ipynb #239b245b
+class _TracePredictive:
+    """A trace's predictions: designs at new inputs, the Rao-Blackwellised mean and sd, the predictive mixture."""
 
     def _designs(self, x):
         x = as_inputs(x, "x")
@@ -253,6 +234,10 @@ class Trace(SamplerResult):
         )
         sds = np.sqrt(self.sigma2[self.kept])[:, None, :]
         return np.full(self.n_samples, 1 / self.n_samples), means, np.broadcast_to(sds, means.shape)
+
+# %% ../nbs/05_rjmcmc.ipynb #5ba0d144
+class _TraceDraws:
+    """A trace's kept draws: for ArviZ, cut to a burn-in and thinning or to one k, and k at each."""
 
     def _arviz_draws(self, est, centres: bool = False) -> tuple[dict, dict, dict]:
         """(posterior, sample_stats, dims) at the kept snapshots for `to_arviz`, on the estimator's scale of X and y:
@@ -326,6 +311,38 @@ class Trace(SamplerResult):
         "The number of bases of every kept sample, (n_samples,)."
         return np.diff(self.centre_offsets)
 
+    def given_k(self, k: int) -> Trace:
+        """The kept samples with exactly k bases: draws from the posterior given k (predict then averages over them
+        only)."""
+        ks = self.sample_k()
+        idx = np.flatnonzero(ks == k)
+        if len(idx) == 0:
+            raise ValueError(f"no kept sample has k = {k}; the kept samples have k in {sorted(set(ks.tolist()))}")
+        return self._subset(idx, given_k=int(k))
+
+# %% ../nbs/05_rjmcmc.ipynb #0deee756
+@dataclass(kw_only=True, repr=False)
+class Trace(_TracePredictive, _TraceDraws, SamplerResult):
+    "Output of a reversible-jump run: per-iteration scalars (k, ...) and kept snapshots (the `SamplerResult` protocol)."
+    log_posterior: np.ndarray; Lambda: np.ndarray; delta2: np.ndarray; sigma2: np.ndarray
+    move: np.ndarray; accepted: np.ndarray          # move code per iteration (MOVE_CODES), accepted flag
+    kept: np.ndarray                                # iteration index of each snapshot
+    centres: np.ndarray; centre_offsets: np.ndarray # flat (sum k_s, d), offsets (P + 1,)
+    coef_mean: np.ndarray; coef_draw: np.ndarray; coef_offsets: np.ndarray  # flat (sum m_s, c), offsets
+    n_proposed: np.ndarray; n_accepted: np.ndarray  # per move type (update counts single-centre steps)
+    # (P, d) per-input scales of each snapshot (learned scales or selected inputs: 0 = out, 05d)
+    scales: np.ndarray|None = None
+    # (P,) basis code (position in BASES) of each snapshot (basis type learned, 05d)
+    kinds: np.ndarray|None = None
+    # meta: basis, width, d, c, prior, config, burn_in, seconds, interrupted
+
+    @property
+    def n_samples(self) -> int: return len(self.kept)
+
+    def sample_centres(self, s: int) -> np.ndarray:
+        "Centres of kept sample s, shape (k_s, d)."
+        return self.centres[self.centre_offsets[s]:self.centre_offsets[s + 1]]
+
     def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         """The common rows; with a learned basis (05d) also each input's posterior mean scale and 90% interval (given it
         is in), its inclusion probability, the basis types' posterior probabilities, and each step's acceptance."""
@@ -363,14 +380,6 @@ class Trace(SamplerResult):
                 rows.append((name, f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
         return rows, notes
 
-    def given_k(self, k: int) -> Trace:
-        """The kept samples with exactly k bases: draws from the posterior given k (predict then averages over them
-        only)."""
-        ks = self.sample_k()
-        idx = np.flatnonzero(ks == k)
-        if len(idx) == 0:
-            raise ValueError(f"no kept sample has k = {k}; the kept samples have k in {sorted(set(ks.tolist()))}")
-        return self._subset(idx, given_k=int(k))
 
 # %% ../nbs/05_rjmcmc.ipynb #4faf70f4
 def _snapshots(kept, cs, hs, als, d, c) -> dict:
@@ -572,36 +581,9 @@ def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
         return _RJRun(cores[0], cores[0].factor, config, c, meta, callback)
     return _PTRun(cores, config, c, meta, callback, rng)
 
-# %% ../nbs/05_rjmcmc.ipynb #4beb4c80
-class _RJRun(ChunkedRun):
-    """One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots;
-    `st` is the core's GramFactor (read by the long-run check, `bench/bench_long_run.py`)."""
-    desc = "RJMCMC"
-    def __init__(self, core, st, config, c, meta, callback):
-        n = config.n_iter
-        super().__init__(n)
-        self.core, self.st, self.config, self.meta, self.callback = core, st, config, meta, callback
-        self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
-                    # k, log posterior, Lambda, delta2, sigma2, move, accepted
-                    np.zeros(n, np.int8), np.zeros(n, np.int8))
-        # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes, scales, basis codes), flat rows
-        self.blocks, self.n_kept = [], 0
-        self.scaled = bool(config.learn_scales or config.select_inputs)   # per-snapshot scales (05d)
-        self.typed = config.basis_types is not None                       # per-snapshot basis type (05d)
-        self._kmax, self._mmax = int(meta["k_max"]), int(st.m_max)
-        # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between
-        # iterations
-        self._in_c = type(self)._advance is _RJRun._advance
-
-    def extend(self, n_more: int):
-        """Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new
-        end."""
-        n_more = check_int("n_more", n_more, 1)
-        self.buf = tuple(np.concatenate([b, np.zeros((n_more,) + b.shape[1:], b.dtype)]) for b in self.buf)
-        self.total += n_more
-        self.config = dataclasses.replace(self.config, n_iter=self.total)
-        self.meta = dict(self.meta, config=dict(self.meta["config"], n_iter=self.total))
-        return self
+# %% ../nbs/05_rjmcmc.ipynb #30bd64de
+class _RJChunks:
+    """A reversible-jump run's chunks: up to the next snapshot (Python) or a chunk with its snapshots (C)."""
 
     def _next_keep(self, i):
         "First snapshot iteration >= i."
@@ -672,15 +654,46 @@ class _RJRun(ChunkedRun):
         "`RJCore.run_kept` of the core (a tempered run puts its ladder here)."
         return self.core.run_kept(todo, *args)
 
+    def _advance(self, done, todo):
+        "Run iterations done .. done + todo - 1 (a variant, e.g. probit data augmentation, adds its own steps here)."
+        self.core.run(todo, Records(*self.buf), done)
+
+# %% ../nbs/05_rjmcmc.ipynb #4beb4c80
+class _RJRun(_RJChunks, ChunkedRun):
+    """One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots;
+    `st` is the core's GramFactor (read by the long-run check, `bench/bench_long_run.py`)."""
+    desc = "RJMCMC"
+    def __init__(self, core, st, config, c, meta, callback):
+        n = config.n_iter
+        super().__init__(n)
+        self.core, self.st, self.config, self.meta, self.callback = core, st, config, meta, callback
+        self.buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, c)), np.zeros((n, c)),
+                    # k, log posterior, Lambda, delta2, sigma2, move, accepted
+                    np.zeros(n, np.int8), np.zeros(n, np.int8))
+        # snapshot blocks: (kept, centres, k sizes, h, alpha, m sizes, scales, basis codes), flat rows
+        self.blocks, self.n_kept = [], 0
+        self.scaled = bool(config.learn_scales or config.select_inputs)   # per-snapshot scales (05d)
+        self.typed = config.basis_types is not None                       # per-snapshot basis type (05d)
+        self._kmax, self._mmax = int(meta["k_max"]), int(st.m_max)
+        # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between
+        # iterations
+        self._in_c = type(self)._advance is _RJRun._advance
+
+    def extend(self, n_more: int):
+        """Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new
+        end."""
+        n_more = check_int("n_more", n_more, 1)
+        self.buf = tuple(np.concatenate([b, np.zeros((n_more,) + b.shape[1:], b.dtype)]) for b in self.buf)
+        self.total += n_more
+        self.config = dataclasses.replace(self.config, n_iter=self.total)
+        self.meta = dict(self.meta, config=dict(self.meta["config"], n_iter=self.total))
+        return self
+
     def _status(self, done, todo):
         k_now = int(self.buf[0][done + todo - 1])
         if self.callback is not None:
             self.callback(done + todo, k_now)
         return todo, dict(k=k_now)
-
-    def _advance(self, done, todo):
-        "Run iterations done .. done + todo - 1 (a variant, e.g. probit data augmentation, adds its own steps here)."
-        self.core.run(todo, Records(*self.buf), done)
 
     def _interrupt_note(self):
         b = self.config.burn_in
