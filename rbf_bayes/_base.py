@@ -490,38 +490,9 @@ class PredictiveMixin:
                 out[i : i + m.shape[1]] = logsumexp(comp + np.log(w)[:, None], axis=0)
         return out
 
-# %% ../nbs/00b_base.ipynb #64ea8301
-class BaseBayesEstimator(PersistenceMixin, ArvizMixin, PredictiveMixin, _ScalingPart, RegressorMixin, BaseEstimator):
-    """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
-    validation of X and y per call, the standardisation and the output-shape convention of the package.
-
-    Attributes
-    ----------
-    trace_ : rbf_bayes.results.SamplerResult
-        What the sampler returned: `Trace` (RJMCMC), `AnnealResult` (RJSA), `SMCResult` (TD-SMC), `BMARSTrace`.
-    k_posterior_ : numpy.ndarray
-        p(k | y) over k = 0, 1, ..., i.e. `trace_.p_k()` (the annealer's point estimate puts all mass at `k_`).
-    interrupted_ : bool
-        True if Ctrl-C stopped the last fit early (one InterruptedWarning said so); `continue_fit()` finishes it.
-    n_features_in_ : int
-        Number of input columns seen by `fit`.
-    n_outputs_ : int
-        Number of outputs c; `predict` returns (n,) when `y` was a vector and (n, c) otherwise.
-    x_shift_, x_scale_, y_shift_, y_scale_ : numpy.ndarray
-        The standardisation learned by `fit` (`standardize=True`: column means and standard deviations; else 0 and 1).
-        The model lives on the standardised scale; `predict` returns means and standard deviations on the scale of y.
-    x_min_, x_max_ : numpy.ndarray
-        The training inputs' range per column. Unless `extrapolate=True`, new inputs are held in it before the model
-        sees them (see "Far from the data").
-    """
-    def _rng(self) -> np.random.Generator:
-        "The Generator of `random_state` (an int seed gives the same run every time)."
-        return as_generator(self.random_state)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True      # y may be (n, c): the outputs share the bases
-        return tags
+# %% ../nbs/00b_base.ipynb #f785fc04
+class _InputChecks:
+    """An estimator's input checks: (X, y) at fit, new inputs at predict."""
 
     def _validate_fit(self, X, y, min_samples: int=2, labels: bool=False) -> tuple[np.ndarray, np.ndarray]:
         """Validate (X, y) once (scikit-learn's checks, then ours); set n_features_in_, n_outputs_; return X, Y (N, c).
@@ -564,20 +535,9 @@ class BaseBayesEstimator(PersistenceMixin, ArvizMixin, PredictiveMixin, _Scaling
             raise _named_array_error(err, X) from None
         return as_inputs(X, "X")
 
-    _result_class = None  # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
-
-    def _set_fitted(self, trace):
-        "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
-        self.trace_ = trace
-        self.k_posterior_ = trace.p_k()
-        self.interrupted_ = trace.interrupted
-        if getattr(self, "y_scale_", None) is not None and isinstance(getattr(trace, "meta", None), dict):
-            # the scale of y, so the result's diagnostics of sigma^2 read the very numbers `to_arviz` exports (y's
-            # units)
-            trace.meta["y_scale"] = [float(v) for v in np.ravel(self.y_scale_)]
-        # a run length the chains may choose: what they ran (scikit-learn's name)
-        if "max_iter" in self.get_params(deep=False):
-            self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))
+# %% ../nbs/00b_base.ipynb #d5791e6f
+class _ContinueFit:
+    """An estimator's continuation: an interrupted fit finished by continue_fit."""
 
     def _can_continue(self) -> bool:
         "True if an interrupted fit still holds its run in memory (so `continue_fit` can finish it)."
@@ -602,6 +562,55 @@ class BaseBayesEstimator(PersistenceMixin, ArvizMixin, PredictiveMixin, _Scaling
     def _continue(self):
         "Hook of `continue_fit`: run the rest (default: resume the result's run)."
         self._set_fitted(self.trace_.resume(self.progress))
+
+# %% ../nbs/00b_base.ipynb #64ea8301
+class BaseBayesEstimator(_InputChecks, _ContinueFit, PersistenceMixin, ArvizMixin, PredictiveMixin, _ScalingPart,
+                         RegressorMixin, BaseEstimator):
+    """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
+    validation of X and y per call, the standardisation and the output-shape convention of the package.
+
+    Attributes
+    ----------
+    trace_ : rbf_bayes.results.SamplerResult
+        What the sampler returned: `Trace` (RJMCMC), `AnnealResult` (RJSA), `SMCResult` (TD-SMC), `BMARSTrace`.
+    k_posterior_ : numpy.ndarray
+        p(k | y) over k = 0, 1, ..., i.e. `trace_.p_k()` (the annealer's point estimate puts all mass at `k_`).
+    interrupted_ : bool
+        True if Ctrl-C stopped the last fit early (one InterruptedWarning said so); `continue_fit()` finishes it.
+    n_features_in_ : int
+        Number of input columns seen by `fit`.
+    n_outputs_ : int
+        Number of outputs c; `predict` returns (n,) when `y` was a vector and (n, c) otherwise.
+    x_shift_, x_scale_, y_shift_, y_scale_ : numpy.ndarray
+        The standardisation learned by `fit` (`standardize=True`: column means and standard deviations; else 0 and 1).
+        The model lives on the standardised scale; `predict` returns means and standard deviations on the scale of y.
+    x_min_, x_max_ : numpy.ndarray
+        The training inputs' range per column. Unless `extrapolate=True`, new inputs are held in it before the model
+        sees them (see "Far from the data").
+    """
+    def _rng(self) -> np.random.Generator:
+        "The Generator of `random_state` (an int seed gives the same run every time)."
+        return as_generator(self.random_state)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True      # y may be (n, c): the outputs share the bases
+        return tags
+
+    _result_class = None  # the SamplerResult subclass the estimator's sampler returns, or a tuple of them
+
+    def _set_fitted(self, trace):
+        "Set trace_ and the fitted attributes derived from it (each estimator extends this; `fit` and `load` call it)."
+        self.trace_ = trace
+        self.k_posterior_ = trace.p_k()
+        self.interrupted_ = trace.interrupted
+        if getattr(self, "y_scale_", None) is not None and isinstance(getattr(trace, "meta", None), dict):
+            # the scale of y, so the result's diagnostics of sigma^2 read the very numbers `to_arviz` exports (y's
+            # units)
+            trace.meta["y_scale"] = [float(v) for v in np.ravel(self.y_scale_)]
+        # a run length the chains may choose: what they ran (scikit-learn's name)
+        if "max_iter" in self.get_params(deep=False):
+            self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))
 
     def summary(self) -> Summary:
         """The fitted model in a few lines: data shape and scaling, then its sampler's summary (p(k | y), acceptance,

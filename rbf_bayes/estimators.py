@@ -218,8 +218,67 @@ class RJMCMCRegressor(BaseBayesEstimator):
         X = self._scale_x(self._validate_predict(X))
         return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))
 
+# %% ../nbs/12_estimators.ipynb #bfbc8e6e
+class _ClassDecisions:
+    """A classifier's decisions: the discriminant's scores, each draw's classifier, decision_function, predict."""
+
+    def _discriminant_z(self, Xs, t=None) -> np.ndarray:
+        """(n, P): each kept draw's (f(x) - 1/2) / sigma on the scale of the labels; the discriminant draw's P(class 1 |
+        x)
+        is its Phi (t: the trace, or a subset of its draws)."""
+        t = self.trace_ if t is None else t
+        s2 = t.sigma2[t.kept, 0]
+        z = []
+        for s, D in t._designs(Xs):
+            f = (D @ t.coef_draw[t.coef_offsets[s] : t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
+            z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
+        return np.stack(z, -1)
+
+    def _discriminant_sd(self, Xs) -> np.ndarray:
+        "Posterior sd of the discriminant's P(output > 1/2) across the kept draws (each draw's own predictive)."
+        return np.std(special.ndtr(self._discriminant_z(Xs)), axis=1)
+
+    def member_scores(self, X) -> np.ndarray:
+        """Two classes: the score of every kept draw's own classifier, (n_samples, n), positive for classes_[1] — the
+        probit's latent f(x), or the discriminant draw's output minus 1/2 (the chain's classifiers of the 1999 paper's
+        Fig. 11, whose ROC convex hull is the maximum realisable ROC; `plot.classifier_roc`)."""
+        Xs = self._scale_x(self._validate_predict(X))
+        if len(self.classes_) != 2:
+            raise ValueError(f"member_scores is defined for two classes, the model has {len(self.classes_)}")
+        t = self.trace_
+        if isinstance(t, ProbitTrace):
+            return t.latent_draws(Xs).T
+        out = []
+        for s, D in t._designs(Xs):
+            a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
+            out.append((D @ t.coef_draw[a:b, 0]) * self.y_scale_[0] + self.y_shift_[0] - 0.5)
+        return np.array(out)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Two classes, (n,), positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive
+        probability on the latent scale (so it ranks as predict_proba does; computed in log space, finite for any finite
+        input); discriminant: the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is
+        predict_proba's
+        P(class 1)). More classes, (n, C): the log class probabilities (their argmax is the prediction)."""
+        Xs = self._scale_x(self._validate_predict(X))
+        if isinstance(self.trace_, ProbitTrace):
+            L = self.trace_.predict_log_proba(Xs)
+            if self.trace_.n_classes > 2:
+                return L
+            lq, lp = L[:, 0], L[:, 1]  # log P(class 0), log P(class 1)
+            return np.where(lp < lq, special.ndtri_exp(lp), -special.ndtri_exp(lq))
+        mean, sd = self._unscale(self.trace_.predict(Xs, return_std=True), True)
+        return (mean[:, 0] - 0.5) / sd[:, 0]
+
+    def predict(self, X) -> np.ndarray:
+        "The class with the largest probability (probit), or on the discriminant's side of 1/2."
+        if len(getattr(self, "classes_", ())) > 2:  # the argmax of the probabilities (= of decision_function's logs)
+            return self.classes_[self.predict_proba(X).argmax(1)]
+        f = self.decision_function(X)  # checks that the model is fitted
+        return self.classes_[(f > 0).astype(int)]
+
 # %% ../nbs/12_estimators.ipynb #e723ba40
-class ClassProbabilitiesMixin:
+class ClassProbabilitiesMixin(_ClassDecisions):
     """What a fitted `RJMCMCClassifier` says about new inputs: the posterior mean class probabilities and their sd
     (`predict_proba`), draws of them (`sample_proba`), their log (`predict_log_proba`), the per-draw class scores
     (`member_scores`), the decision function and the predicted labels; for `link="probit"` from the probit
@@ -297,60 +356,6 @@ class ClassProbabilitiesMixin:
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
-    def _discriminant_z(self, Xs, t=None) -> np.ndarray:
-        """(n, P): each kept draw's (f(x) - 1/2) / sigma on the scale of the labels; the discriminant draw's P(class 1 |
-        x)
-        is its Phi (t: the trace, or a subset of its draws)."""
-        t = self.trace_ if t is None else t
-        s2 = t.sigma2[t.kept, 0]
-        z = []
-        for s, D in t._designs(Xs):
-            f = (D @ t.coef_draw[t.coef_offsets[s] : t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
-            z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
-        return np.stack(z, -1)
-
-    def _discriminant_sd(self, Xs) -> np.ndarray:
-        "Posterior sd of the discriminant's P(output > 1/2) across the kept draws (each draw's own predictive)."
-        return np.std(special.ndtr(self._discriminant_z(Xs)), axis=1)
-
-    def member_scores(self, X) -> np.ndarray:
-        """Two classes: the score of every kept draw's own classifier, (n_samples, n), positive for classes_[1] — the
-        probit's latent f(x), or the discriminant draw's output minus 1/2 (the chain's classifiers of the 1999 paper's
-        Fig. 11, whose ROC convex hull is the maximum realisable ROC; `plot.classifier_roc`)."""
-        Xs = self._scale_x(self._validate_predict(X))
-        if len(self.classes_) != 2:
-            raise ValueError(f"member_scores is defined for two classes, the model has {len(self.classes_)}")
-        t = self.trace_
-        if isinstance(t, ProbitTrace):
-            return t.latent_draws(Xs).T
-        out = []
-        for s, D in t._designs(Xs):
-            a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
-            out.append((D @ t.coef_draw[a:b, 0]) * self.y_scale_[0] + self.y_shift_[0] - 0.5)
-        return np.array(out)
-
-    def decision_function(self, X) -> np.ndarray:
-        """Two classes, (n,), positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive
-        probability on the latent scale (so it ranks as predict_proba does; computed in log space, finite for any finite
-        input); discriminant: the margin (mean - 1/2) / sd of the posterior predictive output (its Phi is
-        predict_proba's
-        P(class 1)). More classes, (n, C): the log class probabilities (their argmax is the prediction)."""
-        Xs = self._scale_x(self._validate_predict(X))
-        if isinstance(self.trace_, ProbitTrace):
-            L = self.trace_.predict_log_proba(Xs)
-            if self.trace_.n_classes > 2:
-                return L
-            lq, lp = L[:, 0], L[:, 1]  # log P(class 0), log P(class 1)
-            return np.where(lp < lq, special.ndtri_exp(lp), -special.ndtri_exp(lq))
-        mean, sd = self._unscale(self.trace_.predict(Xs, return_std=True), True)
-        return (mean[:, 0] - 0.5) / sd[:, 0]
-
-    def predict(self, X) -> np.ndarray:
-        "The class with the largest probability (probit), or on the discriminant's side of 1/2."
-        if len(getattr(self, "classes_", ())) > 2:  # the argmax of the probabilities (= of decision_function's logs)
-            return self.classes_[self.predict_proba(X).argmax(1)]
-        f = self.decision_function(X)  # checks that the model is fitted
-        return self.classes_[(f > 0).astype(int)]
 
 # %% ../nbs/12_estimators.ipynb #fb4c6b19
 class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstimator):

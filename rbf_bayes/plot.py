@@ -574,8 +574,75 @@ def reliability(
     ax.legend(frameon=False, fontsize=8, loc="upper left")
     return ax
 
+# %% ../nbs/14_plot.ipynb #911cf4d2
+class _ExplorerDisplay:
+    """The explorer's display: the live widget, and the static page beside it."""
+
+    def widget(self):
+        "The ipywidgets control (sliders, menus and the figure's output area); its callbacks call update."
+        import ipywidgets as W
+
+        n = len(self.r.k)
+        ks = sorted(set(self.r.select(0, 1).sample_k().tolist()))
+        ctl = dict(
+            burn_in=W.IntSlider(self.state["burn_in"], 0, n - 1, description="burn-in", continuous_update=False),
+            thin=W.IntSlider(1, 1, 50, description="thin", continuous_update=False),
+            k=W.Dropdown(options=["all"] + [str(k) for k in ks], value="all", description="given k"),
+            output=W.Dropdown(options=list(range(self.r.meta.get("c", 1))), value=0, description="output"),
+        )
+        from IPython.display import display
+
+        out = W.Output()
+
+        def show():
+            out.clear_output(wait=True)
+            with out:
+                display(self.figure)
+
+        def on_change(change, name):
+            try:
+                self.update(**{name: change["new"] if name != "k" or change["new"] == "all" else int(change["new"])})
+            # e.g. no kept sample with this k after the burn-in: say so, keep the last view
+            except ValueError as e:
+                with out:
+                    print(e)
+                return
+            show()
+
+        for name, w in ctl.items():
+            w.observe(lambda ch, name=name: on_change(ch, name), names="value")
+        self._controls = ctl
+        show()
+        return W.VBox([W.HBox([ctl["burn_in"], ctl["thin"]]), W.HBox([ctl["k"], ctl["output"]]), out])
+
+    def static_html(self):
+        "The page a reader without a live kernel sees: what the widget does, then the current figure (PNG, inline)."
+        import base64
+        import io
+
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+        s = self.state
+        return (
+            f"<div class='rbf-explorer-static'><p><em>Interactive explorer (needs a live Jupyter kernel): sliders for "
+            f"the burn-in and the thinning, menus to condition on k and to choose the output; each change redraws the "
+            f"predictive band, p(k | y) and the trace of k from the selected samples. Shown here: burn-in "
+            f"{s['burn_in']}, "
+            f"thin {s['thin']}, k = {s['k']}, output {s['output']}.</em></p>"
+            f"<img alt='explorer: predictive band, p(k | y), trace of k' src='data:image/png;base64,"
+            f"{base64.b64encode(buf.getvalue()).decode()}'/></div>"
+        )
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kw):
+        "The widget for a live kernel, and beside it text/html with the static figure for pages rendered without one."
+        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude, **kw) or {}
+        bundle = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = f"Explorer({type(self.model).__name__}, state={self.state})"
+        return bundle
+
 # %% ../nbs/14_plot.ipynb #32bc0673
-class Explorer:
+class Explorer(_ExplorerDisplay):
     """Burn-in, thinning, conditioning on k and output choice for a fitted reversible-jump model, redrawn on every
     change."""
 
@@ -644,68 +711,6 @@ class Explorer:
         fig.tight_layout()
         return fig
 
-    def widget(self):
-        "The ipywidgets control (sliders, menus and the figure's output area); its callbacks call update."
-        import ipywidgets as W
-
-        n = len(self.r.k)
-        ks = sorted(set(self.r.select(0, 1).sample_k().tolist()))
-        ctl = dict(
-            burn_in=W.IntSlider(self.state["burn_in"], 0, n - 1, description="burn-in", continuous_update=False),
-            thin=W.IntSlider(1, 1, 50, description="thin", continuous_update=False),
-            k=W.Dropdown(options=["all"] + [str(k) for k in ks], value="all", description="given k"),
-            output=W.Dropdown(options=list(range(self.r.meta.get("c", 1))), value=0, description="output"),
-        )
-        from IPython.display import display
-
-        out = W.Output()
-
-        def show():
-            out.clear_output(wait=True)
-            with out:
-                display(self.figure)
-
-        def on_change(change, name):
-            try:
-                self.update(**{name: change["new"] if name != "k" or change["new"] == "all" else int(change["new"])})
-            # e.g. no kept sample with this k after the burn-in: say so, keep the last view
-            except ValueError as e:
-                with out:
-                    print(e)
-                return
-            show()
-
-        for name, w in ctl.items():
-            w.observe(lambda ch, name=name: on_change(ch, name), names="value")
-        self._controls = ctl
-        show()
-        return W.VBox([W.HBox([ctl["burn_in"], ctl["thin"]]), W.HBox([ctl["k"], ctl["output"]]), out])
-
-    def static_html(self):
-        "The page a reader without a live kernel sees: what the widget does, then the current figure (PNG, inline)."
-        import base64
-        import io
-
-        buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", dpi=80, bbox_inches="tight")
-        s = self.state
-        return (
-            f"<div class='rbf-explorer-static'><p><em>Interactive explorer (needs a live Jupyter kernel): sliders for "
-            f"the burn-in and the thinning, menus to condition on k and to choose the output; each change redraws the "
-            f"predictive band, p(k | y) and the trace of k from the selected samples. Shown here: burn-in "
-            f"{s['burn_in']}, "
-            f"thin {s['thin']}, k = {s['k']}, output {s['output']}.</em></p>"
-            f"<img alt='explorer: predictive band, p(k | y), trace of k' src='data:image/png;base64,"
-            f"{base64.b64encode(buf.getvalue()).decode()}'/></div>"
-        )
-
-    def _repr_mimebundle_(self, include=None, exclude=None, **kw):
-        "The widget for a live kernel, and beside it text/html with the static figure for pages rendered without one."
-        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude, **kw) or {}
-        bundle = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
-        bundle["text/html"] = self.static_html()
-        bundle["text/plain"] = f"Explorer({type(self.model).__name__}, state={self.state})"
-        return bundle
 
 # %% ../nbs/14_plot.ipynb #2fb45bb9
 def explore(model, # fitted RJMCMCRegressor (or its Trace)
