@@ -423,7 +423,110 @@ class _BMARSRun(ChunkedRun):
             meta=meta,
         )
 
-# %% ../nbs/10_bmars.ipynb #9781bd40
+# %% ../nbs/10_bmars.ipynb #ac97aa29
+@dataclass
+class _BMARSRefModel:
+    """What a reference chain holds fixed: the data, the prior and settings, the GramFactor it drives (`st`) and the
+    knot candidates; the log marginal likelihood, a hinge column and the validity rule computed from them."""
+    x: np.ndarray
+    st: GramFactor
+    prior: BMARSPrior
+    types: list
+    sorted_x: list
+    k_max: int
+    log_zv: float
+    c_move: float
+    prior_only: bool
+
+    def __post_init__(self):
+        self.n, self.c = self.x.shape[0], len(self.st.yty)
+        self.rp = self.prior.rbf_prior()
+
+    def lml(self, e, ld, m):
+        "log p(y | bases) from explained sums e and log-determinant ld of a factor with m columns."
+        return state_log_ml(e, ld, self.st.yty, np.zeros(self.c, int), m, self.n, self.prior.coef_var, self.rp)
+
+    def col(self, b):
+        "The hinge-product column of basis b = (predictors, signs, knot indices)."
+        return hinge_column(self.x, b[0], b[1], [self.sorted_x[vv][ki] for vv, ki in zip(b[0], b[2], strict=False)])
+
+    def valid(self, cl):
+        "Whether a column is non-zero at n_min data points or more (the bases the prior allows)."
+        return int(np.sum(cl > 0)) >= self.prior.n_min
+
+
+@dataclass
+class _BMARSRefState:
+    "A reference chain's state: its bases, lambda and cur = log p(y | bases) (0 with the likelihood off)."
+    bases: list
+    lam: float
+    cur: float
+
+# %% ../nbs/10_bmars.ipynb #1bf24b8c
+def _bref_settle(m: _BMARSRefModel, s: _BMARSRefState, accept: bool, new: float, apply) -> int:
+    "Commit the pending proposal and apply the move to the bases if accepted, else reject it; returns 1 or 0."
+    if accept:
+        if not m.prior_only:
+            m.st.commit()
+        apply()
+        s.cur = new
+        return 1
+    if not m.prior_only:
+        m.st.reject()
+    return 0
+
+
+def _bref_birth(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) -> int:
+    "Birth: a type, signs and knots from the proposal; refused if invalid or the kernel refuses it; ratio r_birth."
+    k = len(s.bases)
+    t = m.types[rng.integers(len(m.types))]
+    nb = (t, tuple(rng.choice((-1, 1), size=len(t)).tolist()), tuple(rng.integers(m.n, size=len(t)).tolist()))
+    cl = m.col(nb)
+    if not m.valid(cl):
+        return 0
+    ok = True if m.prior_only else m.st.propose_append(cl)
+    if not ok:
+        return 0
+    new = 0.0 if m.prior_only else m.lml(m.st.proposed_explained, m.st.proposed_logdet, k + 2)
+    lr = log_ratio_bmars_birth(new - s.cur, k, s.lam, m.k_max, m.log_zv, True, m.c_move)
+    return _bref_settle(m, s, math.log(rng.random()) < lr, new, lambda: s.bases.append(nb))
+
+
+def _bref_death(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) -> int:
+    "Death of one of the k bases (uniform); ratio r_death."
+    k = len(s.bases)
+    j = int(rng.integers(k))
+    new = 0.0
+    if not m.prior_only:
+        m.st.propose_delete(1 + j)
+        new = m.lml(m.st.proposed_explained, m.st.proposed_logdet, k)
+    lr = log_ratio_bmars_death(new - s.cur, k, s.lam, m.k_max, m.log_zv, m.c_move)
+    return _bref_settle(m, s, math.log(rng.random()) < lr, new, lambda: s.bases.pop(j))
+
+
+def _bref_change(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) -> int:
+    """Change: basis j (uniform), factor l (uniform), a new knot (uniform), the sign flipped with probability 1/2;
+    ratio the likelihood ratio. The changed basis becomes the last one (the GramFactor's replace)."""
+    k = len(s.bases)
+    j = int(rng.integers(k))
+    vs, ss, ks = s.bases[j]
+    l = int(rng.integers(len(vs)))
+    ss2, kk2 = list(ss), list(ks)
+    kk2[l] = int(rng.integers(m.n))
+    if rng.random() < 0.5:
+        ss2[l] = -ss2[l]
+    nb = (vs, tuple(ss2), tuple(kk2))
+    cl = m.col(nb)
+    if not m.valid(cl):
+        return 0
+    ok = True if m.prior_only else m.st.propose_replace(1 + j, cl)
+    if not ok:
+        return 0
+    new = 0.0 if m.prior_only else m.lml(m.st.proposed_explained, m.st.proposed_logdet, k + 1)
+    return _bref_settle(m, s, math.log(rng.random()) < new - s.cur, new,
+                        lambda: (s.bases.pop(j), s.bases.append(nb)))
+
+# %% ../nbs/10_bmars.ipynb #6c34d5df
 def sample_bmars_reference(
     x,
     y,
@@ -440,148 +543,42 @@ def sample_bmars_reference(
     """The same sampler with the loop in Python (every proposal still on the GramFactor): the specification of the C
     loop."""
     x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move)
-    n, p = x.shape
-    c = Y.shape[1]
-    NT = len(types)
-    sorted_x = [np.sort(x[:, v]) for v in range(p)]
-    rp = prior.rbf_prior()
-    v = prior.coef_var
-
-    def lml(e, ld, m):
-        return state_log_ml(e, ld, st.yty, np.zeros(c, int), m, n, v, rp)
-
-    def col(b):
-        return hinge_column(x, b[0], b[1], [sorted_x[vv][ki] for vv, ki in zip(b[0], b[2], strict=False)])
-
-    def valid(cl):
-        return int(np.sum(cl > 0)) >= prior.n_min
-
-    bases, lam = [], (fix_lambda if fix_lambda is not None else prior.lambda_shape / prior.lambda_rate)
-    cur = 0.0 if prior_only else lml(st.explained, st.logdet, 1)
+    sorted_x = [np.sort(x[:, v]) for v in range(x.shape[1])]
+    m = _BMARSRefModel(x, st, prior, types, sorted_x, k_max, log_zv, c_move, prior_only)
+    lam = fix_lambda if fix_lambda is not None else prior.lambda_shape / prior.lambda_rate
+    s = _BMARSRefState([], lam, 0.0 if prior_only else m.lml(st.explained, st.logdet, 1))
     out = {kk: np.zeros(n_iter) for kk in ("k", "lp", "lam")}
-    mv = np.zeros(n_iter, np.int8)
-    ac = np.zeros(n_iter, np.int8)
+    mv, ac = np.zeros(n_iter, np.int8), np.zeros(n_iter, np.int8)
     kept, snaps, hs, ds, s2s = [], [], [], [], []
     t0 = time.perf_counter()
     for it in range(n_iter):
-        k = len(bases)
-        b, d = move_probabilities(k, lam, k_max, c_move)[:2]
+        k = len(s.bases)
+        b, d = move_probabilities(k, s.lam, k_max, c_move)[:2]
         u = rng.random()
-        acc = 0
         if u < b:
-            move = MOVE_CODES["birth"]
-            t = types[rng.integers(NT)]
-            J = len(t)
-            nb = (t, tuple(rng.choice((-1, 1), size=J).tolist()), tuple(rng.integers(n, size=J).tolist()))
-            cl = col(nb)
-            if valid(cl):
-                if prior_only:
-                    new = 0.0
-                    ok = True
-                else:
-                    ok = st.propose_append(cl)
-                    new = lml(st.proposed_explained, st.proposed_logdet, k + 2) if ok else -math.inf
-                if ok and math.log(rng.random()) < log_ratio_bmars_birth(
-                    new - cur, k, lam, k_max, log_zv, True, c_move
-                ):
-                    if not prior_only:
-                        st.commit()
-                    bases.append(nb)
-                    cur = new
-                    acc = 1
-                elif ok and not prior_only:
-                    st.reject()
+            move, acc = MOVE_CODES["birth"], _bref_birth(m, s, rng)
         elif u < b + d:
-            move = MOVE_CODES["death"]
-            j = int(rng.integers(k))
-            if prior_only:
-                new = 0.0
-            else:
-                st.propose_delete(1 + j)
-                new = lml(st.proposed_explained, st.proposed_logdet, k)
-            if math.log(rng.random()) < log_ratio_bmars_death(new - cur, k, lam, k_max, log_zv, c_move):
-                if not prior_only:
-                    st.commit()
-                bases.pop(j)
-                cur = new
-                acc = 1
-            elif not prior_only:
-                st.reject()
+            move, acc = MOVE_CODES["death"], _bref_death(m, s, rng)
         elif k >= 1:
-            move = MOVE_CODES["change"]
-            j = int(rng.integers(k))
-            vs, ss, ks = bases[j]
-            l = int(rng.integers(len(vs)))
-            ss2 = list(ss)
-            kk2 = list(ks)
-            kk2[l] = int(rng.integers(n))
-            if rng.random() < 0.5:
-                ss2[l] = -ss2[l]
-            nb = (vs, tuple(ss2), tuple(kk2))
-            cl = col(nb)
-            if valid(cl):
-                if prior_only:
-                    new = 0.0
-                    ok = True
-                else:
-                    ok = st.propose_replace(1 + j, cl)
-                    new = lml(st.proposed_explained, st.proposed_logdet, k + 1) if ok else -math.inf
-                if ok and math.log(rng.random()) < new - cur:
-                    if not prior_only:
-                        st.commit()
-                    bases.pop(j)
-                    bases.append(nb)
-                    cur = new
-                    acc = 1
-                elif ok and not prior_only:
-                    st.reject()
+            move, acc = MOVE_CODES["change"], _bref_change(m, s, rng)
         else:
-            move = MOVE_CODES["stay"]
+            move, acc = MOVE_CODES["stay"], 0
         if fix_lambda is None:
-            lam = sample_rate(rng, lam, prior.lambda_shape + len(bases), prior.lambda_rate + 1.0, k_max)[0]
-        k = len(bases)
-        out["k"][it], out["lam"][it], mv[it], ac[it] = k, lam, move, acc
-        out["lp"][it] = cur
+            s.lam = sample_rate(rng, s.lam, prior.lambda_shape + len(s.bases), prior.lambda_rate + 1.0, k_max)[0]
+        out["k"][it], out["lam"][it], out["lp"][it], mv[it], ac[it] = len(s.bases), s.lam, s.cur, move, acc
         if it >= burn_in and (it - burn_in) % thin == 0:
             kept.append(it)
             if prior_only:
-                snaps.append(
-                    [
-                        (bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False)))
-                        for bb in bases
-                    ]
-                )
+                snaps.append([(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False)))
+                              for bb in s.bases])
             else:
-                s, h, dr, s2 = _snapshot(st, bases, sorted_x, prior, rng, n, c)
-                snaps.append(s)
-                hs.append(h)
-                ds.append(dr)
-                s2s.append(s2)
-    return BMARSTrace(
-        k=out["k"].astype(np.int64),
-        log_marginal_likelihood=out["lp"],
-        lam=out["lam"],
-        move=mv,
-        accepted=ac,
-        kept=np.array(kept, np.int64),
-        bases=snaps,
-        coef_mean=hs,
-        coef_draw=ds,
-        sigma2=np.array(s2s) if s2s else np.empty((0, c)),
-        meta=dict(
-            p=p,
-            c=c,
-            n=n,
-            burn_in=burn_in,
-            thin=thin,
-            k_max=k_max,
-            log_zv=log_zv,
-            prior=asdict(prior),
-            seconds=time.perf_counter() - t0,
-            n_types=NT,
-            engine="python",
-        ),
-    )
+                sn, h, dr, s2 = _snapshot(st, s.bases, sorted_x, prior, rng, m.n, m.c)
+                snaps.append(sn); hs.append(h); ds.append(dr); s2s.append(s2)
+    meta = dict(p=x.shape[1], c=m.c, n=m.n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv,
+                prior=asdict(prior), seconds=time.perf_counter() - t0, n_types=len(types), engine="python")
+    return BMARSTrace(k=out["k"].astype(np.int64), log_marginal_likelihood=out["lp"], lam=out["lam"], move=mv,
+                      accepted=ac, kept=np.array(kept, np.int64), bases=snaps, coef_mean=hs, coef_draw=ds,
+                      sigma2=np.array(s2s) if s2s else np.empty((0, m.c)), meta=meta)
 
 # %% ../nbs/10_bmars.ipynb #d81412ec
 def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
