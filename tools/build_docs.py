@@ -165,13 +165,13 @@ def stamp(cells, shash):
 def process_notebook(src_path, dst_path, shash, is_index=False, stamps=None):
     """Prepare one notebook for the site. Returns True if it shows kept outputs (and is not to be executed)."""
     nb = json.loads(src_path.read_text(encoding="utf-8"))
-    cells = []
-    for c in nb["cells"]:
-        cells.extend(process_cell(c))
+    cells = [k for c in nb["cells"] for k in process_cell(c, outputs=True)]   # the stamp reads the code alone
     name = src_path.relative_to(NBS).with_suffix("").as_posix()
     kept = name in KEEP and stamps is not None and stamps.get(name) == stamp(cells, shash)
-    if kept:
-        cells = [k for c in nb["cells"] for k in process_cell(c, outputs=True)]
+    if not kept:                  # an unstamped or stale chapter runs from scratch, as every other notebook
+        for c in cells:
+            if c["cell_type"] == "code":
+                c["outputs"] = []
     # hidden first cell: the package's source hash (invalidates the execution cache when the package changes)
     cells.insert(0, {"cell_type": "code", "execution_count": None, "metadata": {"tags": ["remove-cell"]},
                      "outputs": [], "source": f"# rbf_bayes sources sha256 {shash}"})
