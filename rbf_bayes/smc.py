@@ -348,66 +348,10 @@ class _SMCEstimates:
         self._result = (self.version, res)
         return res
 
-# %% ../nbs/09_smc.ipynb #3a9028af
-class _TDSMCBase(_SMCStart, _SMCEstimates):
-    "What the Python reference and the C engine share: settings, the per-observation bookkeeping, estimates."
-    def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, *, prior: SMCPrior=SMCPrior(),
-                 c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, fix_variances=None,
-                 init_variances=(1.0, 1.0), capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0,
-                 learn_width: bool=False, rng: np.random.Generator|None=None):
-        self.basis, self.width = check_basis(basis, width)
-        if not isinstance(prior, SMCPrior):
-            raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors), got {prior!r}")
-        self.prior = prior
-        self.learn_width = check_bool("learn_width", learn_width)
-        self.log_width_sd = float(prior.log_width_sd)
-        if self.learn_width and self.basis not in WIDTH_BASES:
-            raise ValueError(f"learn_width=True needs a basis with a width ({', '.join(WIDTH_BASES)}), got {basis!r}")
-        self._next_width = 1  # the next time t at which the widths move (`_width_due`)
-        if not 0 <= birth_at_new < 1:
-            raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
-        self.birth_at_new = float(birth_at_new)
-        self.move_steps = check_int("move_steps", move_steps, 0)
-        n_particles, capacity = (check_int(n, v) for n, v in (("n_particles", n_particles), ("capacity", capacity)))
-        check_choice("resampling", resampling, RESAMPLING)
-        if not 0 <= ess_threshold <= 1:
-            raise ValueError(f"ess_threshold must be in [0, 1], got {ess_threshold}")
-        if not 0 < c_move <= 0.5:
-            raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
-        if fix_variances is not None:
-            if len(fix_variances) != 2:
-                raise ValueError("fix_variances must be (sigma_y^2, sigma_beta^2)")
-            for n, v in zip(("fix_variances[0]", "fix_variances[1]"), fix_variances, strict=False):
-                check_positive(n, v)
-        for n, v in zip(("init_variances[0]", "init_variances[1]"), init_variances, strict=False):
-            check_positive(n, v)
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError("rng must be a numpy.random.Generator")
-        self.n_particles, self.lam, self.k_max, self.c_move = (
-            int(n_particles),
-            float(prior.lam),
-            int(prior.k_max),
-            c_move,
-        )
-        self.a_y, self.b_y, self.a_b, self.b_b = prior.a_y, prior.b_y, prior.a_b, prior.b_b
-        self.resampling, self.ess_threshold, self.fix_variances = resampling, ess_threshold, fix_variances
-        self.init_variances, self.capacity, self.rng = init_variances, int(capacity), rng
-        self.t = 0
-        self.logw = None
-        self.ess_history, self.log_evidence, self.k_history = [], 0.0, []
-        self.log_evidence_increments, self.one_step_predictions, self.filtered_estimates = [], [], []
-        self.n_resampled = 0
-        self.version = 0  # bumped whenever the particle system changes (observation, rejuvenation)
-
-    def _check_memory(self, cap):
-        """Refuse (ResourceError) a particle system whose designs, n_particles x (k_max + 2) x capacity doubles, cannot
-        fit."""
-        nb = 8.0 * self.n_particles * (self.k_max + 2) * (1.5 * cap + 2 * (self.k_max + 2))
-        check_memory(
-            nb,
-            f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
-            "lower n_particles or k_max (every particle keeps its k_max x N design), or stream fewer rows",
-        )
+# %% ../nbs/09_smc.ipynb #93759247
+class _SMCFilter:
+    """TD-SMC's loop over the observations: partial_fit one row at a time, each row's weight and resample-move step,
+    and rejuvenate."""
 
     def partial_fit(self, x, y, progress: bool = False, warn: bool = True):
         """Process observations one at a time (rows of x, y), continuing the current particle system. Ctrl-C stops after
@@ -495,6 +439,66 @@ class _TDSMCBase(_SMCStart, _SMCEstimates):
                 self._refresh_all()
         return self
 
+# %% ../nbs/09_smc.ipynb #3a9028af
+class _TDSMCBase(_SMCFilter, _SMCStart, _SMCEstimates):
+    "What the reference and the C engine share: the settings here; the loop, the start and the estimates in its parts."
+    def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, *, prior: SMCPrior=SMCPrior(),
+                 c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, fix_variances=None,
+                 init_variances=(1.0, 1.0), capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0,
+                 learn_width: bool=False, rng: np.random.Generator|None=None):
+        self.basis, self.width = check_basis(basis, width)
+        if not isinstance(prior, SMCPrior):
+            raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors), got {prior!r}")
+        self.prior = prior
+        self.learn_width = check_bool("learn_width", learn_width)
+        self.log_width_sd = float(prior.log_width_sd)
+        if self.learn_width and self.basis not in WIDTH_BASES:
+            raise ValueError(f"learn_width=True needs a basis with a width ({', '.join(WIDTH_BASES)}), got {basis!r}")
+        self._next_width = 1  # the next time t at which the widths move (`_width_due`)
+        if not 0 <= birth_at_new < 1:
+            raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
+        self.birth_at_new = float(birth_at_new)
+        self.move_steps = check_int("move_steps", move_steps, 0)
+        n_particles, capacity = (check_int(n, v) for n, v in (("n_particles", n_particles), ("capacity", capacity)))
+        check_choice("resampling", resampling, RESAMPLING)
+        if not 0 <= ess_threshold <= 1:
+            raise ValueError(f"ess_threshold must be in [0, 1], got {ess_threshold}")
+        if not 0 < c_move <= 0.5:
+            raise ValueError(f"c_move must be in (0, 0.5], got {c_move}")
+        if fix_variances is not None:
+            if len(fix_variances) != 2:
+                raise ValueError("fix_variances must be (sigma_y^2, sigma_beta^2)")
+            for n, v in zip(("fix_variances[0]", "fix_variances[1]"), fix_variances, strict=False):
+                check_positive(n, v)
+        for n, v in zip(("init_variances[0]", "init_variances[1]"), init_variances, strict=False):
+            check_positive(n, v)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rng must be a numpy.random.Generator")
+        self.n_particles, self.lam, self.k_max, self.c_move = (
+            int(n_particles),
+            float(prior.lam),
+            int(prior.k_max),
+            c_move,
+        )
+        self.a_y, self.b_y, self.a_b, self.b_b = prior.a_y, prior.b_y, prior.a_b, prior.b_b
+        self.resampling, self.ess_threshold, self.fix_variances = resampling, ess_threshold, fix_variances
+        self.init_variances, self.capacity, self.rng = init_variances, int(capacity), rng
+        self.t = 0
+        self.logw = None
+        self.ess_history, self.log_evidence, self.k_history = [], 0.0, []
+        self.log_evidence_increments, self.one_step_predictions, self.filtered_estimates = [], [], []
+        self.n_resampled = 0
+        self.version = 0  # bumped whenever the particle system changes (observation, rejuvenation)
+
+    def _check_memory(self, cap):
+        """Refuse (ResourceError) a particle system whose designs, n_particles x (k_max + 2) x capacity doubles, cannot
+        fit."""
+        nb = 8.0 * self.n_particles * (self.k_max + 2) * (1.5 * cap + 2 * (self.k_max + 2))
+        check_memory(
+            nb,
+            f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
+            "lower n_particles or k_max (every particle keeps its k_max x N design), or stream fewer rows",
+        )
 
 # %% ../nbs/09_smc.ipynb #fd7a6ba1
 class _RefSMCMoves:
