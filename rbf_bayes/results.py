@@ -268,61 +268,21 @@ class _ChainDiagnostics:
             )
         return rows
 
-# %% ../nbs/04a_results.ipynb #6d8f32ba
+# %% ../nbs/04a_results.ipynb #7f025c5c
 # split R-hat above this: the chains disagree (Vehtari et al. 2021 ask for < 1.01 before trusting estimates)
 RHAT_ALARM = 1.1
 ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
 
 
-class DiagnosticsMixin(_ChainDiagnostics):
-    """The diagnostics of a result's draws: acceptance rates, rank-normalised split-R-hat and ESS of k, the log
-    posterior and the predictions over the chains (`chain_diagnostics`, "One set of draws"), and the `Summary` they
-    make. A part of `SamplerResult`."""
-    def acceptance_rates(self) -> dict:
-        """Accepted / proposed per move type: from the sampler's own counts when it keeps them (`n_proposed`,
-        `n_accepted` in move-code order birth, death, split, merge, update; update counts single-centre steps; NaN for a
-        move never proposed), else from the per-iteration move codes ({} if the sampler records neither)."""
-        from rbf_bayes.moves import MOVE_CODES
+class _SummaryJudgements:
+    """What the summary says of a run: whether its chains mixed, the run length n_iter="auto" chose, and the notes on
+    an interrupted run or a posterior piled against k_max. A part of `DiagnosticsMixin`."""
 
-        names = {v: n for n, v in MOVE_CODES.items()}
-        n_p, n_a = getattr(self, "n_proposed", None), getattr(self, "n_accepted", None)
-        if n_p is not None and n_a is not None:
-            return {names[i]: (n_a[i] / n_p[i] if n_p[i] else float("nan")) for i in range(len(n_p))}
-        mv, ac = getattr(self, "move", None), getattr(self, "accepted", None)
-        if mv is None or ac is None or len(mv) == 0:
-            return {}
-        mv, ac = np.asarray(mv), np.asarray(ac)
-        return {names[int(c)]: float(ac[mv == c].mean()) for c in np.unique(mv) if names.get(int(c)) != "stay"}
-
-    def _k_rows(self, burn_in: int | None = None) -> list:
-        "p(k | y): mode, mean, central 90% interval and the largest probabilities."
-        pk = self.p_k(burn_in)
-        cdf = np.cumsum(pk)
-        lo, hi = (min(int(i), len(pk) - 1) for i in np.searchsorted(cdf, [0.05, 0.95 - 1e-9]))
-        top = [k for k in sorted(np.argsort(pk)[::-1][:6]) if pk[k] >= 0.01]
-        return [
-            (
-                "p(k | y)",
-                f"mode {int(np.argmax(pk))}, mean {float(np.arange(len(pk)) @ pk):.2f}, 90% interval [{lo}, {hi}]",
-            ),
-            ("largest p(k | y)", ", ".join(f"k={k}: {pk[k]:.3f}" for k in top)),
-        ]
-
-    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
-        "Hook: the (rows, notes) of `summary`; subclasses extend it."
-        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
-        n = len(self.k)
-        if self._k_unit == "iterations" and self.n_chains > 1:  # pooled chains: burn-in counts in each chain
-            rows = [
-                ("samples", f"{n:,} iterations in {self.n_chains} chains" + (f" (burn-in {b:,} in each)" if b else ""))
-            ]
-        else:
-            rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))]
-        rows += self._k_rows(burn_in)
-        acc = self.acceptance_rates()
-        if acc:
-            rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
-        notes, mixing = [], []  # mixing: the convergence notes, said last
+    def _mixing_judgement(self, b: int) -> tuple[list, list]:
+        """(rows, notes) on mixing after burn-in b: over several chains their split-R-hat and ESS rows (`_chain_rows`)
+        and a note if a quantity never moved or the chains disagree; for one chain the ESS of k and a note if k
+        stood still or moved rarely."""
+        rows, mixing = [], []
         if self._k_unit == "iterations" and self.n_chains > 1:
             diag = self.chain_diagnostics(b)
             rows += self._chain_rows(b, diag)
@@ -364,8 +324,13 @@ class DiagnosticsMixin(_ChainDiagnostics):
                     f"the effective sample size of k is {e:.0f}: the chain changes k rarely, so p(k | y) rests on "
                     "few effective draws; run longer, or run several chains (n_chains) and read their split R-hat"
                 )
+        return rows, mixing
+
+    def _run_length_judgement(self) -> tuple[list, list]:
+        "(rows, notes) of n_iter=\"auto\" (05b_chains): the run length the chains chose, or the cap they stopped at."
+        rows, mixing = [], []
         au = self.meta.get("auto")
-        if au:  # n_iter="auto" (05b_chains): the run length the chains chose, or the cap they stopped at
+        if au:
             rows.append(
                 (
                     "run length",
@@ -384,9 +349,11 @@ class DiagnosticsMixin(_ChainDiagnostics):
                         else ""
                     )
                 )
-        secs = self.meta.get("seconds")
-        if isinstance(secs, (int, float)):
-            rows.append(("time", f"{secs:.2f} s"))
+        return rows, mixing
+
+    def _run_notes(self, burn_in: int | None, n: int) -> list:
+        "Notes on the run itself: interrupted by the user; p(k | y) piled against k_max."
+        notes = []
         if self.meta.get("interrupted"):
             unit = "rows" if self._k_unit == "particles" else self._k_unit  # TD-SMC counts observations
             notes.append(
@@ -400,7 +367,65 @@ class DiagnosticsMixin(_ChainDiagnostics):
                 f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
                 "not the data, sets the network size; raise k_max or use a more parsimonious prior"
             )
-        return rows, notes + mixing
+        return notes
+
+# %% ../nbs/04a_results.ipynb #6d8f32ba
+class DiagnosticsMixin(_SummaryJudgements, _ChainDiagnostics):
+    """The diagnostics of a result's draws: acceptance rates, rank-normalised split-R-hat and ESS of k, the log
+    posterior and the predictions over the chains (`chain_diagnostics`, "One set of draws"), and the `Summary` they
+    make. A part of `SamplerResult`."""
+    def acceptance_rates(self) -> dict:
+        """Accepted / proposed per move type: from the sampler's own counts when it keeps them (`n_proposed`,
+        `n_accepted` in move-code order birth, death, split, merge, update; update counts single-centre steps; NaN for a
+        move never proposed), else from the per-iteration move codes ({} if the sampler records neither)."""
+        from rbf_bayes.moves import MOVE_CODES
+
+        names = {v: n for n, v in MOVE_CODES.items()}
+        n_p, n_a = getattr(self, "n_proposed", None), getattr(self, "n_accepted", None)
+        if n_p is not None and n_a is not None:
+            return {names[i]: (n_a[i] / n_p[i] if n_p[i] else float("nan")) for i in range(len(n_p))}
+        mv, ac = getattr(self, "move", None), getattr(self, "accepted", None)
+        if mv is None or ac is None or len(mv) == 0:
+            return {}
+        mv, ac = np.asarray(mv), np.asarray(ac)
+        return {names[int(c)]: float(ac[mv == c].mean()) for c in np.unique(mv) if names.get(int(c)) != "stay"}
+
+    def _k_rows(self, burn_in: int | None = None) -> list:
+        "p(k | y): mode, mean, central 90% interval and the largest probabilities."
+        pk = self.p_k(burn_in)
+        cdf = np.cumsum(pk)
+        lo, hi = (min(int(i), len(pk) - 1) for i in np.searchsorted(cdf, [0.05, 0.95 - 1e-9]))
+        top = [k for k in sorted(np.argsort(pk)[::-1][:6]) if pk[k] >= 0.01]
+        return [
+            (
+                "p(k | y)",
+                f"mode {int(np.argmax(pk))}, mean {float(np.arange(len(pk)) @ pk):.2f}, 90% interval [{lo}, {hi}]",
+            ),
+            ("largest p(k | y)", ", ".join(f"k={k}: {pk[k]:.3f}" for k in top)),
+        ]
+
+    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
+        """Hook: the (rows, notes) of `summary`; subclasses extend it. The rows: the samples, p(k | y), acceptance, the
+        mixing, the run length and the time; the notes: on the run first, on mixing last."""
+        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
+        n = len(self.k)
+        if self._k_unit == "iterations" and self.n_chains > 1:  # pooled chains: burn-in counts in each chain
+            rows = [
+                ("samples", f"{n:,} iterations in {self.n_chains} chains" + (f" (burn-in {b:,} in each)" if b else ""))
+            ]
+        else:
+            rows = [("samples", f"{n} {self._k_unit}" + (f" (burn-in {b})" if b else ""))]
+        rows += self._k_rows(burn_in)
+        acc = self.acceptance_rates()
+        if acc:
+            rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
+        mix_rows, mixing = self._mixing_judgement(b)
+        run_rows, run_notes = self._run_length_judgement()
+        rows += mix_rows + run_rows
+        secs = self.meta.get("seconds")
+        if isinstance(secs, (int, float)):
+            rows.append(("time", f"{secs:.2f} s"))
+        return rows, self._run_notes(burn_in, n) + mixing + run_notes
 
     def summary(self, burn_in: int | None = None) -> Summary:
         "Key numbers: samples, p(k | y), acceptance, ESS of k, time, and notes (k_max reached, interrupted)."
