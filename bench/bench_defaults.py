@@ -178,6 +178,11 @@ CONFIGS = {
     "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),  # the paper's coefficient prior, cubic
     "ridge_nb": rj(prior=RIDGE_NB, **OLD),  # the default's prior on the old basis
     "tempered": rj(n_temps=4, n_tries=4),
+    # the centre space Omega: the data range extended by iota times its spread on each side (the default's 0.1)
+    "iota025": rj(prior=dataclasses.replace(RIDGE_NB, iota=0.25)),
+    "iota05": rj(prior=dataclasses.replace(RIDGE_NB, iota=0.5)),
+    "iota1": rj(prior=dataclasses.replace(RIDGE_NB, iota=1.0)),
+    "iota2": rj(prior=dataclasses.replace(RIDGE_NB, iota=2.0)),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
     "smc": other(SMCRegressor),
