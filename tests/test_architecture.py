@@ -59,6 +59,30 @@ def test_one_vocabulary_for_the_estimators():
     assert set(SMCPrior.__dataclass_fields__) == flat
 
 
+def test_a_shared_parameter_has_one_default():
+    """Issue 37 item 3, one vocabulary: scikit-learn's get_params and clone read each estimator's explicit __init__
+    signature, so the estimators repeat their common parameters; a parameter that several take means one thing and has
+    one default, except where the model makes it differ (listed with the reason)."""
+    import inspect
+
+    from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor, SMCRegressor
+    allowed = {
+        "basis": "each model's own: Gaussian (regression), thin-plate (the paper's classifier), cubic (the annealer)",
+        "width": "TD-SMC picks its width from a grid ('auto'); the others take sqrt(d) on standardised inputs (None)",
+        "burn_in": "BMARS's chains run cheaper iterations",
+        "thin": "BMARS's chains run cheaper iterations",
+        "k_max": "BMARS's limit on the hinge bases; the annealer's None is the RBF default",
+    }
+    seen = {}
+    for est in (RJMCMCRegressor, RJMCMCClassifier, SMCRegressor, BMARSRegressor, AnnealedRBFRegressor):
+        for name, p in inspect.signature(est).parameters.items():
+            seen.setdefault(name, {})[est.__name__] = p.default
+    differ = {n: d for n, d in seen.items() if len(d) > 1 and len(set(map(repr, d.values()))) > 1}
+    assert set(differ) == set(allowed), differ
+    for n in ("random_state", "progress", "standardize", "extrapolate", "n_chains", "n_jobs", "max_iter", "n_iter"):
+        assert len(seen[n]) >= 3, n     # the run parameters are shared, not renamed per estimator
+
+
 def test_figure_chapters_keep_their_outputs_small_and_stamped():
     """Issue 37 item 4, the outputs policy (ARCHITECTURE.md, "Outputs kept in the figure chapters"): the plotting
     chapter and every experiment keep their outputs (`python tools/build_docs.py --keep-outputs`), so they show their
