@@ -268,7 +268,7 @@ class _ChainDiagnostics:
             )
         return rows
 
-# %% ../nbs/04a_results.ipynb #7f025c5c
+# %% ../nbs/04a_results.ipynb #7912bc6a
 # split R-hat above this: the chains disagree (Vehtari et al. 2021 ask for < 1.01 before trusting estimates)
 RHAT_ALARM = 1.1
 ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
