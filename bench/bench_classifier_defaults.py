@@ -30,7 +30,7 @@ from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
 
 PRIORS = {"default": None, "g": RBFPrior(), "ridge_nb": REGRESSOR_PRIOR,
           # the ridge prior with the centre space reaching further beyond the data (iota: a fraction of the spread)
-          "ridge_nb_iota01": REGRESSOR_PRIOR.replace(iota=0.1), "ridge_nb_iota025": REGRESSOR_PRIOR.replace(iota=0.25)}
+          "ridge_nb_iota025": REGRESSOR_PRIOR.replace(iota=0.25)}
 
 
 def data_sets(tremor):
