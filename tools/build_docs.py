@@ -331,7 +331,19 @@ def _execute_into_cache(path: str) -> tuple[str, float, str | None]:
         cache.match_cache_notebook(nb)
         return path, 0.0, None
     stage = cache.add_nb_to_project(path)
-    r = single_nb_execution(nb, cwd=str(Path(path).parent), timeout=3600, allow_errors=False, meta_override=True)
+    for attempt in range(3):
+        # a kernel that fails to start is retried: kernels started side by side pick their ports at random and, rarely,
+        # the same one (CI, stop 55: 'Address already in use' in the kernel, then "Kernel didn't respond in 60
+        # seconds" here); no cell has run when this happens, so the retry executes the same notebook
+        try:
+            r = single_nb_execution(nb, cwd=str(Path(path).parent), timeout=3600, allow_errors=False,
+                                    meta_override=True)
+            break
+        except RuntimeError as e:
+            if "Kernel didn't respond" not in str(e) and "Kernel died" not in str(e) or attempt == 2:
+                raise
+            print(f"{path}: the kernel did not start ({e}); starting another", file=sys.stderr)
+            nb = nbformat.read(path, as_version=4)
     if r.err is not None:
         return path, r.time, r.exc_string
     cache.cache_notebook_bundle(CacheBundleIn(nb, stage.uri, data={"execution_seconds": r.time}),
