@@ -183,6 +183,9 @@ CONFIGS = {
     "iota05": rj(prior=dataclasses.replace(RIDGE_NB, iota=0.5)),
     "iota1": rj(prior=dataclasses.replace(RIDGE_NB, iota=1.0)),
     "iota2": rj(prior=dataclasses.replace(RIDGE_NB, iota=2.0)),
+    # centres beyond the data: each coordinate from the far box (iota_far) with probability far_prob, else the near one
+    "far1": rj(prior=dataclasses.replace(RIDGE_NB, iota_far=1.0, far_prob=0.5)),
+    "far1p2": rj(prior=dataclasses.replace(RIDGE_NB, iota_far=1.0, far_prob=0.2)),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
     "smc": other(SMCRegressor),

@@ -52,6 +52,9 @@ cdef struct RJSettings:
     double sigma2
     Py_ssize_t n_tries          # candidates per birth / death / multiple-try update (1: the plain moves)
     bint learn_scales, select_inputs
+    # the centre prior (nbs/00_basis, "Centres beyond the data"): each coordinate of a centre is uniform on the far box
+    # (lo, hi) with probability far_prob, else uniform on the near box (near_lo, near_hi); 0: uniform on (lo, hi)
+    double far_prob
 
 
 def _settings_fields():
@@ -160,7 +163,7 @@ cdef class _RJState:
     the move enum, allocated from the arguments and freed. A room of `RJCore` (nbs/05_rjmcmc, "The loop's rooms"): never
     built on its own."""
     cdef GramFactor st
-    cdef object _x, _xT, _lo, _hi, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam, _d2, _s2
+    cdef object _x, _xT, _lo, _hi, _nlo, _nhi, _lcin, _lcout, _C, _W, _tmp, _alpha, _bitgen, _lock, _lgam, _d2, _s2
     cdef double* lgam          # lgamma(j + 1), j = 0..kmax
     cdef Likelihood lik        # the likelihood seam: collapsed over sigma^2, reads delta2_buf
     cdef double logS_cur       # log S(Lambda) (conditional hierarchy)
@@ -170,6 +173,13 @@ cdef class _RJState:
     cdef double* xT            # (d, N): the inputs transposed (the scaled columns' contiguous loads)
     cdef double* lo
     cdef double* hi
+    # the near/far centre prior (cmix): the near box, and per coordinate the log density inside / outside it
+    cdef bint cmix
+    cdef double fprob
+    cdef double* nlo
+    cdef double* nhi
+    cdef double* lcin
+    cdef double* lcout
     cdef double* C            # (kmax + 2, d) centres in column order
     cdef double* W            # (kmax + 2, d) workspace for proposed configurations
     cdef double* tmp          # (4, d): mu1, mu2, u, mu
@@ -239,9 +249,10 @@ cdef class _RJState:
     cdef readonly int64_t n_sel_prop, n_sel_acc, n_kind_prop, n_kind_acc
 
     def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,
-                  dict settings, tuple basis_types, bitgen):
+                  dict settings, tuple basis_types, bitgen, near_lo=None, near_hi=None):
         """`settings`: every field of `RJSettings` (`rjmcmc.core_settings(prior, config, k_max)`); `basis_types`: the
-        names among which a learned basis type moves (config.basis_types; () for a fixed basis)."""
+        names among which a learned basis type moves (config.basis_types; () for a fixed basis); `near_lo`, `near_hi`:
+        the near box of the centre prior when settings["far_prob"] > 0 ((lo, hi) is then the far box)."""
         cdef Py_ssize_t i
         unknown = sorted(set(settings) - set(SETTINGS_FIELDS))
         missing = [f for f in SETTINGS_FIELDS if f not in settings]
@@ -290,6 +301,28 @@ cdef class _RJState:
         self.kmax = kmax
         self.p0 = 1 + self.d
         self.logvol = float(np.sum(np.log(self._hi - self._lo)))
+        self.fprob = S.far_prob
+        self.cmix = self.fprob > 0
+        if self.cmix:
+            if near_lo is None or near_hi is None:
+                raise ValueError("far_prob > 0 needs the near box (near_lo, near_hi)")
+            self._nlo = np.ascontiguousarray(near_lo, dtype=float)
+            self._nhi = np.ascontiguousarray(near_hi, dtype=float)
+            if (self._nlo.shape != (self.d,) or self._nhi.shape != (self.d,) or np.any(self._nlo < self._lo)
+                    or np.any(self._nhi > self._hi) or np.any(self._nhi <= self._nlo)):
+                raise ValueError("the near box must lie inside the far box (lo, hi) and have positive volume")
+            far = np.log(self.fprob) - np.log(self._hi - self._lo)
+            self._lcin = np.ascontiguousarray(np.logaddexp(np.log1p(-self.fprob) - np.log(self._nhi - self._nlo), far))
+            self._lcout = np.ascontiguousarray(far)
+        else:
+            self._nlo, self._nhi = self._lo, self._hi
+            self._lcin = self._lcout = np.zeros(self.d)
+        cdef const double[::1] nlov = self._nlo
+        cdef const double[::1] nhiv = self._nhi
+        cdef const double[::1] lcinv = self._lcin
+        cdef const double[::1] lcoutv = self._lcout
+        self.nlo, self.nhi = <double*> &nlov[0], <double*> &nhiv[0]
+        self.lcin, self.lcout = <double*> &lcinv[0], <double*> &lcoutv[0]
         self.logvd = 0.5 * self.d * log(np.pi) - lgamma(0.5 * self.d + 1)
         self.a_d, self.b_d = S.alpha_delta2, S.beta_delta2
         self.v0, self.g0 = S.v0, S.gamma0
@@ -477,7 +510,8 @@ cdef class _RJModel(_RJState):
         (-9e20) that every other term would drown in its rounding."""
         cdef Py_ssize_t o
         cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1
-        lp = ((self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k] - self.k * self.logvol
+        lp = ((self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k]
+              + (self._log_centres() if self.cmix else -self.k * self.logvol)
               - (L + self.logZk if self.joint else self.logS_cur))
         for o in range(self.c):
             lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
@@ -493,6 +527,24 @@ cdef class _RJModel(_RJState):
         if self.learn_kind:
             lp -= log(<double> self.nkinds)
         return lp
+
+    cdef double _log_centre(self, const double* mu) noexcept nogil:
+        """log p(mu), the centre prior's density at a centre inside the far box: -log Im when it is uniform."""
+        cdef Py_ssize_t i
+        cdef double s = 0.0
+        if not self.cmix:
+            return -self.logvol
+        for i in range(self.d):
+            s += self.lcin[i] if self.nlo[i] <= mu[i] <= self.nhi[i] else self.lcout[i]
+        return s
+
+    cdef double _log_centres(self) noexcept nogil:
+        """log p(mu_1..mu_k | k) under the near/far centre prior."""
+        cdef Py_ssize_t j
+        cdef double s = 0.0
+        for j in range(self.k):
+            s += self._log_centre(self.C + j * self.d)
+        return s
 
     cdef void _probs(self, Py_ssize_t k, double* b, double* dd, double* s, double* m) noexcept nogil:
         """Move probabilities of eq. 22 with the boundary cases (or fixed ones); disabled moves get 0."""
@@ -876,6 +928,18 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         for i in range(self.d):
             mu[i] = self.lo[i] + (self.hi[i] - self.lo[i]) * random_standard_uniform(self.rng)
 
+    cdef void _prior_centre(self, double* mu) noexcept nogil:
+        """A centre from its prior: uniform on Omega, or per coordinate from the far box w.p. far_prob, else the near."""
+        cdef Py_ssize_t i
+        if not self.cmix:
+            self._uniform_centre(mu)
+            return
+        for i in range(self.d):
+            if random_standard_uniform(self.rng) < self.fprob:
+                mu[i] = self.lo[i] + (self.hi[i] - self.lo[i]) * random_standard_uniform(self.rng)
+            else:
+                mu[i] = self.nlo[i] + (self.nhi[i] - self.nlo[i]) * random_standard_uniform(self.rng)
+
     cdef bint _inside(self, const double* mu) noexcept nogil:
         cdef Py_ssize_t i
         for i in range(self.d):
@@ -928,7 +992,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         cdef Py_ssize_t i
         cdef double new, mx = -INFINITY, acc = 0.0
         for i in range(first, self.ntry):
-            self._uniform_centre(self.cand + i * self.d)
+            self._prior_centre(self.cand + i * self.d)
             self.lw[i] = -INFINITY
             if self.prior_only:
                 self.lw[i] = 0.0
@@ -979,7 +1043,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
         if self._settle(self._accept(lmw + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b),
-                                     (new - self.lml) + log(self.Lambda) - self.logvol), new):
+                                     (new - self.lml) + log(self.Lambda) + self._log_centre(mu)), new):
             self.k += 1
             return 1
         return 0
@@ -1004,7 +1068,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             self.lw[0] = self.beta * (self.lml - new)
         lmw = self._try_candidates(1, new, REPLACE, self.p0 + j)
         if not self._accept(-lmw - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)),
-                            (new - self.lml) - log(self.Lambda) + self.logvol):
+                            (new - self.lml) - log(self.Lambda) - self._log_centre(self.C + j * self.d)):
             return 0
         if not self.prior_only:
             propose(self.st, DELETE, self.p0 + j, &self.lik, &new)
@@ -1058,14 +1122,14 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             return 0
         self._probs(k, &b, &dd, &s, &m)
         self._probs(k + 1, &b1, &d1, &s1, &m1)
-        self._uniform_centre(mu)
+        self._prior_centre(mu)
         if not self.prior_only:
             self._scratch(mu)
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
             dll = new - self.lml
         if self._settle(self._accept(self.beta * dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b),
-                                     dll + log(self.Lambda) - self.logvol), new):
+                                     dll + log(self.Lambda) + self._log_centre(mu)), new):
             self.k += 1
             return 1
         return 0
@@ -1082,18 +1146,19 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             propose(self.st, DELETE, self.p0 + j, &self.lik, &new)
             dll = new - self.lml
         if self._settle(self._accept(self.beta * dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)),
-                                     dll - log(self.Lambda) + self.logvol), new):
+                                     dll - log(self.Lambda) - self._log_centre(self.C + j * self.d)), new):
             memmove(self.C + j * self.d, self.C + (j + 1) * self.d, (k - 1 - j) * self.d * sizeof(double))
             self.k -= 1
             return 1
         return 0
 
-    cdef double _split_terms(self, Py_ssize_t k, int n_nn) noexcept nogil:
-        """log r_split - dll for a split from k centres (03_moves)."""
+    cdef double _split_terms(self, Py_ssize_t k, int n_nn, double lcr) noexcept nogil:
+        """log r_split - dll for a split from k centres (03_moves); lcr = log p(mu1) + log p(mu2) - log p(mu), the
+        centre prior's ratio (-log Im when it is uniform)."""
         cdef double b, dd, s, m, b1, d1, s1, m1
         self._probs(k, &b, &dd, &s, &m)
         self._probs(k + 1, &b1, &d1, &s1, &m1)
-        return (log(self.Lambda) - self.logvol + log(m1) - log(s) + log(<double> k * n_nn) - log(2.0 * (k + 1))
+        return (log(self.Lambda) + lcr + log(m1) - log(s) + log(<double> k * n_nn) - log(2.0 * (k + 1))
                 + self.logvd + self.d * log(2.0 * self.vs))
 
     cdef int _split(self) noexcept nogil:
@@ -1101,7 +1166,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         cdef double* mu1 = self.tmp
         cdef double* mu2 = self.tmp + d
         cdef double* u = self.tmp + 2 * d
-        cdef double nrm = 0.0, r, new = 0.0, dll = 0.0
+        cdef double nrm = 0.0, r, new = 0.0, dll = 0.0, lcr
         cdef int n_nn
         if k == 0 or k >= self.kmax:
             return 0
@@ -1123,6 +1188,9 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         n_nn = self._n_mutual(self.W, k + 1, k - 1, k)
         if n_nn == 0:
             return 0
+        # the centre prior's ratio, before the kernel's replace reorders the centres
+        lcr = (self._log_centre(mu1) + self._log_centre(mu2) - self._log_centre(self.C + j * d) if self.cmix
+               else -self.logvol)
         if not self.prior_only:
             if self._replace_commit(self.p0 + j, mu1):
                 return 0
@@ -1131,8 +1199,8 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
                 self._undo_replace(j)
                 return 0
             dll = new - self.lml
-        if self._settle(self._accept(self.beta * dll + self._split_terms(k, n_nn),
-                                     dll + log(self.Lambda) - self.logvol), new):
+        if self._settle(self._accept(self.beta * dll + self._split_terms(k, n_nn, lcr),
+                                     dll + log(self.Lambda) + lcr), new):
             memcpy(self.C, self.W, (k + 1) * d * sizeof(double))
             self.k += 1
             return 1
@@ -1148,7 +1216,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
     cdef int _merge(self) noexcept nogil:
         cdef Py_ssize_t k = self.k, d = self.d, j, nn, i, t, col
         cdef double* mu = self.tmp
-        cdef double uu = 0.0, z, new = 0.0, dll = 0.0
+        cdef double uu = 0.0, z, new = 0.0, dll = 0.0, lcr
         cdef int n_nn
         if k < 2:
             return 0
@@ -1168,14 +1236,16 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
                 memcpy(self.W + t * d, self.C + i * d, d * sizeof(double))
                 t += 1
         memcpy(self.W + (k - 2) * d, mu, d * sizeof(double))
+        lcr = (self._log_centre(self.C + j * d) + self._log_centre(self.C + nn * d) - self._log_centre(mu) if self.cmix
+               else -self.logvol)
         if not self.prior_only:
             if self._replace_commit(self.p0 + j, mu):
                 return 0
             col = self.p0 + (nn if nn < j else nn - 1)
             propose(self.st, DELETE, col, &self.lik, &new)
             dll = new - self.lml
-        if self._settle(self._accept(self.beta * dll - self._split_terms(k - 1, n_nn),
-                                     dll - log(self.Lambda) + self.logvol), new):
+        if self._settle(self._accept(self.beta * dll - self._split_terms(k - 1, n_nn, lcr),
+                                     dll - log(self.Lambda) - lcr), new):
             memcpy(self.C, self.W, (k - 1) * d * sizeof(double))
             self.k -= 1
             return 1
@@ -1192,7 +1262,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         against 0.33 at the robot arm's a = 1/2; nbs/05_rjmcmc)."""
         cdef Py_ssize_t k = self.k, d = self.d, pos, i
         cdef double* mu = self.tmp
-        cdef double new
+        cdef double new, lcr = 0.0
         cdef int acc = 0
         for pos in range(k - 1, -1, -1):
             if random_standard_uniform(self.rng) < self.varpi:
@@ -1203,7 +1273,11 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             self.np_[4] += 1
             if not self._inside(mu):
                 continue
+            if self.cmix:   # the proposal is symmetric (uniform on the far box or a random walk): the prior's ratio
+                lcr = self._log_centre(mu) - self._log_centre(self.C + pos * d)
             if self.prior_only:
+                if self.cmix and not self._accept(lcr, lcr):
+                    continue
                 memcpy(self.C + pos * d, mu, d * sizeof(double))
                 acc += 1
                 self.na_[4] += 1
@@ -1211,7 +1285,8 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             self._scratch(mu)
             if propose(self.st, REPLACE, self.p0 + pos, &self.lik, &new):
                 continue
-            if settle(self.st, self._accept(self.beta * (new - self.lml), new - self.lml), new, &self.lml):
+            if settle(self.st, self._accept(self.beta * (new - self.lml) + lcr, new - self.lml + lcr), new,
+                      &self.lml):
                 self._move_to_end(pos)
                 memcpy(self.C + (k - 1) * d, mu, d * sizeof(double))
                 acc += 1

@@ -95,16 +95,34 @@ def design_matrix(x, # inputs, (N, d)
 # %% ../nbs/00_basis.ipynb #a781e08c
 @dataclass(frozen=True)
 class CentreSpace:
-    "The box Omega of admissible centres, with its volume (Andrieu et al. §3.1)."
+    """The box Omega of admissible centres, with its volume (Andrieu et al. §3.1), and the centres' prior on it: uniform
+    (far_prob = 0, the paper's), or, per coordinate, uniform on Omega with probability far_prob and else uniform on
+    the near box [near_lo, near_hi] inside it ("Centres beyond the data")."""
     lo: np.ndarray   # lower corner, (d,)
     hi: np.ndarray   # upper corner, (d,)
+    near_lo: np.ndarray | None = None   # the near box's lower corner, (d,) (far_prob > 0)
+    near_hi: np.ndarray | None = None
+    far_prob: float = 0.0
+
+    def __post_init__(self):
+        if not (isinstance(self.far_prob, numbers.Real) and 0 <= self.far_prob < 1):
+            raise ValueError(f"far_prob must be a number in [0, 1), got {self.far_prob!r}")
+        if self.far_prob > 0:
+            if self.near_lo is None or self.near_hi is None:
+                raise ValueError("far_prob > 0 needs the near box (near_lo, near_hi)")
+            nlo, nhi = np.asarray(self.near_lo, float), np.asarray(self.near_hi, float)
+            if nlo.shape != np.shape(self.lo) or nhi.shape != np.shape(self.hi) or np.any(nlo < self.lo) or \
+                    np.any(nhi > self.hi) or np.any(nhi <= nlo):
+                raise ValueError("the near box (near_lo, near_hi) must lie inside (lo, hi) and have positive volume")
 
     @classmethod
     def from_data(cls,
                   x, # inputs, (N, d)
                   iota: float=0.1, # extension of the range, as a fraction of the spread Xi_i
+                  iota_far: float|None=None, # the far box's extension (None: the uniform prior on the near box)
+                  far_prob: float=0.5, # probability that a coordinate comes from the far box (with iota_far)
                  ) -> CentreSpace:
-        "Omega = data range extended by iota * Xi in every dimension."
+        "Omega = data range extended by iota * Xi in every dimension (by iota_far, with a near box at iota)."
         x = as_inputs(x)
         iota = check_positive("iota", iota, allow_zero=True)
         mn, mx = x.min(0), x.max(0)
@@ -113,7 +131,12 @@ class CentreSpace:
             bad = np.flatnonzero(spread <= 0).tolist()
             raise ValueError(f"x has zero spread in column(s) {bad}: the centre space would have zero volume; "
                              "drop constant inputs")
-        return cls(mn - iota * spread, mx + iota * spread)
+        if iota_far is None:
+            return cls(mn - iota * spread, mx + iota * spread)
+        iota_far = check_positive("iota_far", iota_far)
+        if iota_far <= iota:
+            raise ValueError(f"iota_far must exceed iota ({iota}), got {iota_far}")
+        return cls(mn - iota_far * spread, mx + iota_far * spread, mn - iota * spread, mx + iota * spread, far_prob)
 
     @property
     def d(self) -> int: return len(self.lo)
@@ -129,10 +152,38 @@ class CentreSpace:
         mu = np.asarray(mu, dtype=float).reshape(-1, self.d)
         return np.all((mu >= self.lo) & (mu <= self.hi), axis=1)
 
+    def log_density(self, mu) -> np.ndarray:
+        "log p(mu) of each centre (row of `mu`) under the centre prior; -inf outside Omega."
+        mu = np.asarray(mu, dtype=float).reshape(-1, self.d)
+        if self.far_prob == 0:
+            out = np.full(len(mu), -self.log_volume)
+        else:
+            far = math.log(self.far_prob) - np.log(self.hi - self.lo)
+            near = np.logaddexp(math.log1p(-self.far_prob) - np.log(self.near_hi - self.near_lo), far)
+            inside = (mu >= self.near_lo) & (mu <= self.near_hi)
+            out = np.where(inside, near, far).sum(axis=1)
+        return np.where(self.contains(mu), out, -np.inf)
+
     def sample(self,
                rng: np.random.Generator, # source of randomness
                k: int=1, # number of centres
               ) -> np.ndarray:
+        "k centres drawn from the centre prior, shape (k, d)."
+        if self.far_prob == 0:
+            return self.sample_uniform(rng, k)
+        out = np.empty((k, self.d))
+        for j in range(k):      # coordinate by coordinate, in the C loop's order of draws
+            for i in range(self.d):
+                if rng.random() < self.far_prob:
+                    out[j, i] = self.lo[i] + (self.hi[i] - self.lo[i]) * rng.random()
+                else:
+                    out[j, i] = self.near_lo[i] + (self.near_hi[i] - self.near_lo[i]) * rng.random()
+        return out
+
+    def sample_uniform(self,
+                       rng: np.random.Generator, # source of randomness
+                       k: int=1, # number of centres
+                      ) -> np.ndarray:
         "k centres drawn uniformly on Omega, shape (k, d)."
         return self.lo + (self.hi - self.lo) * rng.random((k, self.d))
 

@@ -121,7 +121,7 @@ def log_posterior(x, # inputs (N, d)
     k_max = check_k_max(prior.k_max, N, d)
     centres = np.asarray(centres, dtype=float).reshape(-1, d); k = len(centres)
     delta2 = np.broadcast_to(np.asarray(delta2, dtype=float), (c,))
-    space = CentreSpace.from_data(x, prior.iota) if space is None else space
+    space = prior.centre_space(x) if space is None else space
     lp = float(log_k_Lambda_prior(k, Lambda, k_max, prior)) + log_centres_prior(centres, space)
     if not np.isfinite(lp): return -np.inf
     s = None

@@ -39,6 +39,10 @@ class RBFPrior:
     # "joint": p(k, Lambda) truncated (the default); "conditional": k | Lambda truncated (§3.1)
     k_prior: str = "joint"
     iota: float = 0.1           # centre space = data range extended by iota * spread
+    # centres beyond the data (00_basis): each coordinate uniform on the range extended by iota_far * spread with
+    # probability far_prob, else on the near box (iota); None: uniform on the near box, the paper's prior
+    iota_far: float | None = None
+    far_prob: float = 0.5
     # learned per-input scales (05d): log s_j ~ N(0, log_scale_sd^2) i.i.d. on standardised inputs
     log_scale_sd: float = 1.0
     inclusion_prob: float = 0.5 # input selection (05d): gamma_j ~ Bernoulli(inclusion_prob) i.i.d., given >= 1 input in
@@ -52,6 +56,10 @@ class RBFPrior:
         check_positive("gamma0", self.gamma0, allow_zero=True)
         check_positive("eps2", self.eps2)
         check_positive("iota", self.iota, allow_zero=True)
+        if self.iota_far is not None and not (check_positive("iota_far", self.iota_far) > self.iota):
+            raise ValueError(f"iota_far must exceed iota ({self.iota}), got {self.iota_far}")
+        if not (isinstance(self.far_prob, (int, float)) and 0 < self.far_prob < 1):
+            raise ValueError(f"far_prob must be a number in (0, 1), got {self.far_prob!r}")
         check_positive("log_scale_sd", self.log_scale_sd)
         if self.log_scale_sd_up is not None: check_positive("log_scale_sd_up", self.log_scale_sd_up)
         if not (isinstance(self.inclusion_prob, (int, float)) and 0 < self.inclusion_prob < 1):
@@ -79,6 +87,10 @@ class RBFPrior:
     def replace(self, **kw) -> RBFPrior:
         "A copy with some fields changed."
         return replace(self, **kw)
+
+    def centre_space(self, x) -> CentreSpace:
+        "The centre space Omega of inputs `x` and the centres' prior on it (iota; iota_far and far_prob)."
+        return CentreSpace.from_data(x, self.iota, self.iota_far, self.far_prob)
 
 # %% ../nbs/01_priors.ipynb #85fd3885
 def log_poisson_normaliser(Lambda: float, # Poisson rate (>= 0)
@@ -127,7 +139,7 @@ def log_centres_prior(centres, # (k, d)
     "log p(mu_{1:k} | k) = -k log Im inside Omega^k, -inf outside."
     centres = np.asarray(centres, dtype=float).reshape(-1, space.d)
     if not space.contains(centres).all(): return -np.inf
-    return -len(centres) * space.log_volume
+    return -len(centres) * space.log_volume if space.far_prob == 0 else float(space.log_density(centres).sum())
 
 def log_scales_prior(scales, # per-input scales s (d,), > 0
                      prior: RBFPrior, # its log_scale_sd (and log_scale_sd_up)

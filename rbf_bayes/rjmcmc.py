@@ -167,7 +167,8 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
                 fixed_probs=config.fixed_probs is not None, fp_birth=fpb, fp_death=fpd, fp_split=fps, fp_merge=fpm,
                 known_sigma2=config.fixed_sigma2 is not None,
                 sigma2=config.fixed_sigma2 if config.fixed_sigma2 is not None else 0.0,
-                n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs)
+                n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs,
+                far_prob=prior.far_prob if prior.iota_far is not None else 0.0)
 
 def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)
             x: np.ndarray, # inputs (N, d), as the state's columns were built from
@@ -178,7 +179,7 @@ def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)
            ) -> RJCore:
     "The C core of one chain, its settings from `core_settings`."
     return RJCore(st, x, space.lo, space.hi, basis, width, k_max, core_settings(prior, config, k_max),
-                  tuple(config.basis_types or ()), bitgen)
+                  tuple(config.basis_types or ()), bitgen, space.near_lo, space.near_hi)
 
 # %% ../nbs/05_rjmcmc.ipynb #239b245b
 class _TracePredictive:
@@ -409,7 +410,7 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
     N, d = x.shape
     c = Y.shape[1]
     k_max = check_k_max(prior.k_max, N, d)
-    space = CentreSpace.from_data(x, prior.iota)
+    space = prior.centre_space(x)
     if not config.prior_only:  # the conditions of Theorem 1 (08_convergence): errors, or a ConvergenceWarning
         from rbf_bayes.convergence import check_conditions
 
@@ -1047,6 +1048,12 @@ def _ref_death(m: _RefModel, st: _RefState, rng) -> int:
     return _ref_mh(st, rng, S1, new, log_ratio_death(lr, k, st.Lam, m.k_max, m.config.c_star))
 
 # %% ../nbs/05_rjmcmc.ipynb #666e181c
+def _split_log_volume(om: CentreSpace, pair, one) -> float:
+    """The log Im of the split ratio (`moves.log_ratio_split`) under the centre prior: -(log p(mu1) + log p(mu2) -
+    log p(mu)) for the pair and the one centre they split from (or merge into); log Im itself when it is uniform."""
+    return om.log_volume if om.far_prob == 0 else -float(om.log_density(pair).sum() - om.log_density(one)[0])
+
+
 def _ref_split(m: _RefModel, st: _RefState, rng) -> int:
     "Split a uniformly chosen centre into two (eq. 27), refused outside Omega or without mutual nearest neighbours."
     k, d, vs = len(st.S), m.d, m.config.split_scale
@@ -1059,7 +1066,8 @@ def _ref_split(m: _RefModel, st: _RefState, rng) -> int:
     if not nn:
         return 0
     new = m.lml(st, S1)
-    return _ref_mh(st, rng, S1, new, log_ratio_split(new - st.cur, k, nn, st.Lam, m.k_max, m.om.log_volume, vs, d,
+    lv = _split_log_volume(m.om, S1[-2:], st.S[j])
+    return _ref_mh(st, rng, S1, new, log_ratio_split(new - st.cur, k, nn, st.Lam, m.k_max, lv, vs, d,
                                                      m.config.c_star))
 
 # %% ../nbs/05_rjmcmc.ipynb #b340dd9f
@@ -1074,7 +1082,8 @@ def _ref_merge(m: _RefModel, st: _RefState, rng) -> int:
     nn = n_mutual(st.S, j, jn)
     S1 = np.vstack([np.delete(st.S, [j, jn], 0), mu])
     new = m.lml(st, S1)
-    return _ref_mh(st, rng, S1, new, log_ratio_merge(new - st.cur, k, nn, st.Lam, m.k_max, m.om.log_volume, vs, d,
+    lv = _split_log_volume(m.om, st.S[[j, jn]], mu)
+    return _ref_mh(st, rng, S1, new, log_ratio_merge(new - st.cur, k, nn, st.Lam, m.k_max, lv, vs, d,
                                                      m.config.c_star))
 
 # %% ../nbs/05_rjmcmc.ipynb #97a5d1f7
@@ -1083,7 +1092,7 @@ def _ref_update(m: _RefModel, st: _RefState, rng) -> int:
     cfg, acc = m.config, 0
     for j in range(len(st.S) - 1, -1, -1):  # the last centre first, as the C loop (its cost, not its law)
         prop = (
-            m.om.sample(rng)[0]
+            m.om.sample_uniform(rng)[0]
             if rng.random() < cfg.varpi
             else st.S[j] + math.sqrt(cfg.rw_var) * rng.standard_normal(m.d)
         )
@@ -1093,7 +1102,8 @@ def _ref_update(m: _RefModel, st: _RefState, rng) -> int:
         S1 = st.S.copy()
         S1[j] = prop
         new = m.lml(st, S1)
-        if math.log(rng.random()) < new - st.cur:
+        lcr = 0.0 if m.om.far_prob == 0 else float(m.om.log_density(prop)[0] - m.om.log_density(st.S[j])[0])
+        if math.log(rng.random()) < new - st.cur + lcr:
             st.S, st.cur, acc = S1, new, 1
             st.n_acc[4] += 1
     return acc
