@@ -30,7 +30,9 @@ from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
 
 PRIORS = {"default": None, "g": RBFPrior(), "ridge_nb": REGRESSOR_PRIOR,
           # the ridge prior with the centre space reaching further beyond the data (iota: a fraction of the spread)
-          "ridge_nb_iota025": REGRESSOR_PRIOR.replace(iota=0.25)}
+          "ridge_nb_iota025": REGRESSOR_PRIOR.replace(iota=0.25, iota_far=None),
+          # ... on the paper's Omega: REGRESSOR_PRIOR until stop 56 (its centres now reach beyond the data, 00_basis)
+          "ridge_nb_paper_box": REGRESSOR_PRIOR.replace(iota_far=None)}
 
 
 def data_sets(tremor):

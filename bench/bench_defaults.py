@@ -165,18 +165,20 @@ def bass(X, y, Xt, seed):
 
 
 OLD = dict(basis="cubic", learn_scales=False)   # the default model before stop 47, with its g-prior below
-RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # = priors.REGRESSOR_PRIOR, the default's
+# priors.REGRESSOR_PRIOR on the paper's Omega: the default's prior until stop 56 (its centres now reach beyond the data)
+RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)
 TWO_PIECE = dataclasses.replace(RIDGE_NB, log_scale_sd_up=0.5)  # log scales: sd 1 below 0, 0.5 above (05d)
 
 CONFIGS = {
     "default": rj(),  # Gaussian, width sqrt(d), learned scales (+ selection if d >= 3), REGRESSOR_PRIOR
+    "paper_box": rj(prior=RIDGE_NB),  # the default until stop 56: the centres on the paper's Omega (iota 0.1)
     "default_extrapolate": rj(extrapolate=True),
     "select": rj(select_inputs=True),  # input selection on any d (the default from d = 3 since stop 50)
     "no_select": rj(select_inputs=False),  # the default until stop 50: learned scales without selection
     "select_tp": rj(select_inputs=True, prior=TWO_PIECE),  # ... and the two-piece prior on the log scales
     "old_default": rj(prior=RBFPrior(), **OLD),  # cubic, g-prior (the default until stop 46)
     "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),  # the paper's coefficient prior, cubic
-    "ridge_nb": rj(prior=RIDGE_NB, **OLD),  # the default's prior on the old basis
+    "ridge_nb": rj(prior=RIDGE_NB, **OLD),  # the default's prior until stop 56, on the old basis
     "tempered": rj(n_temps=4, n_tries=4),
     # the centre space Omega: the data range extended by iota times its spread on each side (the default's 0.1)
     "iota025": rj(prior=dataclasses.replace(RIDGE_NB, iota=0.25)),
@@ -184,7 +186,7 @@ CONFIGS = {
     "iota1": rj(prior=dataclasses.replace(RIDGE_NB, iota=1.0)),
     "iota2": rj(prior=dataclasses.replace(RIDGE_NB, iota=2.0)),
     # centres beyond the data: each coordinate from the far box (iota_far) with probability far_prob, else the near one
-    "far1": rj(prior=dataclasses.replace(RIDGE_NB, iota_far=1.0, far_prob=0.5)),
+    # (iota_far 1, far_prob 1/2: the default since stop 56)
     "far1p2": rj(prior=dataclasses.replace(RIDGE_NB, iota_far=1.0, far_prob=0.2)),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),

@@ -253,4 +253,5 @@ class SMCPrior:
         return replace(self, **kw)
 
 # %% ../nbs/01_priors.ipynb #c0e79060
-REGRESSOR_PRIOR = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)   # RJMCMCRegressor's prior: ridge, k ~ NB(10, 1/2)
+# RJMCMCRegressor's prior: ridge, k ~ NB(10, 1/2), centres reaching a spread beyond the data (00_basis, near/far)
+REGRESSOR_PRIOR = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0, iota_far=1.0, far_prob=0.5)
