@@ -19,7 +19,7 @@ from ._base import RAW_SCALE, BaseBayesEstimator
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES
 from .chains import AUTO_START, check_auto, check_parallel, fit_chains
-from .priors import REGRESSOR_PRIOR, RBFPrior
+from .priors import RBFPrior, default_prior
 from .probit import ProbitTrace, probit_run, sample_probit
 from .rjmcmc import RJConfig, Trace, rjmcmc_run, sample_rjmcmc
 
@@ -85,8 +85,9 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  n_iter: int|str="auto",
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
-                 # hyperparameters; None: `REGRESSOR_PRIOR` (ridge prior, k ~ NB(10, 1/2); 01_priors, "The regressor's
-                 # default")
+                 # hyperparameters; None: `priors.default_prior(basis)`, `REGRESSOR_PRIOR` (ridge, k ~ NB(10, 1/2),
+                 # centres reaching beyond the data; 01_priors, "The regressor's default"), on the paper's Omega unless
+                 # the basis is the Gaussian
                  prior: RBFPrior|None=None,
                  split_scale: float=0.1, # varsigma* of split/merge
                  rw_var: float=1e-3, # random-walk variance of the centre update
@@ -165,8 +166,8 @@ class RJMCMCRegressor(BaseBayesEstimator):
         return check_bool("select_inputs", self.select_inputs)
 
     def _prior(self) -> RBFPrior:
-        "The prior the fit uses: the one given, else `REGRESSOR_PRIOR`."
-        return self.prior if self.prior is not None else REGRESSOR_PRIOR
+        "The prior the fit uses: the one given, else `default_prior(basis)`."
+        return self.prior if self.prior is not None else default_prior(self.basis)
 
     def _raw_scale_limits(self) -> tuple:
         """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance is
@@ -400,7 +401,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  n_iter: int|str="auto",
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in
-                 # hyperparameters; default: `priors.REGRESSOR_PRIOR` for the probit (which fixes sigma^2 = 1),
+                 # hyperparameters; default: `priors.default_prior(basis)` for the probit (which fixes sigma^2 = 1),
                  # `RBFPrior()` for the discriminant
                  prior: RBFPrior|None=None,
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5,
@@ -474,7 +475,10 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
         cfg = _rj_config(self, auto, progress and n_chains == 1)
-        prior = self.prior if self.prior is not None else REGRESSOR_PRIOR if self.link == "probit" else RBFPrior()
+        if self.prior is not None:
+            prior = self.prior
+        else:   # the probit's: the regressor's (ridge, k ~ NB(10, 1/2)); the discriminant's: the paper's g-prior
+            prior = default_prior(self.basis) if self.link == "probit" else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)  # labels are labels: no scaling of y

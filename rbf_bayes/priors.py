@@ -18,7 +18,7 @@ from .basis import CentreSpace
 __all__ = ['COEF_PRIORS', 'K_PRIORS', 'REGRESSOR_PRIOR', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior',
            'log_inv_gamma', 'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior',
            'log_inputs_prior', 'coef_prior_cov', 'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior',
-           'k_marginal', 'SMCPrior']
+           'k_marginal', 'SMCPrior', 'default_prior']
 
 # %% ../nbs/01_priors.ipynb #d6288f75
 COEF_PRIORS = ("ridge", "g")
@@ -255,3 +255,9 @@ class SMCPrior:
 # %% ../nbs/01_priors.ipynb #c0e79060
 # RJMCMCRegressor's prior: ridge, k ~ NB(10, 1/2), centres reaching a spread beyond the data (00_basis, near/far)
 REGRESSOR_PRIOR = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0, iota_far=1.0, far_prob=0.5)
+
+# %% ../nbs/01_priors.ipynb #f6a96d2f
+def default_prior(basis: str, # the estimator's basis (a name of `basis.BASES`, or "auto")
+                 ) -> RBFPrior:
+    "`REGRESSOR_PRIOR` for the bounded Gaussian basis; with any other basis the same prior on the paper's Omega."
+    return REGRESSOR_PRIOR if basis == "gaussian" else REGRESSOR_PRIOR.replace(iota_far=None)
