@@ -31,7 +31,8 @@ from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
 PRIORS = {"default": None, "g": RBFPrior(), "ridge_nb": REGRESSOR_PRIOR,
           # the ridge prior with the centre space reaching further beyond the data (iota: a fraction of the spread)
           "ridge_nb_iota025": REGRESSOR_PRIOR.replace(iota=0.25, iota_far=None),
-          # ... on the paper's Omega: REGRESSOR_PRIOR until stop 56 (its centres now reach beyond the data, 00_basis)
+          # ... on the paper's Omega: REGRESSOR_PRIOR until stop 56 (its centres now reach beyond the data, 00_basis),
+          # and the probit's default with its thin-plate basis (priors.default_prior)
           "ridge_nb_paper_box": REGRESSOR_PRIOR.replace(iota_far=None)}
 
 
