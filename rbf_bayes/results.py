@@ -328,7 +328,7 @@ class _SummaryJudgements:
 
     def _run_length_judgement(self) -> tuple[list, list]:
         "(rows, notes) of n_iter=\"auto\" (05b_chains): the run length the chains chose, or the cap they stopped at."
-        rows, mixing = [], []
+        rows, notes = [], []
         au = self.meta.get("auto")
         if au:
             rows.append(
@@ -340,7 +340,7 @@ class _SummaryJudgements:
                 )
             )
             if not au["converged"]:
-                mixing.append(
+                notes.append(
                     f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
                     f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
                     + (
@@ -349,7 +349,7 @@ class _SummaryJudgements:
                         else ""
                     )
                 )
-        return rows, mixing
+        return rows, notes
 
     def _run_notes(self, burn_in: int | None, n: int) -> list:
         "Notes on the run itself: interrupted by the user; p(k | y) piled against k_max."
