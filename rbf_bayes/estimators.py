@@ -19,7 +19,7 @@ from ._base import RAW_SCALE, BaseBayesEstimator
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES
 from .chains import AUTO_START, check_auto, check_parallel, fit_chains
-from .priors import RBFPrior, default_prior
+from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import ProbitTrace, probit_run, sample_probit
 from .rjmcmc import RJConfig, Trace, rjmcmc_run, sample_rjmcmc
 
@@ -401,7 +401,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  n_iter: int|str="auto",
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in
-                 # hyperparameters; default: `priors.default_prior(basis)` for the probit (which fixes sigma^2 = 1),
+                 # hyperparameters; default: `priors.PROBIT_PRIOR` for the probit (which fixes sigma^2 = 1),
                  # `RBFPrior()` for the discriminant
                  prior: RBFPrior|None=None,
                  split_scale: float=0.1, rw_var: float=1e-3, varpi: float=0.5,
@@ -477,8 +477,8 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
         cfg = _rj_config(self, auto, progress and n_chains == 1)
         if self.prior is not None:
             prior = self.prior
-        else:   # the probit's: the regressor's (ridge, k ~ NB(10, 1/2)); the discriminant's: the paper's g-prior
-            prior = default_prior(self.basis) if self.link == "probit" else RBFPrior()
+        else:   # the probit's: the regressor's (ridge, k ~ NB(10, 1/2)) on the paper's Omega; the discriminant: g-prior
+            prior = PROBIT_PRIOR if self.link == "probit" else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)  # labels are labels: no scaling of y
