@@ -929,7 +929,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             mu[i] = self.lo[i] + (self.hi[i] - self.lo[i]) * random_standard_uniform(self.rng)
 
     cdef void _prior_centre(self, double* mu) noexcept nogil:
-        """A centre from its prior: uniform on Omega, or per coordinate from the far box w.p. far_prob, else the near."""
+        """A centre from its prior: uniform on Omega, or each coordinate on the far box w.p. far_prob, else the near."""
         cdef Py_ssize_t i
         if not self.cmix:
             self._uniform_centre(mu)
