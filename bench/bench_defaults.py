@@ -222,7 +222,7 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
             r, m = float("nan"), res["model"]
             if m is not None and hasattr(m, "trace_") and getattr(m.trace_, "n_chains", 1) > 1:
                 from rbf_bayes.convergence import rhat
-                tr = m.trace_; b = tr.meta["auto"]["burn_in"] if "auto" in tr.meta else m.burn_in
+                tr = m.trace_; b = tr.meta.auto["burn_in"] if "auto" in tr.meta else m.burn_in
                 r = float(rhat(np.stack(tr.chain_series(tr.k, b))))
             rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
                              sec=sec, rhat=r))

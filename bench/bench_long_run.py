@@ -166,7 +166,7 @@ def main():
         secs = time.perf_counter() - t0
         for name in ("k", "log_posterior", "Lambda", "delta2", "sigma2", "centres", "coef_mean", "coef_draw"):
             finite(f"{label}: {name}", getattr(tr, name), failures)
-        k_max = tr.meta["k_max"]
+        k_max = tr.meta.k_max
         est, _ = rj_memory(n_iter, tr.n_samples, k_max, N, dim, c)
         report(label + f" (k_max = {k_max}; k at the end {tr.k[-1]}, mean after burn-in "
                f"{tr.k[n_iter // 2:].mean():.1f})", w.rows, secs, n_iter, peak_mib() - base, est, failures)
@@ -181,7 +181,7 @@ def main():
         finite(f"BMARS: {name}", getattr(bt, name), failures)
     for s in range(len(bt.kept)):
         finite("BMARS: coef_mean", bt.coef_mean[s], failures); finite("BMARS: coef_draw", bt.coef_draw[s], failures)
-    k_max = bt.meta["k_max"]; n_kept = len(bt.kept)
+    k_max = bt.meta.k_max; n_kept = len(bt.kept)
     est = 26.0 * n_iter + n_kept * (k_max * (24.0 * pr.max_interaction + 200) + 16.0 * (k_max + 1) * c) \
         + 8.0 * (3 * N * (k_max + 1) + 3 * (k_max + 1) ** 2)
     report(

@@ -40,7 +40,7 @@ def main():
                         lambda: AnnealedRBFRegressor(n_iter=200, n_restarts=1, polish=False, random_state=0)),
                        ("AnnealedRBFRegressor(n_iter=200)", lambda: AnnealedRBFRegressor(n_iter=200, random_state=0))):
         t, m = timed(make, X, y)
-        print(f"{name:62s} {t:7.2f} s {t / t_rj:5.1f} x   k = {m.k_}, polish {m.trace_.meta['polish']}", flush=True)
+        print(f"{name:62s} {t:7.2f} s {t / t_rj:5.1f} x   k = {m.k_}, polish {m.trace_.meta.polish}", flush=True)
     t0 = time.perf_counter()
     try:
         SMCRegressor(random_state=0).fit(X, y)

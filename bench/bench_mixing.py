@@ -38,7 +38,7 @@ def _pred_series(model, X5):
 def measure(name, X, y, Xt, ft, random_state=0, **kw):
     m = RJMCMCRegressor(n_chains=4, n_jobs=2, random_state=random_state, **kw)
     t0 = time.perf_counter(); m.fit(X, y); sec = time.perf_counter() - t0
-    tr = m.trace_; b = tr.meta["auto"]["burn_in"] if "auto" in tr.meta else m.burn_in
+    tr = m.trace_; b = tr.meta.auto["burn_in"] if "auto" in tr.meta else m.burn_in
     ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(tr.log_posterior, b))
     fs = _pred_series(m, Xt[:5])
     e_f = min(ess(fs[:, :, j]) for j in range(fs.shape[2]))
@@ -127,7 +127,7 @@ def main():
                          ("probit, n_tries=4, 20k", dict(n_iter=n(20_000), burn_in=n(5_000), n_tries=4))]:
             m = RJMCMCClassifier(n_chains=4, n_jobs=2, random_state=0, **kw)
             t0 = time.perf_counter(); m.fit(x, y); sec = time.perf_counter() - t0
-            tr = m.trace_; b = tr.meta["auto"]["burn_in"] if "auto" in tr.meta else m.burn_in
+            tr = m.trace_; b = tr.meta.auto["burn_in"] if "auto" in tr.meta else m.burn_in
             ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(tr.log_posterior, b))
             print(f"{name:<34} {sec:7.2f} {rhat(ks):6.3f} {rhat(lp):6.3f} {ess(ks):7.0f} {ess(ks) / sec:7.1f} "
                   f"{ess(lp) / sec:7.1f} {4 * m.n_iter_ / sec:9,.0f} {np.mean(m.predict(xt) != yt):7.3f}", flush=True)

@@ -98,7 +98,7 @@ def main():
     print(
         f"\nRJMCMCRegressor(basis='cubic', n_iter={n_d}, burn_in={b_d}, random_state=0), every other argument at its "
         f"default: {secs:.2f} s ({secs / paper_secs:.2f} x the paper's "
-        f"model at k_max = 20), k_max {m.trace_.meta['k_max']}, "
+        f"model at k_max = 20), k_max {m.trace_.meta.k_max}, "
         f"p(k|y) mode {pk.argmax()}, mean {np.arange(len(pk)) @ pk:.1f}, 90% [{lo}, {hi}], {len(caught)} warnings"
     )
     print("\ncost in N (k_max = 20, after burn-in):")

@@ -604,13 +604,13 @@ class BaseBayesEstimator(_InputChecks, _ContinueFit, PersistenceMixin, ArvizMixi
         self.trace_ = trace
         self.k_posterior_ = trace.p_k()
         self.interrupted_ = trace.interrupted
-        if getattr(self, "y_scale_", None) is not None and isinstance(getattr(trace, "meta", None), dict):
+        if getattr(self, "y_scale_", None) is not None:
             # the scale of y, so the result's diagnostics of sigma^2 read the very numbers `to_arviz` exports (y's
             # units)
-            trace.meta["y_scale"] = [float(v) for v in np.ravel(self.y_scale_)]
+            trace.meta.y_scale = [float(v) for v in np.ravel(self.y_scale_)]
         # a run length the chains may choose: what they ran (scikit-learn's name)
         if "max_iter" in self.get_params(deep=False):
-            self.n_iter_ = int(max(trace.meta.get("chain_lengths") or [len(trace.k)]))
+            self.n_iter_ = int(max(trace.meta.chain_lengths or [len(trace.k)]))
 
     def summary(self) -> Summary:
         """The fitted model in a few lines: data shape and scaling, then its sampler's summary (p(k | y), acceptance,

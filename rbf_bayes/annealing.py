@@ -23,12 +23,12 @@ from .calibration import CalibratedPrior, criterion_from_rss, criterion_value, l
 from .chains import MAX_CHAINS, check_parallel, run_chains
 from .kernel import rbf_state
 from .progress import ChunkedRun, DeferredInterrupt, InterruptedWarning, interrupt_message
-from .results import SamplerResult
+from .results import RBFRunInfo, SamplerResult
 from .rjmcmc import RJConfig, _check_rj_memory, rj_core
 
 # %% auto #0
-__all__ = ['POLISH_MAX_ROWS', 'cooling_schedule', 'starting_temperature', 'AnnealResult', 'anneal_rbf', 'exhaustive_search',
-           'polish_centres', 'OptimumUncertainWarning', 'AnnealedRBFRegressor']
+__all__ = ['POLISH_MAX_ROWS', 'cooling_schedule', 'starting_temperature', 'AnnealRunInfo', 'AnnealResult', 'anneal_rbf',
+           'exhaustive_search', 'polish_centres', 'OptimumUncertainWarning', 'AnnealedRBFRegressor']
 
 # %% ../nbs/07_annealing.ipynb #44c7aa20
 def cooling_schedule(schedule, # "linear", "geometric", "logarithmic", or a callable i -> T_i
@@ -78,6 +78,19 @@ def _resolve_T0(T0, space, criterion, c, N, T_end) -> float:
         return max(starting_temperature(space, criterion, c, N), T_end)
     return T0
 
+# %% ../nbs/07_annealing.ipynb #cda56bd7
+@dataclass(kw_only=True, eq=False)
+class AnnealRunInfo(RBFRunInfo):
+    "`RunInfo` of an RJ simulated-annealing run (`AnnealResult.meta`)."
+    criterion: str | None = None             # "aic", "bic" or "mdl" (the calibration's)
+    Lambda_bar: float | None = None          # the calibrated Lambda
+    delta2_bar: float | None = None          # the calibrated delta^2
+    schedule: str | None = None              # the cooling schedule's name ("callable" for a user's function)
+    polish: bool | None = None               # whether the best network was polished by a final descent
+    T0: float | None = None                  # the starting temperature
+    omega: list | None = None                # the centres' box: (lower corner, upper corner)
+    criterion_annealed: float | None = None  # the best network's criterion before the final descent
+
 # %% ../nbs/07_annealing.ipynb #df3ac792
 @dataclass(kw_only=True, repr=False)
 class AnnealResult(SamplerResult):
@@ -99,6 +112,7 @@ class AnnealResult(SamplerResult):
     seconds: float
     n_proposed: np.ndarray
     n_accepted: np.ndarray
+    _info_type = AnnealRunInfo
 
     @property
     def best_iteration(self) -> int:
@@ -117,7 +131,7 @@ class AnnealResult(SamplerResult):
 
     def predict(self, x, return_std: bool = False):
         "Least-squares prediction of the best network; return_std: the classical sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
-        D = design_matrix(x, self.centres, self.meta["basis"], self.meta["width"])
+        D = design_matrix(x, self.centres, self.meta.basis, self.meta.width)
         mean = D @ self.coef
         if not return_std:
             return mean
@@ -132,16 +146,16 @@ class AnnealResult(SamplerResult):
 
     def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         "The best network and its criterion, the schedule, the sizes visited, acceptance, time."
-        T, k, crit = self.temperatures, np.asarray(self.k), str(self.meta.get("criterion", "criterion")).upper()
+        T, k, crit = self.temperatures, np.asarray(self.k), str(self.meta.criterion or "criterion").upper()
         rows = [
-            ("iterations", f"{len(k)}, temperature {T[0]:.3g} to {T[-1]:.3g} ({self.meta.get('schedule', '?')})"),
+            ("iterations", f"{len(k)}, temperature {T[0]:.3g} to {T[-1]:.3g} ({self.meta.schedule or '?'})"),
             (
                 "best network",
                 f"k = {self.k_best}, {crit} = {self.criterion:.3f}, found at iteration "
                 f"{self.best_iteration} (temperature {self.best_temperature:.3g})"
                 + (
-                    f"; the final descent took it from {self.meta['criterion_annealed']:.3f}"
-                    if "criterion_annealed" in self.meta
+                    f"; the final descent took it from {self.meta.criterion_annealed:.3f}"
+                    if self.meta.criterion_annealed is not None
                     else ""
                 ),
             ),
@@ -149,7 +163,7 @@ class AnnealResult(SamplerResult):
             ("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in self.acceptance_rates().items())),
             ("time", f"{self.seconds:.2f} s"),
         ]
-        km = self.meta.get("k_max")
+        km = self.meta.k_max
         notes = (
             [f"the best network uses all k_max = {km} bases: the limit, not the criterion, set its size; raise k_max"]
             if km is not None and self.k_best >= km
@@ -634,7 +648,7 @@ class _AnnealRestarts:
             )
         if stopped and self._parallel():  # one warning for all stopped restarts (each run's own was held back)
             self.interrupted_ = True
-            n_done = sum(r.meta.get("n_done", len(r.k)) for r in self._runs)
+            n_done = sum(len(r.k) if r.meta.n_done is None else r.meta.n_done for r in self._runs)
             warnings.warn(
                 interrupt_message(
                     f"{len(self._runs)} RJSA restarts",

@@ -22,11 +22,11 @@ from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
 from .priors import RBFPrior
 from .progress import ChunkedRun
-from .results import SamplerResult
+from .results import RunInfo, SamplerResult
 
 # %% auto #0
 __all__ = ['BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction', 'log_ratio_bmars_birth',
-           'log_ratio_bmars_death', 'BMARSTrace', 'sample_bmars', 'bmars_run', 'sample_bmars_reference',
+           'log_ratio_bmars_death', 'BMARSRunInfo', 'BMARSTrace', 'sample_bmars', 'bmars_run', 'sample_bmars_reference',
            'BMARSRegressor']
 
 # %% ../nbs/10_bmars.ipynb #210c4a64
@@ -137,6 +137,17 @@ def log_ratio_bmars_death(dll, k, lam, k_max, log_zv, c=0.4) -> float:
     "log r_death for k -> k - 1."
     return dll - log_ratio_bmars_birth(0.0, k - 1, lam, k_max, log_zv, True, c)
 
+# %% ../nbs/10_bmars.ipynb #22373315
+@dataclass(kw_only=True, eq=False)
+class BMARSRunInfo(RunInfo):
+    "`RunInfo` of a BMARS run (`BMARSTrace.meta`)."
+    p: int | None = None                 # inputs
+    n: int | None = None                 # training points
+    log_zv: float | None = None          # log of the coefficients' prior normaliser (the birth's price, eq. 22)
+    n_types: int | None = None           # interaction orders a basis may have
+    engine: str | None = None            # "c" (the C loop) or "python" (the reference)
+    counts: list | None = None           # (proposed, accepted) per move type
+
 # %% ../nbs/10_bmars.ipynb #4cbd4ac2
 @dataclass(kw_only=True, repr=False)
 class BMARSTrace(SamplerResult):
@@ -149,12 +160,13 @@ class BMARSTrace(SamplerResult):
     coef_draw: list                  # per snapshot: (k + 1, c) draw
     sigma2: np.ndarray               # per snapshot: (c,)
     _ragged_fields = ("coef_mean", "coef_draw")
+    _info_type = BMARSRunInfo
 
     def design(self, x, s):
         "Design matrix [1, B_1..B_k] of snapshot s at x."
         x = as_inputs(x)
-        if x.shape[1] != self.meta["p"]:
-            raise ValueError(f"x has {x.shape[1]} columns, the model was fitted with p={self.meta['p']}")
+        if x.shape[1] != self.meta.p:
+            raise ValueError(f"x has {x.shape[1]} columns, the model was fitted with p={self.meta.p}")
         return np.column_stack([np.ones(len(x))] + [hinge_column(x, v, s_, t) for v, s_, t in self.bases[s]])
 
     def predict(self, x, return_std: bool = False):
@@ -201,7 +213,7 @@ class BMARSTrace(SamplerResult):
             coef_mean=pick(self.coef_mean),
             coef_draw=pick(self.coef_draw),
             sigma2=self.sigma2[idx] if len(self.sigma2) else self.sigma2,
-            meta={**self.meta, "burn_in": max(burn_in, self.meta.get("burn_in", 0))},
+            meta={**self.meta, "burn_in": max(burn_in, self.meta.burn_in)},
         )
 
     @classmethod
@@ -228,7 +240,7 @@ class BMARSTrace(SamplerResult):
 
     def variable_importance(self) -> np.ndarray:
         "Posterior probability that each predictor appears in at least one basis."
-        p = self.meta["p"]
+        p = self.meta.p
         inc = np.zeros(p)
         for bs in self.bases:
             used = {v for vs, _, _ in bs for v in vs}

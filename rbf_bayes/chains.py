@@ -126,7 +126,7 @@ def pool_traces(traces: list, # one result per chain (Trace, ProbitTrace or BMAR
     (per-iteration
     series, per-snapshot arrays and lists, flat snapshot arrays), except `kept` (shifted to positions in the pooled
     series), the `*_offsets` of flat arrays (rebuilt) and the move counts `n_proposed` / `n_accepted` (summed);
-    `meta['chain_lengths']` says where each chain starts."""
+    `meta.chain_lengths` says where each chain starts."""
     if not traces:
         raise ValueError("pool_traces needs at least one chain")
     if len(traces) == 1 and seconds is None:
@@ -156,10 +156,10 @@ def pool_traces(traces: list, # one result per chain (Trace, ProbitTrace or BMAR
     kw["meta"] = dict(
         traces[0].meta,
         chain_lengths=n,
-        chain_seconds=[t.meta.get("seconds") for t in traces],
+        chain_seconds=[t.meta.seconds for t in traces],
         interrupted=any(t.interrupted for t in traces),
-        n_done=int(sum(t.meta.get("n_done", len(t.k)) for t in traces)),
-        seconds=float(seconds if seconds is not None else sum(t.meta.get("seconds", 0.0) for t in traces)),
+        n_done=int(sum(len(t.k) if t.meta.n_done is None else t.meta.n_done for t in traces)),
+        seconds=float(seconds if seconds is not None else sum(t.meta.seconds or 0.0 for t in traces)),
     )
     return cls(**kw)
 
@@ -194,7 +194,7 @@ def finish_chains(traces, n_jobs: int, seconds: float, desc: str = "RJMCMC chain
         stopped = [j for j, t in enumerate(traces) if t.interrupted]
         if all(t.resumable for t in traces if t.interrupted):
             pooled._run = _PooledRun(traces, n_jobs, desc)
-        done, total = pooled.meta["n_done"], sum(_n_iter(t) for t in traces)
+        done, total = pooled.meta.n_done, sum(_n_iter(t) for t in traces)
         warnings.warn(
             interrupt_message(f"{len(traces)} {desc}", done, total, "iterations", f" (chains {stopped} stopped early)"),
             InterruptedWarning,
@@ -258,7 +258,7 @@ def auto_chains(
 ):
     """Run the chains in rounds, doubling, until the second half of every chain passes `_auto_check` or max_iter is
     reached; the pooled result keeps the snapshots of the second halves (at most about 1,000 per chain) and says in
-    meta['auto'] whether it converged, after how many iterations, and each round's diagnostics."""
+    meta.auto whether it converged, after how many iterations, and each round's diagnostics."""
     max_iter = check_int("max_iter", max_iter, 8)
     n = min(AUTO_START, max_iter)
     return _AutoRun([make_run(r, n) for r in rngs], n, n_jobs, max_iter, desc).run(progress)
@@ -290,7 +290,7 @@ class _AutoRun:
             more = min(n, self.max_iter - n)
             for r in self.runs: r.extend(more)
             self.n += more
-        out.meta["auto"] = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
+        out.meta.auto = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                                 ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds)
         return out
 

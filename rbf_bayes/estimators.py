@@ -199,7 +199,7 @@ class RJMCMCRegressor(BaseBayesEstimator):
         for a in ("input_scales_", "input_relevance_", "basis_probabilities_"):
             if hasattr(self, a):
                 delattr(self, a)
-        sc, cfg = getattr(trace, "scales", None), trace.meta.get("config", {})
+        sc, cfg = getattr(trace, "scales", None), trace.meta.get("config") or {}
         if sc is not None and len(sc):
             if cfg.get("learn_scales", True):
                 n_in = (sc > 0).sum(0)

@@ -54,7 +54,7 @@ def k_posterior(obj, # fitted estimator or sampler result
     r = _result(obj); pk = r.p_k(burn_in); ks = np.arange(len(pk))
     ax = _ax(ax)
     ax.bar(ks, pk, **{"color": "C0", "width": 0.8, **bar_kw})
-    km = r.meta.get("k_max")
+    km = r.meta.k_max
     if km is not None and km <= len(pk) + 5: ax.axvline(km + 0.5, ls="--", color="0.4", lw=1, label=f"k_max = {km}")
     ax.set_xlabel("number of bases k"); ax.set_ylabel("p(k | y)")
     ax.set_title(f"p(k | y): mode {int(np.argmax(pk))}, mean {ks @ pk:.2f}")
@@ -100,7 +100,7 @@ def trace(
                 f"fields {bad} are not per-iteration series of this {type(r).__name__}; it has {list(avail)}"
             )
         series = {avail[f]: np.asarray(getattr(r, f)) for f in fields}
-        xlabel, b = "iteration", r.meta.get("burn_in", 0) if burn_in is None else burn_in
+        xlabel, b = "iteration", r.meta.burn_in if burn_in is None else burn_in
     if axes is None:
         fig, axes = plt.subplots(len(series), 1, figsize=(7, 1.6 * len(series) + 0.6), sharex=True, squeeze=False)
         axes = axes[:, 0]
@@ -288,7 +288,7 @@ def posterior_histograms(
     """Histograms of the kept draws, one panel per field and output (Figs. 8 and 12 of the 1999 paper); returns the
     Figure."""
     r = _result(obj)
-    b = r.meta.get("burn_in", 0) if burn_in is None else int(burn_in)
+    b = r.meta.burn_in if burn_in is None else int(burn_in)
     panels = []
     for f in fields:
         if f not in _HIST_FIELDS:
@@ -588,7 +588,7 @@ class _ExplorerDisplay:
             burn_in=W.IntSlider(self.state["burn_in"], 0, n - 1, description="burn-in", continuous_update=False),
             thin=W.IntSlider(1, 1, 50, description="thin", continuous_update=False),
             k=W.Dropdown(options=["all"] + [str(k) for k in ks], value="all", description="given k"),
-            output=W.Dropdown(options=list(range(self.r.meta.get("c", 1))), value=0, description="output"),
+            output=W.Dropdown(options=list(range(self.r.meta.c or 1)), value=0, description="output"),
         )
         from IPython.display import display
 
@@ -653,7 +653,7 @@ class Explorer(_ExplorerDisplay):
             raise TypeError(
                 f"explore needs a reversible-jump chain (RJMCMCRegressor or its Trace), got {type(self.r).__name__}"
             )
-        self.state = dict(burn_in=int(self.r.meta.get("burn_in", 0)), thin=1, k="all", output=0)
+        self.state = dict(burn_in=int(self.r.meta.burn_in), thin=1, k="all", output=0)
         self.figure, self._controls = None, None
         self.draw()
 
@@ -668,7 +668,7 @@ class Explorer(_ExplorerDisplay):
         if bad:
             raise ValueError(f"update accepts {sorted(self.state)}, got {sorted(bad)}")
         new = {**self.state, **changes}
-        n, c = len(self.r.k), self.r.meta.get("c", 1)
+        n, c = len(self.r.k), self.r.meta.c or 1
         if not 0 <= int(new["burn_in"]) < n:
             raise ValueError(f"burn_in must be in [0, {n}), got {new['burn_in']}")
         if int(new["thin"]) < 1:
@@ -710,7 +710,6 @@ class Explorer(_ExplorerDisplay):
         trace(self.r, fields=["k"], burn_in=s["burn_in"], axes=[ax[2]])
         fig.tight_layout()
         return fig
-
 
 # %% ../nbs/14_plot.ipynb #2fb45bb9
 def explore(model, # fitted RJMCMCRegressor (or its Trace)

@@ -207,7 +207,7 @@ class ProbitTrace(Trace):
     C > 2 classes its c = C - 1 outputs are the mean utilities of classes 1..C-1 (class 0's is 0)."""
 
     @property
-    def n_classes(self) -> int: return int(self.meta.get("n_classes", 2))
+    def n_classes(self) -> int: return int(self.meta.n_classes or 2)
 
     def latent_draws(self, x) -> np.ndarray:
         "f(x) = d(x)' alpha for every kept draw: (n, n_samples) for two classes, (n, C - 1, n_samples) for C > 2."

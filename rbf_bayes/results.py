@@ -5,6 +5,7 @@
 # %% ../nbs/04a_results.ipynb #f61800ad
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import dataclasses
 import html
@@ -15,8 +16,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'npz_path', 'write_npz', 'DamagedFileError', 'NewerFormatError',
-           'open_npz', 'read_header', 'load_checked', 'Summary', 'DiagnosticsMixin', 'StorageMixin', 'SamplerResult',
-           'mixture_quantile']
+           'open_npz', 'read_header', 'load_checked', 'Summary', 'RunInfo', 'RBFRunInfo', 'DiagnosticsMixin',
+           'StorageMixin', 'SamplerResult', 'mixture_quantile']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
 FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
@@ -27,6 +28,7 @@ def _jsonable(v):
     if isinstance(v, np.integer): return int(v)
     if isinstance(v, np.floating): return float(v)
     if isinstance(v, np.ndarray): return v.tolist()
+    if isinstance(v, collections.abc.Mapping): return dict(v)   # a `RunInfo`
     raise TypeError(f"cannot store {type(v).__name__} in a result's JSON part")
 
 # %% ../nbs/04a_results.ipynb #0723e77f
@@ -162,6 +164,80 @@ class Summary:
         return (f"<div class='rbf-bayes-summary'><p style='margin:0.2em 0'><b>{e(self.title)}</b></p>"
                 f"<table>{rows}</table>{notes}</div>")
 
+# %% ../nbs/04a_results.ipynb #573d37ee
+@dataclasses.dataclass(kw_only=True, eq=False)
+class RunInfo(collections.abc.MutableMapping):
+    """What a run records beside its draws (`SamplerResult.meta`): typed fields, stored as JSON. A mapping too: its
+    keys are the fields that are set (not None) and the keys in `extra` (what no field declares, kept as read)."""
+    burn_in: int = 0                          # iterations discarded at the start of each chain
+    thin: int | None = None                   # every thin-th iteration after burn-in is kept as a snapshot
+    seconds: float | None = None              # wall time (pooled chains: the run's, or the sum of the chains')
+    interrupted: bool = False                 # stopped by Ctrl-C before its end
+    n_done: int | None = None                 # iterations done (TD-SMC: observations)
+    n_iter: int | None = None                 # iterations asked for
+    chain_lengths: list | None = None         # pooled chains: each one's length, end to end in the arrays
+    chain_seconds: list | None = None         # pooled chains: each one's seconds
+    auto: dict | None = None                  # the automatic run length: converged, rounds, diagnostics (`chains`)
+    y_scale: list | None = None               # set by an estimator: the sd of each output, sigma^2 in y's units
+    c: int | None = None                      # outputs
+    k_max: int | None = None                  # the largest number of bases
+    prior: dict | None = None                 # the prior's hyperparameters (`dataclasses.asdict` of the prior)
+    extra: dict = dataclasses.field(default_factory=dict)   # keys no field declares, kept as read
+
+    @classmethod
+    def _names(cls) -> tuple:
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+    @classmethod
+    def from_mapping(cls, m):
+        "The record of a mapping (a dict, a file's JSON, another record): declared keys to fields, the rest to extra."
+        if isinstance(m, cls): return m
+        names, m = cls._names(), dict(m or {})
+        return cls(**{k: v for k, v in m.items() if k in names},
+                   extra={k: v for k, v in m.items() if k not in names})
+
+    def to_dict(self) -> dict:
+        "The JSON object a file stores: the fields that are set, then the extra keys."
+        return dict(self)
+
+    def copy(self):
+        "A shallow copy, as `dict.copy`."
+        return self.from_mapping(self.to_dict())
+
+    def __getitem__(self, key):
+        if key in self._names():
+            v = getattr(self, key)
+            if v is None: raise KeyError(key)
+            return v
+        return self.extra[key]
+
+    def __setitem__(self, key, value):
+        if key in self._names(): setattr(self, key, value)
+        else: self.extra[key] = value
+
+    def __delitem__(self, key):
+        if key in self._names():
+            if getattr(self, key) is None: raise KeyError(key)
+            f = next(f for f in dataclasses.fields(self) if f.name == key)
+            setattr(self, key, None if f.default is dataclasses.MISSING else f.default)
+        else:
+            del self.extra[key]
+
+    def __iter__(self):
+        yield from (n for n in self._names() if getattr(self, n) is not None)
+        yield from self.extra
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+# %% ../nbs/04a_results.ipynb #55e6e0ab
+@dataclasses.dataclass(kw_only=True, eq=False)
+class RBFRunInfo(RunInfo):
+    "`RunInfo` of a run of an RBF network: the basis, its width and the number of inputs."
+    basis: str | None = None                  # one of `basis.BASES`
+    width: float | None = None                # the Gaussian / multiquadric width, on the inputs the sampler saw
+    d: int | None = None                      # inputs
+
 # %% ../nbs/04a_results.ipynb #0562819f
 class _ChainDiagnostics:
     """The chains' diagnostics of a result: the kept draws per chain, split-R-hat and bulk ESS over them, their
@@ -171,7 +247,7 @@ class _ChainDiagnostics:
         """The kept draws chain by chain: for each chain, the positions in `kept` of its snapshots at iterations >=
         burn_in of that chain (a single run is one chain)."""
         kept = np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
-        n = self.meta.get("chain_lengths") or [len(self.k)]
+        n = self.meta.chain_lengths or [len(self.k)]
         chain = np.searchsorted(np.cumsum(n), kept, side="right")
         late = self.chain_position(kept) >= burn_in
         return [np.flatnonzero((chain == j) & late) for j in range(len(n))]
@@ -196,7 +272,7 @@ class _ChainDiagnostics:
         instead."""
         from rbf_bayes.convergence import ess, rhat
 
-        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
+        b = self.meta.burn_in if burn_in is None else burn_in
         n_it, kept = len(self.k), np.asarray(getattr(self, "kept", np.empty(0, np.int64)))
         use_kept = not every_iteration and len(kept) > 0
 
@@ -212,7 +288,7 @@ class _ChainDiagnostics:
         s2 = per(s2) if isinstance(s2, np.ndarray) and not fixed else None
         if s2 is not None and np.isfinite(s2).all():
             s2 = s2.reshape(len(s2), -1)
-            ys = self.meta.get("y_scale")  # set by an estimator: sigma^2 in y's units, as `to_arviz` has it
+            ys = self.meta.y_scale  # set by an estimator: sigma^2 in y's units, as `to_arviz` has it
             if ys is not None and len(ys) == s2.shape[1]:
                 s2 = s2 * np.asarray(ys, float) ** 2
             for j in range(s2.shape[1]):
@@ -239,7 +315,7 @@ class _ChainDiagnostics:
 
     def _chain_rows(self, b: int, d: dict) -> list:
         "Summary rows of pooled chains: their number and lengths, split-R-hat and ESS across them."
-        n = self.meta.get("chain_lengths")
+        n = self.meta.chain_lengths
         rows = [
             (
                 "chains",
@@ -299,7 +375,7 @@ class _SummaryJudgements:
                     + ", ".join(f"{k} {r:.2f}" for k, r in bad.items())
                     + f" > {RHAT_ALARM}): they have not converged to one distribution; p(k | y) and the "
                     "predictions are not yet reliable"
-                    + ("" if self.meta.get("auto") else ": run longer (n_iter, burn_in)")
+                    + ("" if self.meta.auto else ": run longer (n_iter, burn_in)")
                 )
         elif self._k_unit == "iterations" and len((kd := self._k_diagnosed(b))[0]) >= 10:
             from rbf_bayes.convergence import ess
@@ -329,7 +405,7 @@ class _SummaryJudgements:
     def _run_length_judgement(self) -> tuple[list, list]:
         "(rows, notes) of n_iter=\"auto\" (05b_chains): the run length the chains chose, or the cap they stopped at."
         rows, notes = [], []
-        au = self.meta.get("auto")
+        au = self.meta.auto
         if au:
             rows.append(
                 (
@@ -354,14 +430,14 @@ class _SummaryJudgements:
     def _run_notes(self, burn_in: int | None, n: int) -> list:
         "Notes on the run itself: interrupted by the user; p(k | y) piled against k_max."
         notes = []
-        if self.meta.get("interrupted"):
+        if self.meta.interrupted:
             unit = "rows" if self._k_unit == "particles" else self._k_unit  # TD-SMC counts observations
             notes.append(
                 f"interrupted by the user after {self.meta.get('n_done', n)} {unit}: these are the "
                 "samples of an incomplete run"
                 + ("; resume() (continue_fit() on the estimator) finishes it" if self.resumable else "")
             )
-        pk, km = self.p_k(burn_in), self.meta.get("k_max")
+        pk, km = self.p_k(burn_in), self.meta.k_max
         if km is not None and len(pk) == km + 1 and pk[-1] >= 0.1:
             notes.append(
                 f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
@@ -407,7 +483,7 @@ class DiagnosticsMixin(_SummaryJudgements, _ChainDiagnostics):
     def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         """Hook: the (rows, notes) of `summary`; subclasses extend it. The rows: the samples, p(k | y), acceptance, the
         mixing, the run length and the time; the notes: on the run first, on mixing last."""
-        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
+        b = self.meta.burn_in if burn_in is None else burn_in
         n = len(self.k)
         if self._k_unit == "iterations" and self.n_chains > 1:  # pooled chains: burn-in counts in each chain
             rows = [
@@ -422,7 +498,7 @@ class DiagnosticsMixin(_SummaryJudgements, _ChainDiagnostics):
         mix_rows, mixing = self._mixing_judgement(b)
         run_rows, run_notes = self._run_length_judgement()
         rows += mix_rows + run_rows
-        secs = self.meta.get("seconds")
+        secs = self.meta.seconds
         if isinstance(secs, (int, float)):
             rows.append(("time", f"{secs:.2f} s"))
         return rows, self._run_notes(burn_in, n) + mixing + run_notes
@@ -497,29 +573,33 @@ class SamplerResult(DiagnosticsMixin, StorageMixin):
     ----------
     k : numpy.ndarray
         Number of bases per iteration (per particle for `SMCResult`).
-    meta : dict
-        JSON-able: data shape (d, c), basis and width, hyperparameters, burn_in, seconds, interrupted.
+    meta : RunInfo
+        What the run was and how it went (a `RunInfo` of the sampler's kind, stored as JSON; also a mapping).
     """
     k: np.ndarray                      # number of bases per iteration (per particle for TD-SMC)
-    meta: dict = dataclasses.field(default_factory=dict)
+    meta: RunInfo = dataclasses.field(default_factory=RunInfo)   # a dict given is read into `_info_type`
     _ragged_fields = ()                # fields that are lists of arrays (stored flat with offsets, even when empty)
     _k_unit = "iterations"             # what the entries of k are (TD-SMC: particles)
+    _info_type = RunInfo               # the record `meta` is (each sampler's result names its own kind)
+
+    def __post_init__(self):
+        self.meta = self._info_type.from_mapping(self.meta)
 
     def p_k(self, burn_in: int|None=None) -> np.ndarray:
-        "Estimated p(k | y) over k = 0..max k, from the iterations from burn_in on (default: meta['burn_in'])."
-        b = self.meta.get("burn_in", 0) if burn_in is None else burn_in
+        "Estimated p(k | y) over k = 0..max k, from the iterations from burn_in on (default: meta.burn_in)."
+        b = self.meta.burn_in if burn_in is None else burn_in
         ks = self.after_burn_in(self.k, b)
         return np.bincount(ks, minlength=1) / max(len(ks), 1)
 
     @property
     def n_chains(self) -> int:
-        "Independent chains pooled in this result (`meta['chain_lengths']`; 1 for a single run)."
-        return len(self.meta.get("chain_lengths") or [len(self.k)])
+        "Independent chains pooled in this result (`meta.chain_lengths`; 1 for a single run)."
+        return len(self.meta.chain_lengths or [len(self.k)])
 
     def chain_series(self, values, burn_in: int=0) -> list[np.ndarray]:
         """A per-iteration series split into its chains, each from iteration burn_in of that chain on. Pooled chains lie
-        end to end in the per-iteration arrays, `meta['chain_lengths']` long each; a single run is one chain."""
-        v = np.asarray(values); n = self.meta.get("chain_lengths") or [len(v)]
+        end to end in the per-iteration arrays, `meta.chain_lengths` long each; a single run is one chain."""
+        v = np.asarray(values); n = self.meta.chain_lengths or [len(v)]
         st = np.concatenate([[0], np.cumsum(n)]).astype(int)
         return [v[st[j] + min(burn_in, n[j]):st[j + 1]] for j in range(len(n))]
 
@@ -530,7 +610,7 @@ class SamplerResult(DiagnosticsMixin, StorageMixin):
 
     def chain_position(self, idx) -> np.ndarray:
         "The iteration within its own chain of positions idx of the per-iteration arrays."
-        idx = np.asarray(idx); n = self.meta.get("chain_lengths")
+        idx = np.asarray(idx); n = self.meta.chain_lengths
         if not n: return idx
         st = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
         return idx - st[np.searchsorted(st, idx, side="right") - 1]
@@ -550,7 +630,7 @@ class SamplerResult(DiagnosticsMixin, StorageMixin):
 
     def __repr__(self):
         pk = self.p_k(); k_mean = float(np.arange(len(pk)) @ pk)
-        secs, acc = self.meta.get("seconds"), self.acceptance_rates()
+        secs, acc = self.meta.seconds, self.acceptance_rates()
         bd = (
             f", birth/death accepted {acc['birth']:.3f}/{acc['death']:.3f}" if "birth" in acc and "death" in acc else ""
         )
@@ -563,8 +643,8 @@ class SamplerResult(DiagnosticsMixin, StorageMixin):
 
     @property
     def interrupted(self) -> bool:
-        "True if the run was stopped by Ctrl-C before its end (`meta['interrupted']`)."
-        return bool(self.meta.get("interrupted", False))
+        "True if the run was stopped by Ctrl-C before its end (`meta.interrupted`)."
+        return bool(self.meta.interrupted)
 
     @property
     def resumable(self) -> bool:
@@ -588,7 +668,7 @@ class SamplerResult(DiagnosticsMixin, StorageMixin):
         if self.interrupted:
             return ValueError(
                 f"no samples are kept: the run was interrupted (Ctrl-C) after {self.meta.get('n_done', '?')} "
-                f"iterations, in burn-in ({self.meta.get('burn_in', '?')}); "
+                f"iterations, in burn-in ({self.meta.burn_in}); "
                 + (
                     "resume() (continue_fit() on the estimator) finishes it"
                     if self.resumable

@@ -53,11 +53,11 @@ from rbf_bayes.priors import (
     log_scales_prior,
 )
 from .progress import ChunkedRun
-from .results import SamplerResult
+from .results import RBFRunInfo, SamplerResult
 
 # %% auto #0
-__all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'core_settings', 'rj_core', 'Trace', 'rj_memory', 'design_mode',
-           'sample_rjmcmc', 'rjmcmc_run', 'sample_rjmcmc_reference']
+__all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'core_settings', 'rj_core', 'RJRunInfo', 'Trace', 'rj_memory',
+           'design_mode', 'sample_rjmcmc', 'rjmcmc_run', 'sample_rjmcmc_reference']
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
 @dataclass(frozen=True)
@@ -187,16 +187,16 @@ class _TracePredictive:
 
     def _designs(self, x):
         x = as_inputs(x, "x")
-        if x.shape[1] != self.meta["d"]:
-            raise ValueError(f"x has {x.shape[1]} columns but the model was fitted with d={self.meta['d']}")
+        if x.shape[1] != self.meta.d:
+            raise ValueError(f"x has {x.shape[1]} columns but the model was fitted with d={self.meta.d}")
         for s in range(self.n_samples):
             yield (
                 s,
                 design_matrix(
                     x,
                     self.sample_centres(s),
-                    self.meta["basis"] if self.kinds is None else BASES[self.kinds[s]],
-                    self.meta["width"],
+                    self.meta.basis if self.kinds is None else BASES[self.kinds[s]],
+                    self.meta.width,
                     None if self.scales is None else self.scales[s],
                 ),
             )
@@ -246,7 +246,7 @@ class _TraceDraws:
         and the mask."""
         kept = self.kept
         P = len(kept)
-        d = self.meta["d"]
+        d = self.meta.d
         post = dict(
             k=self.k[kept],
             sigma2=self.sigma2[kept] * est.y_scale_**2,
@@ -254,7 +254,7 @@ class _TraceDraws:
             Lambda=self.Lambda[kept],
         )
         dims = dict(sigma2=["output"], delta2=["output"])
-        if (self.meta.get("config") or {}).get("fixed_sigma2") is not None:  # the probit fixes it: no parameter
+        if (self.meta.config or {}).get("fixed_sigma2") is not None:  # the probit fixes it: no parameter
             del post["sigma2"], dims["sigma2"]
         if centres:
             ks = np.diff(self.centre_offsets)
@@ -266,7 +266,7 @@ class _TraceDraws:
                 used[s, : ks[s]] = True
             post.update(centres=cen, centre_used=used)
             dims.update(centres=["basis", "input"], centre_used=["basis"])
-        cfg = self.meta.get("config", {})
+        cfg = self.meta.config or {}
         if self.scales is not None and len(self.scales):
             if cfg.get("learn_scales"):
                 post["input_scale"] = self.scales
@@ -293,8 +293,8 @@ class _TraceDraws:
                 [self.sample_centres(s) for s in idx],
                 [self.coef_mean[sl] for sl in co],
                 [self.coef_draw[sl] for sl in co],
-                self.meta["d"],
-                self.meta["c"],
+                self.meta.d,
+                self.meta.c,
             ),
             meta={**self.meta, **meta},
             scales=None if self.scales is None else self.scales[np.asarray(idx, dtype=np.int64)],
@@ -305,7 +305,7 @@ class _TraceDraws:
         "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
         return self._subset(
             np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin],
-            burn_in=max(burn_in, self.meta.get("burn_in", 0)),
+            burn_in=max(burn_in, self.meta.burn_in),
         )
 
     def sample_k(self) -> np.ndarray:
@@ -321,6 +321,21 @@ class _TraceDraws:
             raise ValueError(f"no kept sample has k = {k}; the kept samples have k in {sorted(set(ks.tolist()))}")
         return self._subset(idx, given_k=int(k))
 
+# %% ../nbs/05_rjmcmc.ipynb #15000f4f
+@dataclass(kw_only=True, eq=False)
+class RJRunInfo(RBFRunInfo):
+    "`RunInfo` of a reversible-jump run (`Trace.meta`)."
+    config: dict | None = None             # the `RJConfig` (`asdict`, its moves as a list)
+    omega_lo: list | None = None           # the near box of the centres (the paper's Omega): lower corner
+    omega_hi: list | None = None           # ... and upper corner
+    sampler: str | None = None             # "cython" (the C loop) or "reference" (the NumPy specification)
+    link: str | None = None                # the classifier's link ("probit"); None for regression
+    n_classes: int | None = None           # the probit classifier's classes
+    scale_acceptance: list | None = None   # (proposed, accepted) of the learned-scale step (05d)
+    input_acceptance: list | None = None   # (proposed, accepted) of the input in/out step (05d)
+    basis_acceptance: list | None = None   # (proposed, accepted) of the basis-type step (05d)
+    tempering: dict | None = None          # the tempered ladder: its inverse temperatures, swap rates (below)
+
 # %% ../nbs/05_rjmcmc.ipynb #0deee756
 @dataclass(kw_only=True, repr=False)
 class Trace(_TracePredictive, _TraceDraws, SamplerResult):
@@ -335,7 +350,7 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
     scales: np.ndarray|None = None
     # (P,) basis code (position in BASES) of each snapshot (basis type learned, 05d)
     kinds: np.ndarray|None = None
-    # meta: basis, width, d, c, prior, config, burn_in, seconds, interrupted
+    _info_type = RJRunInfo                          # meta: the model, the settings, the run's course
 
     @property
     def n_samples(self) -> int: return len(self.kept)
@@ -348,7 +363,7 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
         """The common rows; with a learned basis (05d) also each input's posterior mean scale and 90% interval (given it
         is in), its inclusion probability, the basis types' posterior probabilities, and each step's acceptance."""
         rows, notes = super()._summary_rows(burn_in)
-        cfg = self.meta.get("config", {})
+        cfg = self.meta.config or {}
         if self.scales is not None and len(self.scales):
             s = self.scales
             if cfg.get("learn_scales", True):
@@ -376,11 +391,10 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
             ("input_acceptance", "input in/out step"),
             ("basis_acceptance", "basis type step"),
         ):
-            pa = self.meta.get(key)
+            pa = getattr(self.meta, key)
             if pa and pa[0]:
                 rows.append((name, f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
         return rows, notes
-
 
 # %% ../nbs/05_rjmcmc.ipynb #4faf70f4
 def _snapshots(kept, cs, hs, als, d, c) -> dict:
@@ -861,7 +875,7 @@ class _PTRun(_RJRun):
     def _result(self) -> Trace:
         tr = super()._result()
         tr.n_proposed, tr.n_accepted = self.cold_prop.copy(), self.cold_acc.copy()
-        tr.meta["tempering"] = dict(
+        tr.meta.tempering = dict(
             betas=self.betas.tolist(),
             swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
             # mean min(1, ratio): the rate without the coin flips

@@ -28,12 +28,12 @@ from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
 from .priors import SMCPrior
 from .progress import DeferredInterrupt, InterruptedWarning, Progress, interrupt_message
-from .results import SamplerResult, Summary
+from .results import RBFRunInfo, SamplerResult, Summary
 
 # %% auto #0
 __all__ = ['RESAMPLING', 'SMC_MAX_WORK', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio', 'smc_move_probs', 'log_backward',
-           'log_Z', 'resample', 'SMCResult', 'weighted_quantiles', 'draw_free', 'resample_slots', 'TDSMCReference',
-           'TDSMC', 'SMCRegressor']
+           'log_Z', 'resample', 'SMCRunInfo', 'SMCResult', 'weighted_quantiles', 'draw_free', 'resample_slots',
+           'TDSMCReference', 'TDSMC', 'SMCRegressor']
 
 # %% ../nbs/09_smc.ipynb #b28db12b
 def smc_log_ml(e: float, # explained sum of squares e_r of the state
@@ -108,6 +108,18 @@ def resample(w: np.ndarray, # normalised weights
         return idx
     raise ValueError(f"resampling must be one of {RESAMPLING}, got {scheme!r}")
 
+# %% ../nbs/09_smc.ipynb #52f287f5
+@dataclass(kw_only=True, eq=False)
+class SMCRunInfo(RBFRunInfo):
+    "`RunInfo` of a TD-SMC run (`SMCResult.meta`); n_done counts observations."
+    t: int | None = None                     # observations processed
+    log_evidence: float | None = None        # log p(y_1:t), the running sum of the evidence increments
+    n_particles: int | None = None           # particles
+    n_resampled: int | None = None           # steps at which the particles were resampled
+    learn_width: bool | None = None          # each particle learns its width (`SMCRegressor(learn_width=True)`)
+    log_width_sd: float | None = None        # the sd of the log width's random walk
+    width_acceptance: list | None = None     # (proposed, accepted) of the width step
+
 # %% ../nbs/09_smc.ipynb #183b5cfc
 @dataclass(kw_only=True, repr=False)
 class SMCResult(SamplerResult):
@@ -117,9 +129,10 @@ class SMCResult(SamplerResult):
     coef_mean: list             # per particle: (1 + k_i, c) posterior mean h = (K'K + rI)^-1 K'y
     factors: list               # per particle: the lower Cholesky factor L of K'K + rI, flattened ((1 + k_i)^2,)
     sigma2: np.ndarray          # (P,) noise variance sigma_y^2 of each particle
-    widths: np.ndarray|None = None   # (P,) each particle's width when it is learned (else meta["width"] for all)
+    widths: np.ndarray|None = None   # (P,) each particle's width when it is learned (else meta.width for all)
     _ragged_fields = ("centres", "coef_mean", "factors")
     _k_unit = "particles"
+    _info_type = SMCRunInfo
 
     def p_k(self, burn_in: int|None=None) -> np.ndarray:
         "Particle estimate of p(k | Y_t): the weights summed by k (a particle system has no burn-in)."
@@ -128,9 +141,9 @@ class SMCResult(SamplerResult):
     def predict(self, x, return_std: bool=False):
         "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
         x = as_inputs(x); w = self.weights; means, var = [], []
-        wd = np.full(len(w), self.meta["width"]) if self.widths is None else self.widths
+        wd = np.full(len(w), self.meta.width) if self.widths is None else self.widths
         for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
-            K = kernel_matrix(x, cen, self.meta["basis"], wi)   # from L L' = K'K + rI: no inverse
+            K = kernel_matrix(x, cen, self.meta.basis, wi)   # from L L' = K'K + rI: no inverse
             means.append(K @ h)
             if return_std:
                 L = f.reshape(len(h), len(h))
@@ -165,11 +178,11 @@ class SMCResult(SamplerResult):
         posterior N(h, sigma^2 (K'K + rI)^-1). (means (P, n, c), sds (P, n, c))."""
         x = as_inputs(x)
         means, sds = [], []
-        wd = np.full(len(self.k), self.meta["width"]) if self.widths is None else self.widths
+        wd = np.full(len(self.k), self.meta.width) if self.widths is None else self.widths
         for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
             L = f.reshape(len(h), len(h))
             a = h + np.sqrt(s2) * linalg.solve_triangular(L, rng.standard_normal(h.shape), lower=True, trans="T")
-            means.append(kernel_matrix(x, cen, self.meta["basis"], wi) @ a)
+            means.append(kernel_matrix(x, cen, self.meta.basis, wi) @ a)
             sds.append(np.full(len(x), np.sqrt(s2)))
         means = np.array(means)
         return means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
@@ -181,9 +194,9 @@ class SMCResult(SamplerResult):
         x = as_inputs(x)
         w = np.asarray(self.weights, float)
         means, sds = [], []
-        wd = np.full(len(w), self.meta["width"]) if self.widths is None else self.widths
+        wd = np.full(len(w), self.meta.width) if self.widths is None else self.widths
         for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
-            K = kernel_matrix(x, cen, self.meta["basis"], wi)
+            K = kernel_matrix(x, cen, self.meta.basis, wi)
             L = f.reshape(len(h), len(h))
             means.append(K @ h)
             sds.append(np.sqrt(s2 * (1 + np.sum(linalg.solve_triangular(L, K.T, lower=True) ** 2, 0))))
@@ -205,7 +218,7 @@ class SMCResult(SamplerResult):
         ]
         if self.widths is not None:
             q = weighted_quantiles(np.log(self.widths), w, (0.05, 0.5, 0.95))
-            acc = self.meta.get("width_acceptance", (0, 0))
+            acc = self.meta.width_acceptance or (0, 0)
             rows.insert(
                 3,
                 (
