@@ -99,6 +99,7 @@ class ExtrapolationWarning(UserWarning):
 # an ExtrapolationWarning when a row lies this fraction of the training range (Omega's margin) beyond it
 WARN_BEYOND = 0.1
 
+# %% ../nbs/00b_base.ipynb #b34e25eb
 def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
     """X with each column held in [x_min_, x_max_]. An ExtrapolationWarning says how many rows lie more than WARN_BEYOND
     of the range outside it, how far and in which column (a test row just past the edge of a random training sample,

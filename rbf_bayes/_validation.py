@@ -24,10 +24,12 @@ def _checked(a: np.ndarray) -> np.ndarray:
     _CHECKED[id(v)] = v
     return v
 
+# %% ../nbs/00a_validation.ipynb #dd59a4d8
 def _known(a) -> bool:
     "Was `a` returned by a validator (so it is finite, float64, C-contiguous, 2-d)?"
     return isinstance(a, np.ndarray) and _CHECKED.get(id(a)) is a
 
+# %% ../nbs/00a_validation.ipynb #a76881fb
 def _as_float_2d(a, name: str, what: str) -> np.ndarray:
     try:
         a = np.asarray(a, dtype=float)
@@ -35,6 +37,7 @@ def _as_float_2d(a, name: str, what: str) -> np.ndarray:
         raise TypeError(f"{name} must be a numeric array-like of shape {what}: {err}") from None
     return a[:, None] if a.ndim == 1 else a
 
+# %% ../nbs/00a_validation.ipynb #dda2fcf5
 def as_inputs(x, # array-like (N, d) or (N,); pandas accepted
               name: str="x", # the argument name used in error messages
              ) -> np.ndarray:
@@ -48,6 +51,7 @@ def as_inputs(x, # array-like (N, d) or (N,); pandas accepted
     if not np.all(np.isfinite(a)): raise ValueError(f"{name} contains NaN or inf; remove or impute those rows")
     return _checked(np.ascontiguousarray(a))
 
+# %% ../nbs/00a_validation.ipynb #7af9b507
 def as_targets(y, # array-like (N,) or (N, c)
                n: int, # required number of rows (from x)
                name: str="y", # argument name for error messages
@@ -77,6 +81,7 @@ def check_positive(name: str, # argument name
         raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
     return v
 
+# %% ../nbs/00a_validation.ipynb #057bc78d
 def check_int(name: str, # argument name
               value, # the value to check
               lo: int=1, # smallest admissible value
@@ -92,6 +97,7 @@ def check_int(name: str, # argument name
         raise ValueError(f"{name} must be an integer <= {hi:,}, got {value!r}" + (f": {why}" if why else ""))
     return int(value)
 
+# %% ../nbs/00a_validation.ipynb #68473edf
 def check_choice(name: str, # argument name
                  value, # the value to check
                  choices: tuple, # the admissible values
@@ -101,6 +107,7 @@ def check_choice(name: str, # argument name
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return value
 
+# %% ../nbs/00a_validation.ipynb #4d17ba1f
 def check_bool(name: str, # argument name
                value, # the value to check
               ) -> bool:
@@ -108,6 +115,7 @@ def check_bool(name: str, # argument name
     if not isinstance(value, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
 
+# %% ../nbs/00a_validation.ipynb #3e3a60f7
 def as_generator(random_state, # None, a non-negative int seed, or a numpy Generator (used as is)
                  name: str="random_state", # argument name for error messages
                 ) -> np.random.Generator:
@@ -125,6 +133,7 @@ class ResourceError(MemoryError, ValueError):
 
 MEMORY_FRACTION = 0.5   # refuse requests above this fraction of the available memory
 
+# %% ../nbs/00a_validation.ipynb #926741e1
 def available_memory() -> int|None:
     "Bytes of memory available to new allocations (Linux MemAvailable), or None where unknown."
     try:
@@ -135,11 +144,13 @@ def available_memory() -> int|None:
         pass
     return None
 
+# %% ../nbs/00a_validation.ipynb #6f1a9068
 def _fmt_bytes(n: float) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB": return f"{n:.3g} {unit}"
         n /= 1024
 
+# %% ../nbs/00a_validation.ipynb #8553d755
 def check_memory(nbytes: float, # estimated peak allocation
                  what: str, # what needs it, e.g. "the traces of n_iter = 10^12 iterations"
                  fix: str, # which argument to change, e.g. "lower n_iter (or raise thin)"

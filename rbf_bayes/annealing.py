@@ -60,7 +60,7 @@ def starting_temperature(space: CentreSpace, # Omega (its log volume)
 
 POLISH_MAX_ROWS = 20_000  # polish="auto" is off above this many rows (`07_annealing`, 'When the descent is on')
 
-
+# %% ../nbs/07_annealing.ipynb #f79c8a87
 def _resolve_polish(polish, d: int, N: int = 0) -> bool:
     "polish, with 'auto' resolved for N rows and d inputs: the final descent for d <= 2 and N <= POLISH_MAX_ROWS only."
     if isinstance(polish, str):
@@ -69,7 +69,7 @@ def _resolve_polish(polish, d: int, N: int = 0) -> bool:
         raise ValueError(f"polish must be True, False or 'auto', got {polish!r}")
     return bool(polish)
 
-
+# %% ../nbs/07_annealing.ipynb #354130eb
 def _resolve_T0(T0, space, criterion, c, N, T_end) -> float:
     "T0, with 'auto' resolved (`starting_temperature`, never below T_end)."
     if isinstance(T0, str):
@@ -543,6 +543,7 @@ def _descend(x, Y, mu, f, k, lo, hi, basis, width, criterion, max_rounds, max_nf
 class OptimumUncertainWarning(UserWarning):
     "Independent annealing restarts disagree: the best criterion was reached by only one of them."
 
+# %% ../nbs/07_annealing.ipynb #351ebc6f
 def _anneal_task(X, Y, cal, kw, rng):
     "One annealing restart (module level: picklable, so a restart can run on another process's executor)."
     return anneal_rbf(X, Y, calibration=cal, rng=rng, **kw)

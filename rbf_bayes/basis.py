@@ -30,6 +30,7 @@ def check_basis(basis: str, # one of `BASES`
         raise ValueError(f"width must be a finite number > 0, got {width!r}")
     return basis, float(width)
 
+# %% ../nbs/00_basis.ipynb #50b6b0a5
 def basis_from_sq(r2, # squared distances rho^2 (array-like, >= 0)
                   basis: str, # one of `BASES`
                   width: float=1.0, # multiquadric / Gaussian width
@@ -47,6 +48,7 @@ def basis_from_sq(r2, # squared distances rho^2 (array-like, >= 0)
     if basis == "gaussian": return np.exp(-r2 / (width * width))
     raise ValueError(f"basis must be one of {BASES}, got {basis!r}")
 
+# %% ../nbs/00_basis.ipynb #12305bc2
 def basis_function(rho, # distances ||x - mu|| (array-like, >= 0)
                    basis: str, # one of `BASES`
                    width: float=1.0, # multiquadric / Gaussian width
@@ -66,6 +68,7 @@ def sq_distances(x: np.ndarray, # inputs, (N, d)
     if scales is not None: diff = diff * np.asarray(scales, dtype=float)
     return np.einsum("nkd,nkd->nk", diff, diff)
 
+# %% ../nbs/00_basis.ipynb #d983a9b4
 def rbf_columns(x, # inputs, (N, d)
                 centres, # centres, (k, d)
                 basis: str, # one of `BASES`
@@ -76,6 +79,7 @@ def rbf_columns(x, # inputs, (N, d)
     x = np.asarray(x, dtype=float); centres = np.asarray(centres, dtype=float).reshape(-1, x.shape[1])
     return basis_from_sq(sq_distances(x, centres, scales), basis, width)
 
+# %% ../nbs/00_basis.ipynb #8a0df8b1
 def design_matrix(x, # inputs, (N, d)
                   centres, # centres, (k, d); k may be 0
                   basis: str, # one of `BASES`
@@ -203,6 +207,7 @@ def default_k_max(n: int, # number of data points N
     "min(N - (d + 2), 100): D has at most N - 1 columns, so it is never square and Corollary 2's bound holds."
     return max(0, min(max_bases(n, d) - 1, DEFAULT_K_MAX_CAP))
 
+# %% ../nbs/00_basis.ipynb #d54f4bdc
 def check_k_max(k_max, # requested maximum number of bases (None: `default_k_max`)
                 n: int, # number of data points N
                 d: int, # input dimension

@@ -133,6 +133,7 @@ def log_ratio_bmars_birth(dll, k, lam, k_max, log_zv, valid=True, c=0.4) -> floa
     b = move_probabilities(k, lam, k_max, c)[0]; d1 = move_probabilities(k + 1, lam, k_max, c)[1]
     return dll - log_zv + math.log(lam) + math.log(d1) - math.log(k + 1) - math.log(b)
 
+# %% ../nbs/10_bmars.ipynb #daaabc1f
 def log_ratio_bmars_death(dll, k, lam, k_max, log_zv, c=0.4) -> float:
     "log r_death for k -> k - 1."
     return dll - log_ratio_bmars_birth(0.0, k - 1, lam, k_max, log_zv, True, c)
@@ -466,7 +467,7 @@ class _BMARSRefModel:
         "Whether a column is non-zero at n_min data points or more (the bases the prior allows)."
         return int(np.sum(cl > 0)) >= self.prior.n_min
 
-
+# %% ../nbs/10_bmars.ipynb #d74bc7eb
 @dataclass
 class _BMARSRefState:
     "A reference chain's state: its bases, lambda and cur = log p(y | bases) (0 with the likelihood off)."
@@ -487,7 +488,7 @@ def _bref_settle(m: _BMARSRefModel, s: _BMARSRefState, accept: bool, new: float,
         m.st.reject()
     return 0
 
-
+# %% ../nbs/10_bmars.ipynb #899f8222
 def _bref_birth(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) -> int:
     "Birth: a type, signs and knots from the proposal; refused if invalid or the kernel refuses it; ratio r_birth."
     k = len(s.bases)
@@ -503,7 +504,7 @@ def _bref_birth(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) 
     lr = log_ratio_bmars_birth(new - s.cur, k, s.lam, m.k_max, m.log_zv, True, m.c_move)
     return _bref_settle(m, s, math.log(rng.random()) < lr, new, lambda: s.bases.append(nb))
 
-
+# %% ../nbs/10_bmars.ipynb #49880469
 def _bref_death(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) -> int:
     "Death of one of the k bases (uniform); ratio r_death."
     k = len(s.bases)
@@ -515,7 +516,7 @@ def _bref_death(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) 
     lr = log_ratio_bmars_death(new - s.cur, k, s.lam, m.k_max, m.log_zv, m.c_move)
     return _bref_settle(m, s, math.log(rng.random()) < lr, new, lambda: s.bases.pop(j))
 
-
+# %% ../nbs/10_bmars.ipynb #35d3be2d
 def _bref_change(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) -> int:
     """Change: basis j (uniform), factor l (uniform), a new knot (uniform), the sign flipped with probability 1/2;
     ratio the likelihood ratio. The changed basis becomes the last one (the GramFactor's replace)."""

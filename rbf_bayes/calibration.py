@@ -25,23 +25,27 @@ def n_parameters(k: int, c: int, d: int) -> int:
     "xi = k (c + 1) + c (1 + d), the paper's parameter count of an RBF network."
     return k * (c + 1) + c * (1 + d)
 
+# %% ../nbs/06_calibration.ipynb #a77aba98
 def penalty_slope(criterion: str, c: int, N: int) -> float:
     "C with P = C k + C_0: c + 1 (AIC) or (c + 1) log(N) / 2 (BIC, MDL)."
     check_choice("criterion", criterion, CRITERIA)
     return float(c + 1) if criterion == "aic" else (c + 1) * math.log(N) / 2
 
+# %% ../nbs/06_calibration.ipynb #ba4b6dab
 def penalty(criterion: str, k: int, c: int, d: int, N: int) -> float:
     "P_AIC = xi, P_BIC = P_MDL = xi log(N) / 2."
     xi = n_parameters(k, c, d)
     check_choice("criterion", criterion, CRITERIA)
     return float(xi) if criterion == "aic" else xi * math.log(N) / 2
 
+# %% ../nbs/06_calibration.ipynb #ad0dd190
 def least_squares_fit(D: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     "(coefficients, residual sums of squares per output) by least squares (SVD, robust to rank deficiency)."
     coef = np.linalg.lstsq(D, Y, rcond=None)[0]
     R = Y - D @ coef
     return coef, np.einsum("ni,ni->i", R, R)
 
+# %% ../nbs/06_calibration.ipynb #a9ffa26e
 def criterion_value(x, # inputs (N, d)
                     y, # targets (N,) or (N, c)
                     centres, # (k, d)
@@ -55,6 +59,7 @@ def criterion_value(x, # inputs (N, d)
     _, rss = least_squares_fit(design_matrix(x, centres, basis, width), Y)
     return criterion_from_rss(rss, N, len(centres), d, criterion)
 
+# %% ../nbs/06_calibration.ipynb #a14ed20b
 def criterion_from_rss(rss, # residual sums of squares of the least-squares fit, one per output (c,)
                        N: int, k: int, d: int, criterion: str="mdl") -> float:
     "The criterion of a k-basis network on N rows and d inputs from its least-squares residual sums of squares."
@@ -62,14 +67,17 @@ def criterion_from_rss(rss, # residual sums of squares of the least-squares fit,
     if np.any(rss <= 0): return -math.inf
     return float(np.sum(0.5 * N * np.log(2 * math.pi * rss / N) + 0.5 * N)) + penalty(criterion, k, len(rss), d, N)
 
+# %% ../nbs/06_calibration.ipynb #6b9b1421
 def aic(x, y, centres, basis="cubic", width=1.0) -> float:
     "Akaike's criterion of the least-squares network with these centres."
     return criterion_value(x, y, centres, basis, width, "aic")
 
+# %% ../nbs/06_calibration.ipynb #7e3edee9
 def bic(x, y, centres, basis="cubic", width=1.0) -> float:
     "Schwarz's criterion of the least-squares network with these centres."
     return criterion_value(x, y, centres, basis, width, "bic")
 
+# %% ../nbs/06_calibration.ipynb #2b9ea118
 def mdl(x, y, centres, basis="cubic", width=1.0) -> float:
     "Rissanen's minimum description length (= BIC here)."
     return criterion_value(x, y, centres, basis, width, "mdl")

@@ -50,7 +50,7 @@ def check_parallel(n_chains, # independent chains (>= 1)
         )
     return n_chains, n_jobs
 
-
+# %% ../nbs/05b_chains.ipynb #c4e2f662
 def chain_generators(
     rng: np.random.Generator,  # the estimator's generator (from random_state)
     n_chains: int,  # number of independent streams
@@ -65,6 +65,7 @@ def _flagged(flag, task):
     try: return task()
     finally: _thread_stop.flag = None
 
+# %% ../nbs/05b_chains.ipynb #db7f27ae
 def run_chains(tasks, # zero-argument callables, one per chain
                *, n_jobs: int=1, # threads running chains at once
                executor=None, # a concurrent.futures.Executor instead of threads
@@ -228,7 +229,7 @@ def check_auto(n_iter, max_iter, executor, burn_in=None) -> bool:
         return True
     return False
 
-
+# %% ../nbs/05b_chains.ipynb #582b8602
 def _second_halves(pooled, n: int):
     """What an automatic run of n iterations per chain returns: the kept snapshots of every chain's second half, thinned
     to at most about 1,000 per chain; and that thinning."""
@@ -236,7 +237,7 @@ def _second_halves(pooled, n: int):
     thin = max(1, -(-per_chain // 2 // 1000))
     return pooled.select(burn_in=n // 2, thin=thin), thin
 
-
+# %% ../nbs/05b_chains.ipynb #a37a26de
 def _auto_check(out) -> tuple[bool, dict]:
     """Whether split-R-hat <= AUTO_RHAT and bulk ESS >= AUTO_ESS for k and the log posterior on the kept draws of out
     (the draws the fit returns: its summary and `to_arviz` report these numbers), and the numbers."""
@@ -246,7 +247,7 @@ def _auto_check(out) -> tuple[bool, dict]:
         n: [float(r), float(e)] for n, (r, e) in got.items()
     }
 
-
+# %% ../nbs/05b_chains.ipynb #2fcd08ab
 def auto_chains(
     make_run,  # make_run(rng, n_iter) -> an unstarted run with `run()` and `extend(n)` (e.g. `rjmcmc_run`)
     rngs,  # one Generator per chain (`chain_generators`)

@@ -452,6 +452,7 @@ def _iterations(s: str):
     try: return int(s)
     except ValueError: raise argparse.ArgumentTypeError(f"must be a whole number or 'auto', got {s!r}") from None
 
+# %% ../nbs/15_cli.ipynb #f6ed1412
 _OPTS = {  # option -> argparse keywords; every default is filled in after parsing (see `_DEFAULTS`)
     "--n-iter": dict(
         type=_iterations,
@@ -504,6 +505,8 @@ _OPTS = {  # option -> argparse keywords; every default is filled in after parsi
         type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"
     ),
 }
+
+# %% ../nbs/15_cli.ipynb #e33b51fa
 _COMMANDS = {  # command -> (positional arguments, options, help)
     "robot-arm": (
         (),
@@ -542,6 +545,8 @@ _COMMANDS = {  # command -> (positional arguments, options, help)
         "PNG",
     ),
 }
+
+# %% ../nbs/15_cli.ipynb #20e07c4c
 _DEFAULTS = dict(
     n_iter=None,
     burn_in=None,

@@ -22,6 +22,7 @@ __all__ = ['ConvergenceWarning', 'check_conditions', 'tv_distance', 'tv_decay', 
 class ConvergenceWarning(UserWarning):
     "A sufficient condition of the convergence theorems does not hold."
 
+# %% ../nbs/08_convergence.ipynb #cffdb18f
 def check_conditions(x, # inputs (N, d)
                      y, # targets (N,) or (N, c)
                      k_max=None, # maximum number of bases (None: the default min(N - (d + 2), 100))
@@ -64,6 +65,7 @@ def tv_distance(p, q) -> float:
     n = max(len(p), len(q)); a = np.zeros(n); b = np.zeros(n); a[:len(p)] = p; b[:len(q)] = q
     return 0.5 * float(np.abs(a - b).sum())
 
+# %% ../nbs/08_convergence.ipynb #e083db3b
 def tv_decay(k_chains: np.ndarray, # (R, n_iter) values of k, R independent chains
              stationary: np.ndarray, # estimate of the stationary p(k)
             ) -> np.ndarray:
@@ -72,6 +74,7 @@ def tv_decay(k_chains: np.ndarray, # (R, n_iter) values of k, R independent chai
     return np.array([tv_distance(np.bincount(k_chains[:, i], minlength=K) / len(k_chains), stationary)
                      for i in range(k_chains.shape[1])])
 
+# %% ../nbs/08_convergence.ipynb #ddbd7b9d
 def fit_geometric_rate(tv: np.ndarray, # TV distance per iteration
                        floor: float, # noise floor: fit only where tv > 2 * floor
                        start: int=0, # first iteration to fit
@@ -92,25 +95,28 @@ def _split(chains):
     n = c.shape[1] // 2
     return np.vstack([c[:, :n], c[:, -n:]])
 
+# %% ../nbs/08_convergence.ipynb #3ba39735
 def _z_scale(c):
     r = stats.rankdata(c, method="average").reshape(c.shape)
     return stats.norm.ppf((r - 3 / 8) / (c.size + 1 / 4))
 
+# %% ../nbs/08_convergence.ipynb #ed6fe593
 def moved(chains) -> bool:
     "Whether the draws (n_chains, n_draws) take more than one value."
     return bool(np.ptp(np.asarray(chains, dtype=float)) > 0)
 
+# %% ../nbs/08_convergence.ipynb #58811a67
 def _rhat_basic(c):
     n = c.shape[1]; W = c.var(axis=1, ddof=1).mean(); B = n * c.mean(axis=1).var(ddof=1)
     if W == 0: return math.nan if B == 0 else math.inf
     return math.sqrt(((n - 1) / n * W + B / n) / W)
 
+# %% ../nbs/08_convergence.ipynb #535f94d9
 def rhat(chains) -> float:
     "Rank-normalised split R-hat (Vehtari et al. 2021) of chains (n_chains, n_draws); NaN if the draws never vary."
     c = _split(chains)
     if not moved(c): return math.nan
     return max(_rhat_basic(_z_scale(c)), _rhat_basic(_z_scale(np.abs(c - np.median(c)))))
-
 
 # %% ../nbs/08_convergence.ipynb #ess00001
 def _acov(x):
@@ -118,6 +124,7 @@ def _acov(x):
     f = np.fft.rfft(x, 2 * n)
     return np.fft.irfft(f * np.conj(f))[:n] / n
 
+# %% ../nbs/08_convergence.ipynb #6d2f8634
 def _ess_split(c, constant: float) -> float:
     "ESS of split sequences c (2M, n) by Geyer's initial monotone sequence; `constant` if c never varies."
     m, n = c.shape
@@ -140,11 +147,13 @@ def _ess_split(c, constant: float) -> float:
     tau = -1.0 + 2.0 * rho[:t_max + 1].sum() + rho[t_max + 1:t_max + 2].sum()
     return float(m * n / max(tau, 1.0 / np.log10(m * n)))
 
+# %% ../nbs/08_convergence.ipynb #1a0c852d
 def ess(chains) -> float:
     "Bulk effective sample size (rank-normalised split chains; Vehtari et al. 2021); 0 if the draws never vary."
     c = _split(chains)
     return _ess_split(_z_scale(c), 0.0) if moved(c) else 0.0
 
+# %% ../nbs/08_convergence.ipynb #f0d6d4aa
 def ess_tail(chains) -> float:
     """Tail effective sample size: the smaller ESS of the indicators x <= q_0.05 and x <= q_0.95; 0 if the draws never
     vary."""
@@ -155,11 +164,10 @@ def ess_tail(chains) -> float:
     q = np.quantile(np.asarray(chains, dtype=float), [0.05, 0.95])
     return min(_ess_split((c <= v).astype(float), c.size) for v in q)
 
-
+# %% ../nbs/08_convergence.ipynb #39563c63
 def mcse_mean(chains) -> float:
     "Monte Carlo standard error of the mean: sd / sqrt(ESS of the draws themselves); NaN if the draws never vary."
     c = _split(chains)
     if not moved(c):
         return math.nan
     return float(np.std(np.asarray(chains, dtype=float), ddof=1) / math.sqrt(_ess_split(c, 0.0)))
-

@@ -39,6 +39,7 @@ def signal_function(u):
     x = 4.0 * np.asarray(u, dtype=float) - 2.0
     return x + 2 * np.exp(-16 * x**2) + 2 * np.exp(-16 * (x - 0.7) ** 2)
 
+# %% ../nbs/13_datasets.ipynb #a6c15999
 def signal_detection(rng: np.random.Generator, # source of randomness
                      n: int=50, # number of points (training and test each)
                      noise_var: float=0.01, # sigma^2: the paper uses 0.01, 0.1 and 1
@@ -57,10 +58,12 @@ def robot_arm_function(x):
     return np.column_stack([2.0 * np.cos(x[:, 0]) + 1.3 * np.cos(x[:, 0] + x[:, 1]),
                             2.0 * np.sin(x[:, 0]) + 1.3 * np.sin(x[:, 0] + x[:, 1])])
 
+# %% ../nbs/13_datasets.ipynb #216a5b00
 def _robot_inputs(rng, n):
     a = rng.uniform(0.453, 1.932, n) * rng.choice([-1.0, 1.0], n)
     return np.column_stack([a, rng.uniform(0.534, 3.142, n)])
 
+# %% ../nbs/13_datasets.ipynb #68e27170
 def robot_arm(rng: np.random.Generator, n_train: int=200, n_test: int=200, noise_sd: float=0.05) -> RegressionData:
     "MacKay's robot-arm data: 2 inputs, 2 outputs, Gaussian noise on training and test targets."
     n_train, n_test = check_int("n_train", n_train), check_int("n_test", n_test)
@@ -95,11 +98,13 @@ def hwang_function(x, # inputs in the unit square (n, 2)
     if which == 5: return 1.9 * (1.35 + np.exp(x1) * np.sin(13 * (x1 - 0.6) ** 2) * np.exp(-x2) * np.sin(7 * x2))
     raise ValueError(f"which must be 1, 2, 3, 4 or 5, got {which!r}")
 
+# %% ../nbs/13_datasets.ipynb #a64c322e
 def hwang_grid() -> np.ndarray:
     "The 100 x 100 test grid {1/200, ..., 199/200}^2, shape (10000, 2)."
     g = (2 * np.arange(100) + 1) / 200
     return np.column_stack([a.ravel() for a in np.meshgrid(g, g, indexing="ij")])
 
+# %% ../nbs/13_datasets.ipynb #5ed013ec
 def hwang(rng: np.random.Generator, which: int, n: int=225, noise_sd: float=0.25) -> RegressionData:
     "Training sample of Hwang function `which` and its noise-free 100 x 100 test grid."
     n = check_int("n", n); sd = check_positive("noise_sd", noise_sd, allow_zero=True)
@@ -117,11 +122,13 @@ def friedman_function(x, which: int=1) -> np.ndarray:
     if which == 3: return np.arctan(t / x[:, 0])
     raise ValueError(f"which must be 1, 2 or 3, got {which!r}")
 
+# %% ../nbs/13_datasets.ipynb #5bff8c23
 def _friedman_inputs(rng, n, which, p):
     if which == 1: return rng.random((n, p))
     lo, hi = np.array([0, 40 * np.pi, 0, 1]), np.array([100, 560 * np.pi, 1, 11])
     return lo + (hi - lo) * rng.random((n, 4))
 
+# %% ../nbs/13_datasets.ipynb #f9ead7d3
 def friedman(rng: np.random.Generator, which: int=1, n: int=200, p: int=6, noise_sd: float|None=None,
              n_test: int=10_000) -> RegressionData:
     "Friedman's #1 (p >= 5 predictors) / #2 / #3 with Gaussian noise; noise-free uniform test set."
@@ -143,11 +150,13 @@ def _read_csv(path: Path) -> tuple[list[str], np.ndarray]:
         rows = list(csv.reader(fh))
     return rows[0], np.array([[np.nan if v == "NA" else float(v) for v in r] for r in rows[1:]])
 
+# %% ../nbs/13_datasets.ipynb #fd848a21
 def load_boston() -> tuple[np.ndarray, np.ndarray, list[str]]:
     "Boston housing (R MASS::Boston): x (506, 13), y = medv (506,), feature names."
     names, a = _read_csv(DATA_DIR / "boston.csv")
     return a[:, :-1], a[:, -1], names[:-1]
 
+# %% ../nbs/13_datasets.ipynb #b5b16dfe
 def load_ozone(standardise: bool=True, # zero mean, unit variance for every column (as Denison et al.)
               ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     "Ozone (R airquality, 111 complete days): x = (radiation, temperature, wind), y = cube root of ozone."
@@ -159,17 +168,20 @@ def load_ozone(standardise: bool=True, # zero mean, unit variance for every colu
         x = (x - x.mean(0)) / x.std(0, ddof=1); y = (y - y.mean()) / y.std(ddof=1)
     return x, y, ["radiation", "temperature", "wind"]
 
+# %% ../nbs/13_datasets.ipynb #ab1be737
 def load_ripley() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     "Ripley's synthetic two-class data (MASS synth.tr / synth.te): x (250, 2), y, x_test (1000, 2), y_test."
     _, tr = _read_csv(DATA_DIR / "synth_tr.csv"); _, te = _read_csv(DATA_DIR / "synth_te.csv")
     return tr[:, :2], tr[:, 2].astype(int), te[:, :2], te[:, 2].astype(int)
 
+# %% ../nbs/13_datasets.ipynb #afdba49b
 def load_pima() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """Pima Indians diabetes (MASS Pima.tr / Pima.te, Ripley 1996): x (200, 7), y (1 = diabetic), x_test (332, 7),
     y_test, and the feature names (npreg, glu, bp, skin, bmi, ped, age)."""
     names, tr = _read_csv(DATA_DIR / "pima_tr.csv"); _, te = _read_csv(DATA_DIR / "pima_te.csv")
     return tr[:, :-1], tr[:, -1].astype(int), te[:, :-1], te[:, -1].astype(int), names[:-1]
 
+# %% ../nbs/13_datasets.ipynb #c5e49fd0
 def load_tremor(path: str|os.PathLike|None=None, # directory with tremor_train.csv and tremor_test.csv
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     "The tremor data of Andrieu et al. Experiment 3 (not shipped): x (179, 2), y, x_test (178, 2), y_test."
@@ -184,6 +196,7 @@ def load_tremor(path: str|os.PathLike|None=None, # directory with tremor_train.c
     (_, tr), (_, te) = _read_csv(files[0]), _read_csv(files[1])
     return tr[:, :2], tr[:, 2].astype(int), te[:, :2], te[:, 2].astype(int)
 
+# %% ../nbs/13_datasets.ipynb #8c68e0bb
 def random_split(rng: np.random.Generator, n: int, n_train: int) -> tuple[np.ndarray, np.ndarray]:
     "Indices of a random train/test partition of n items (e.g. Boston 300/206)."
     n, n_train = check_int("n", n), check_int("n_train", n_train)

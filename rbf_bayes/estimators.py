@@ -36,6 +36,7 @@ def _one_chain(X, Y, prior, cfg, basis, width, rng):
     "One reversible-jump chain (a module-level function: picklable, so a chain can run on another process's executor)."
     return sample_rjmcmc(X, Y, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
 
+# %% ../nbs/12_estimators.ipynb #40646b33
 def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
     "One probit chain (module level, picklable)."
     return sample_probit(X, yi, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
@@ -48,7 +49,7 @@ def _rj_config(est, auto: bool, progress: bool, **extra) -> RJConfig:
                     thin=est.thin, split_scale=est.split_scale, rw_var=est.rw_var, varpi=est.varpi,
                     progress=progress, n_tries=est.n_tries, **extra)
 
-
+# %% ../nbs/12_estimators.ipynb #735f1ace
 def _auto_rounds(start, cfg: RJConfig):
     """make_run of `auto_chains` (n_iter="auto"): a round of n iterations is start(config=cfg with n_iter=n and at
     most half of it burn-in, rng=rng)."""

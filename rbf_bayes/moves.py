@@ -33,6 +33,7 @@ def move_probabilities(k: int, # current number of bases
 # %% ../nbs/03_moves.ipynb #c2459f3f
 def _log(x: float) -> float: return math.log(x) if x > 0 else -math.inf
 
+# %% ../nbs/03_moves.ipynb #e4948dac
 def log_ratio_birth(dll: float, # change of log marginal likelihood, new minus old
                     k: int, # number of bases before the birth
                     Lambda: float, k_max: int, c_star: float=0.25) -> float:
@@ -41,6 +42,7 @@ def log_ratio_birth(dll: float, # change of log marginal likelihood, new minus o
     d1 = move_probabilities(k + 1, Lambda, k_max, c_star)[1]
     return dll + _log(Lambda) + _log(d1) - math.log(k + 1) - _log(b)
 
+# %% ../nbs/03_moves.ipynb #1c208d6e
 def log_ratio_death(dll: float, # change of log marginal likelihood, new minus old
                     k: int, # number of bases before the death
                     Lambda: float, k_max: int, c_star: float=0.25) -> float:
@@ -53,11 +55,11 @@ def log_mean_weight(lw) -> float:
     lw = np.asarray(lw, dtype=float)
     return -math.inf if not np.isfinite(lw).any() else float(special.logsumexp(lw) - math.log(len(lw)))
 
+# %% ../nbs/03_moves.ipynb #9e295e8e
 def multiple_try_pick(lw, rng: np.random.Generator) -> int:
     "J with probability exp(lw_J) / sum_i exp(lw_i)."
     p = np.exp(np.asarray(lw, dtype=float) - np.max(lw))
     return int(rng.choice(len(p), p=p / p.sum()))
-
 
 # %% ../nbs/03_moves.ipynb #0e3a925f
 def log_unit_ball_volume(d: int) -> float:

@@ -38,7 +38,7 @@ def _result(obj):
         raise TypeError(f"expected a fitted rbf_bayes estimator or a sampler result, got {type(obj).__name__}")
     return r
 
-
+# %% ../nbs/14_plot.ipynb #c519277e
 def _ax(ax, figsize=(5, 3)):
     if ax is None:
         _, ax = plt.subplots(figsize=figsize)
@@ -207,6 +207,7 @@ def term_probabilities(obj, # fitted BMARSRegressor or BMARSTrace
     ax.set_xlim(0, 1); ax.set_xlabel("posterior probability of the term"); ax.set_title("terms")
     return ax
 
+# %% ../nbs/14_plot.ipynb #17f5db72
 def input_relevance(obj, # a fitted model with variable_importance_ / input_relevance_, or a vector of probabilities
                     *, feature_names=None, # names of the inputs (default x0, x1, ...; the model's feature_names_in_)
                     ax=None):
@@ -221,6 +222,7 @@ def input_relevance(obj, # a fitted model with variable_importance_ / input_rele
     ax.set_xlabel("posterior probability that the input is used"); ax.set_title("input relevance")
     return ax
 
+# %% ../nbs/14_plot.ipynb #16c276d8
 def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
                  *, feature_names=None, # names of the inputs (default x0, x1, ...; the model's feature_names_in_)
                  ax=None):
@@ -347,7 +349,7 @@ def anneal_progress(result, # an AnnealResult (anneal_rbf) or a fitted AnnealedR
     axes[0].figure.tight_layout()
     return axes[0].figure
 
-
+# %% ../nbs/14_plot.ipynb #49446d76
 def k_histogram(
     ks,  # the k selected on each repeated data set (MAP, mode of p(k | y), or an optimum)
     *,
@@ -388,10 +390,12 @@ def roc_curve(y_true, # labels in {0, 1} (or booleans)
     tp = np.cumsum(y)[last]; fp = (last + 1) - tp
     return np.r_[0.0, fp / n_neg], np.r_[0.0, tp / n_pos], np.r_[np.inf, s[last]]
 
+# %% ../nbs/14_plot.ipynb #e4ff3da3
 def roc_auc(fpr, tpr) -> float:
     "Area under an ROC curve (trapezoids; a tie is a diagonal step, so it counts one half)."
     return float(np.trapezoid(tpr, fpr) if hasattr(np, "trapezoid") else np.trapz(tpr, fpr))
 
+# %% ../nbs/14_plot.ipynb #fa104503
 def roc_convex_hull(fpr, tpr) -> tuple[np.ndarray, np.ndarray]:
     "The upper-left convex hull of ROC points with (0, 0) and (1, 1): the maximum realisable ROC."
     P = np.unique(np.c_[np.r_[0.0, np.ravel(fpr), 1.0], np.r_[0.0, np.ravel(tpr), 1.0]], axis=0)   # sorted by fpr, tpr
@@ -404,6 +408,7 @@ def roc_convex_hull(fpr, tpr) -> tuple[np.ndarray, np.ndarray]:
     H = H[keep]
     return H[:, 0], np.maximum.accumulate(H[:, 1])
 
+# %% ../nbs/14_plot.ipynb #9f1a197a
 def roc(y_true, # labels in {0, 1}
         scores, # one score vector (n,), or several classifiers' scores (m, n)
         *, hull: bool=False, # also draw the convex hull of all the curves' points
@@ -548,7 +553,7 @@ def classifier_roc(model, # fitted two-class RJMCMCClassifier
     ax.legend(frameon=False, fontsize=7, loc="lower right")
     return ax
 
-
+# %% ../nbs/14_plot.ipynb #2a0a87a9
 def reliability(
     y_true,  # 0/1 outcomes
     prob,  # predicted probabilities of class 1

@@ -40,6 +40,7 @@ def log_ml_terms(yPy, # y_i' P_i y_i per output, (c,)
     return (-0.5 * N * math.log(2 * math.pi) + np.asarray(half_logdet, dtype=float) + norm
             + special.gammaln(a) - a * np.log(0.5 * (prior.gamma0 + yPy)))
 
+# %% ../nbs/02_posterior.ipynb #5059bcb0
 def log_ml_terms_known(yPy, # y_i' P_i y_i per output, (c,)
                        half_logdet, # the determinant factor per output, (c,)
                        N: int, # number of data points
@@ -149,6 +150,7 @@ def coef_posterior(D: np.ndarray, # design (N, m)
     M = np.linalg.inv(_coef_precision(D.T @ D, delta2, prior))
     return M @ (D.T @ y), M
 
+# %% ../nbs/02_posterior.ipynb #3f5af825
 def _coef_precision(G, delta2: float, prior: RBFPrior) -> np.ndarray:
     "M^{-1} of eq. 19 from G = D'D: G (1 + 1/delta^2) (g-prior) or G + I / delta^2 (ridge)."
     return G * (1 + 1 / delta2) if prior.coef_prior == "g" else G + np.eye(len(G)) / delta2

@@ -141,6 +141,7 @@ def log_centres_prior(centres, # (k, d)
     if not space.contains(centres).all(): return -np.inf
     return -len(centres) * space.log_volume if space.far_prob == 0 else float(space.log_density(centres).sum())
 
+# %% ../nbs/01_priors.ipynb #06c1cf08
 def log_scales_prior(scales, # per-input scales s (d,), > 0
                      prior: RBFPrior, # its log_scale_sd (and log_scale_sd_up)
                     ) -> float:
@@ -154,7 +155,7 @@ def log_scales_prior(scales, # per-input scales s (d,), > 0
         return float(np.sum(-0.5 * (th / sd) ** 2 - np.log(sd) - 0.5 * math.log(2 * math.pi)))
     return float(np.sum(-0.5 * (th / sd) ** 2 - math.log(sd) - 0.5 * math.log(2 * math.pi)))
 
-
+# %% ../nbs/01_priors.ipynb #a5a4380d
 def log_inputs_prior(
     inputs,  # inclusion mask (d,) of the inputs, at least one True
     prior: RBFPrior,  # its inclusion_prob

@@ -38,6 +38,7 @@ def check_binary(y, name: str="y") -> np.ndarray:
     if len(np.unique(y)) < 2: raise ValueError(f"{name} holds one class only: a classifier needs both 0 and 1")
     return y.astype(np.int8)
 
+# %% ../nbs/05c_probit.ipynb #24972e51
 def sample_latent(f: np.ndarray, # current network outputs f(x_i), (N,)
                   y: np.ndarray, # labels 0/1, (N,)
                   rng: np.random.Generator,
@@ -61,11 +62,13 @@ def _log_class(U, j: int) -> np.ndarray:
     arg = (U[..., j:j + 1] - np.delete(U, j, axis=-1))[..., None] + np.sqrt(2.0) * _GH_S   # f_j - f_l + sqrt(2) s
     return special.logsumexp(special.log_ndtr(arg).sum(-2) + np.log(_GH_W), axis=-1) - 0.5 * np.log(np.pi)
 
+# %% ../nbs/05c_probit.ipynb #c9928f17
 def _log_quadrature(U) -> np.ndarray:
     "log P(y = j | U) for every class by the log_ndtr sums, shape (..., C) (the specification of the logs)."
     U = np.asarray(U, dtype=float)
     return np.stack([_log_class(U, j) for j in range(U.shape[-1])], -1)
 
+# %% ../nbs/05c_probit.ipynb #84f3924f
 def _quadrature(U) -> np.ndarray:
     """P(y = j | U) by Gauss-Hermite over the integral above, shape (..., C), evaluating Phi once per pair of classes:
     the nodes are symmetric (s_{n-1-g} = -s_g), so Phi(f_l - f_j + sqrt(2) s_g) = 1 - Phi(f_j - f_l + sqrt(2)
@@ -102,6 +105,7 @@ def _phi2_half(h, k) -> np.ndarray:
     hk = h * k; beta = np.where((hk < 0) | ((hk == 0) & (h + k < 0)), 0.5, 0.0)
     return 0.5 * (special.ndtr(h) + special.ndtr(k)) - special.owens_t(h, ah) - special.owens_t(k, ak) - beta
 
+# %% ../nbs/05c_probit.ipynb #d4e535dc
 def _three_classes(U) -> np.ndarray:
     "P(y = j | U) for three classes in closed form, P(z_j > z_l, z_j > z_m) = Phi_2(h, k; 1/2), shape (..., 3)."
     U = np.asarray(U, dtype=float); out = np.empty(U.shape); s = np.sqrt(2.0)
@@ -109,6 +113,7 @@ def _three_classes(U) -> np.ndarray:
         out[..., j] = _phi2_half((U[..., j] - U[..., l]) / s, (U[..., j] - U[..., m]) / s)
     return out
 
+# %% ../nbs/05c_probit.ipynb #b529d111
 def _class_products(U, j: int) -> np.ndarray:
     "P(y = j | U) by the Gauss-Hermite products for one class, shape U.shape[:-1] (relative accuracy in the tails)."
     arg = (U[..., j:j + 1] - np.delete(U, j, axis=-1))[..., None] + np.sqrt(2.0) * _GH_S
@@ -117,6 +122,7 @@ def _class_products(U, j: int) -> np.ndarray:
 # three classes: the closed form above it (the same reason), one class's products below
 _OWEN_FROM = _LOG_FROM_PRODUCTS
 
+# %% ../nbs/05c_probit.ipynb #be9032fa
 def _probabilities(U) -> np.ndarray:
     """P(y = j | U), shape (..., C): three classes by the closed form, except where a probability is below 1e-3 (its
     absolute error of up to ~6e-16, a cancellation, is a relative 1e-12 or more there: the products instead); more
@@ -144,6 +150,7 @@ def class_log_probabilities(U: np.ndarray, # mean utilities (..., C)
         if len(r): out[r, j] = _log_class(U2[r], j)
     return out.reshape(U.shape)
 
+# %% ../nbs/05c_probit.ipynb #6b9292dd
 def class_probabilities(U: np.ndarray, # mean utilities (..., C)
                        ) -> np.ndarray:
     """P(y = j | utilities U) of the multinomial probit, shape (..., C); rows sum to 1 (three classes: Owen's closed
@@ -175,7 +182,7 @@ def check_labels(y, name: str="y") -> np.ndarray:
         )
     return yi
 
-
+# %% ../nbs/05c_probit.ipynb #0fc21158
 def sample_utilities(
     U: np.ndarray,  # current utilities (N, C); in each row z_{i, y_i} is the largest
     F: np.ndarray,  # their means (N, C); column 0 is 0 (class 0's mean utility is fixed)
@@ -289,6 +296,7 @@ class _ProbitRun(_RJRun):
         t = super()._result()
         return ProbitTrace(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
 
+# %% ../nbs/05c_probit.ipynb #3587c961
 def sample_probit(x, # inputs (N, d)
                   y, # class labels 0..C-1 (N,); two classes: the binary probit, C > 2: the multinomial probit
                   *,
@@ -314,7 +322,7 @@ def sample_probit(x, # inputs (N, d)
     t.meta.update(link="probit", n_classes=C)
     return ProbitTrace(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
 
-
+# %% ../nbs/05c_probit.ipynb #64c67743
 def _probit_start(y, config, rng):
     """The checked labels and the first latent draws of a probit run: (config with sigma^2 = 1, labels, C, utilities,
     Z0)."""

@@ -58,10 +58,12 @@ class InterruptedWarning(RuntimeWarning):
 # chains run in worker threads: their stop flag (a threading.Event), set by the caller
 _thread_stop = threading.local()
 
+# %% ../nbs/04b_progress.ipynb #3d8b2287
 def stop_flag():
     "The stop flag (a `threading.Event`) the chains of this thread answer to, or None (`rbf_bayes.chains` sets it)."
     return getattr(_thread_stop, "flag", None)
 
+# %% ../nbs/04b_progress.ipynb #699e9283
 class DeferredInterrupt:
     """Hold Ctrl-C (SIGINT) until the loop reaches a safe point (it reads `requested` between chunks); a second Ctrl-C
     raises KeyboardInterrupt at once. Signals reach only the main thread: in a worker thread it installs nothing and
@@ -95,6 +97,7 @@ class DeferredInterrupt:
             signal.signal(signal.SIGINT, self._old if self._old is not None else signal.default_int_handler)
         return False
 
+# %% ../nbs/04b_progress.ipynb #982c1be1
 def interrupt_message(desc: str, # what ran, e.g. "RJMCMC"
                       done: int, total: int, # steps done, steps asked for
                       unit: str, # what a step is ("iterations", "rows")

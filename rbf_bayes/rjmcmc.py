@@ -170,6 +170,7 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
                 n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs,
                 far_prob=prior.far_prob if prior.iota_far is not None else 0.0)
 
+# %% ../nbs/05_rjmcmc.ipynb #cc17113d
 def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)
             x: np.ndarray, # inputs (N, d), as the state's columns were built from
             space: CentreSpace, # Omega
@@ -505,7 +506,7 @@ def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int, desi
 
 DESIGN_STORED_MAX = 2**30  # design="auto" stores the design up to this many bytes, and recomputes it beyond
 
-
+# %% ../nbs/05_rjmcmc.ipynb #06021b38
 def design_mode(config: RJConfig, N: int, d: int, k_max: int) -> str:
     """The design the run uses: config.design, with "auto" resolved: stored (faster) while the N x (2 + d + k_max)
     design takes at most DESIGN_STORED_MAX bytes, recomputed beyond. Learned scales, input selection and a learned
@@ -518,7 +519,7 @@ def design_mode(config: RJConfig, N: int, d: int, k_max: int) -> str:
         return config.design
     return "stored" if 8.0 * N * (2 + d + k_max) <= DESIGN_STORED_MAX else "recompute"
 
-
+# %% ../nbs/05_rjmcmc.ipynb #dcfd2299
 def _check_rj_memory(n_iter, burn_in, thin, k_max, N, d, c, design="stored", replicas=1):
     n_kept = 0 if n_iter <= burn_in else (n_iter - burn_in - 1) // thin + 1
     nb, fix = rj_memory(n_iter, n_kept, k_max, N, d, c, design)
@@ -1067,7 +1068,7 @@ def _split_log_volume(om: CentreSpace, pair, one) -> float:
     log p(mu)) for the pair and the one centre they split from (or merge into); log Im itself when it is uniform."""
     return om.log_volume if om.far_prob == 0 else -float(om.log_density(pair).sum() - om.log_density(one)[0])
 
-
+# %% ../nbs/05_rjmcmc.ipynb #d7cd11bb
 def _ref_split(m: _RefModel, st: _RefState, rng) -> int:
     "Split a uniformly chosen centre into two (eq. 27), refused outside Omega or without mutual nearest neighbours."
     k, d, vs = len(st.S), m.d, m.config.split_scale

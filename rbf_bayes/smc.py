@@ -43,6 +43,7 @@ def smc_log_ml(e: float, # explained sum of squares e_r of the state
     "log p(Y_t | S, sigma_y^2, sigma_beta^2) from the GramFactor's e and log det with ridge r = s2y / s2b."
     return state_log_ml([e], [logdet], [yy], [0], m, t, s2b / s2y, sigma2=s2y)   # the seam's Gaussian kind
 
+# %% ../nbs/09_smc.ipynb #1253436a
 def kernel_matrix(x: np.ndarray, centres: np.ndarray, basis: str, width: float) -> np.ndarray:
     "[1, K(x, c_j)] for centres c_j, shape (len(x), 1 + len(centres))."
     d2 = np.sum((x[:, None, :] - centres[None, :, :]) ** 2, axis=2) if len(centres) else np.zeros((len(x), 0))
@@ -57,13 +58,13 @@ def log_prior_move_ratio(move: str, k_old: int, t: int, lam: float) -> float:
         (k - k_old) * math.log(lam) - special.gammaln(k + 1) + special.gammaln(k_old + 1) + lb(t - 1, k_old) - lb(t, k)
     )
 
-
+# %% ../nbs/09_smc.ipynb #bbac2b02
 def smc_move_probs(k: int, t: int, lam: float, k_max: int, c_move: float = 0.25) -> dict:
     "alpha_zero, alpha_birth, alpha_death for a particle with k kernels at time t: eq. 22 with k <= min(k_max, t)."
     b, d = move_probabilities(k, lam, min(k_max, t), c_move)[:2]
     return {"zero": 1.0 - b - d, "birth": b, "death": d}
 
-
+# %% ../nbs/09_smc.ipynb #7bddb569
 def log_backward(
     move: str, k_new: int, t: int, new_has_xt: bool, lam: float, k_max: int, c_move: float = 0.25
 ) -> float:
@@ -83,7 +84,7 @@ def log_backward(
         return math.log(valid["birth"] / tot) - math.log(k_new)  # remove one of the k_new centres
     return math.log(valid["death"] / tot) - math.log(t - 1 - k_new)  # add back a free earlier input
 
-
+# %% ../nbs/09_smc.ipynb #957efaab
 def log_Z(lam: float, t: int, k_max: int) -> float:
     "log of the truncated-Poisson normaliser sum_{j <= min(k_max, t)} lam^j / j!."
     j = np.arange(min(k_max, t) + 1)
