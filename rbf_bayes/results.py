@@ -165,44 +165,14 @@ class Summary:
                 f"<table>{rows}</table>{notes}</div>")
 
 # %% ../nbs/04a_results.ipynb #573d37ee
-@dataclasses.dataclass(kw_only=True, eq=False)
-class RunInfo(collections.abc.MutableMapping):
-    """What a run records beside its draws (`SamplerResult.meta`): typed fields, stored as JSON. A mapping too: its
-    keys are the fields that are set (not None) and the keys in `extra` (what no field declares, kept as read)."""
-    burn_in: int = 0                          # iterations discarded at the start of each chain
-    thin: int | None = None                   # every thin-th iteration after burn-in is kept as a snapshot
-    seconds: float | None = None              # wall time (pooled chains: the run's, or the sum of the chains')
-    interrupted: bool = False                 # stopped by Ctrl-C before its end
-    n_done: int | None = None                 # iterations done (TD-SMC: observations)
-    n_iter: int | None = None                 # iterations asked for
-    chain_lengths: list | None = None         # pooled chains: each one's length, end to end in the arrays
-    chain_seconds: list | None = None         # pooled chains: each one's seconds
-    auto: dict | None = None                  # the automatic run length: converged, rounds, diagnostics (`chains`)
-    y_scale: list | None = None               # set by an estimator: the sd of each output, sigma^2 in y's units
-    c: int | None = None                      # outputs
-    k_max: int | None = None                  # the largest number of bases
-    prior: dict | None = None                 # the prior's hyperparameters (`dataclasses.asdict` of the prior)
-    extra: dict = dataclasses.field(default_factory=dict)   # keys no field declares, kept as read
+class _RecordMapping(collections.abc.MutableMapping):
+    """The mapping view of a record: its keys are the fields that are set (not None), then the keys of `extra`;
+    `_names` lists the fields (a subclass that is a dataclass declares them)."""
+    extra: dict
 
     @classmethod
     def _names(cls) -> tuple:
         return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
-
-    @classmethod
-    def from_mapping(cls, m):
-        "The record of a mapping (a dict, a file's JSON, another record): declared keys to fields, the rest to extra."
-        if isinstance(m, cls): return m
-        names, m = cls._names(), dict(m or {})
-        return cls(**{k: v for k, v in m.items() if k in names},
-                   extra={k: v for k, v in m.items() if k not in names})
-
-    def to_dict(self) -> dict:
-        "The JSON object a file stores: the fields that are set, then the extra keys."
-        return dict(self)
-
-    def copy(self):
-        "A shallow copy, as `dict.copy`."
-        return self.from_mapping(self.to_dict())
 
     def __getitem__(self, key):
         if key in self._names():
@@ -229,6 +199,42 @@ class RunInfo(collections.abc.MutableMapping):
 
     def __len__(self):
         return sum(1 for _ in self)
+
+# %% ../nbs/04a_results.ipynb #a1c0d2e3
+@dataclasses.dataclass(kw_only=True, eq=False)
+class RunInfo(_RecordMapping):
+    """What a run records beside its draws (`SamplerResult.meta`): typed fields, stored as JSON. A mapping too: its
+    keys are the fields that are set (not None) and the keys in `extra` (what no field declares, kept as read)."""
+    burn_in: int = 0                          # iterations discarded at the start of each chain
+    thin: int | None = None                   # every thin-th iteration after burn-in is kept as a snapshot
+    seconds: float | None = None              # wall time (pooled chains: the run's, or the sum of the chains')
+    interrupted: bool = False                 # stopped by Ctrl-C before its end
+    n_done: int | None = None                 # iterations done (TD-SMC: observations)
+    n_iter: int | None = None                 # iterations asked for
+    chain_lengths: list | None = None         # pooled chains: each one's length, end to end in the arrays
+    chain_seconds: list | None = None         # pooled chains: each one's seconds
+    auto: dict | None = None                  # the automatic run length: converged, rounds, diagnostics (`chains`)
+    y_scale: list | None = None               # set by an estimator: the sd of each output, sigma^2 in y's units
+    c: int | None = None                      # outputs
+    k_max: int | None = None                  # the largest number of bases
+    prior: dict | None = None                 # the prior's hyperparameters (`dataclasses.asdict` of the prior)
+    extra: dict = dataclasses.field(default_factory=dict)   # keys no field declares, kept as read
+
+    @classmethod
+    def from_mapping(cls, m):
+        "The record of a mapping (a dict, a file's JSON, another record): declared keys to fields, the rest to extra."
+        if isinstance(m, cls): return m
+        names, m = cls._names(), dict(m or {})
+        return cls(**{k: v for k, v in m.items() if k in names},
+                   extra={k: v for k, v in m.items() if k not in names})
+
+    def to_dict(self) -> dict:
+        "The JSON object a file stores: the fields that are set, then the extra keys."
+        return dict(self)
+
+    def copy(self):
+        "A shallow copy, as `dict.copy`."
+        return self.from_mapping(self.to_dict())
 
 # %% ../nbs/04a_results.ipynb #55e6e0ab
 @dataclasses.dataclass(kw_only=True, eq=False)
