@@ -23,6 +23,7 @@ __all__ = ['TOL_FLOOR', 'GramFactorRef', 'rbf_state', 'state_log_ml', 'BASIS_COD
 # %% ../nbs/04_kernel.ipynb #76c3a2be
 TOL_FLOOR = 1e-13   # pivot floor relative to the largest G_ii (as TOL_FLOOR in _kernel.pyx)
 
+# %% ../nbs/04_kernel.ipynb #0b3be314
 class GramFactorRef:
     "Dense NumPy reference of `GramFactor`: same interface, everything recomputed from scratch."
     def __init__(self, N: int, c: int, m_max: int, ridge=(0.0,), out_factor=None):

@@ -24,6 +24,7 @@ __all__ = ['COEF_PRIORS', 'K_PRIORS', 'REGRESSOR_PRIOR', 'PROBIT_PRIOR', 'RBFPri
 COEF_PRIORS = ("ridge", "g")
 K_PRIORS = ("conditional", "joint")   # where the truncation k <= k_max is applied (see "Two hierarchies" below)
 
+# %% ../nbs/01_priors.ipynb #e6849d3d
 @dataclass(frozen=True)
 class RBFPrior:
     "Hyperparameters of the hierarchical RBF prior (Andrieu, de Freitas & Doucet 1999, §3.1)."

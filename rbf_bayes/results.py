@@ -355,7 +355,7 @@ class _ChainDiagnostics:
 RHAT_ALARM = 1.1
 ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
 
-
+# %% ../nbs/04a_results.ipynb #27643fd1
 class _SummaryJudgements:
     """What the summary says of a run: whether its chains mixed, the run length n_iter="auto" chose, and the notes on
     an interrupted run or a posterior piled against k_max. A part of `DiagnosticsMixin`."""

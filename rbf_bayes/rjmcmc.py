@@ -765,6 +765,7 @@ class _RJRun(_RJChunks, ChunkedRun):
 # %% ../nbs/05_rjmcmc.ipynb #a7c1e0f2pt01
 SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at between neighbouring replicas
 
+# %% ../nbs/05_rjmcmc.ipynb #0175a0f2
 class _PTRun(_RJRun):
     """Replica exchange: core rung[r] runs at likelihood power betas[r]; the replica at power 1 (rung 0) is the chain
     that is recorded. After every `swap_every` iterations neighbouring rungs propose to swap their powers, even pairs
