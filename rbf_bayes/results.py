@@ -570,33 +570,10 @@ class StorageMixin:
         "Hook: turn JSON lists back into the types a subclass keeps (default: as stored)."
         return kw
 
-# %% ../nbs/04a_results.ipynb #0e18446f
-@dataclasses.dataclass(kw_only=True)
-class SamplerResult(DiagnosticsMixin, StorageMixin):
-    """What every sampler returns: per-iteration k, meta, p_k, predict, select, save / load (see the table above).
-
-    Attributes
-    ----------
-    k : numpy.ndarray
-        Number of bases per iteration (per particle for `SMCResult`).
-    meta : RunInfo
-        What the run was and how it went (a `RunInfo` of the sampler's kind, stored as JSON; also a mapping).
-    """
-    k: np.ndarray                      # number of bases per iteration (per particle for TD-SMC)
-    meta: RunInfo = dataclasses.field(default_factory=RunInfo)   # a dict given is read into `_info_type`
-    _ragged_fields = ()                # fields that are lists of arrays (stored flat with offsets, even when empty)
-    _k_unit = "iterations"             # what the entries of k are (TD-SMC: particles)
-    _info_type = RunInfo               # the record `meta` is (each sampler's result names its own kind)
-
-    def __post_init__(self):
-        self.meta = self._info_type.from_mapping(self.meta)
-
-    def p_k(self, burn_in: int|None=None) -> np.ndarray:
-        "Estimated p(k | y) over k = 0..max k, from the iterations from burn_in on (default: meta.burn_in)."
-        b = self.meta.burn_in if burn_in is None else burn_in
-        ks = self.after_burn_in(self.k, b)
-        return np.bincount(ks, minlength=1) / max(len(ks), 1)
-
+# %% ../nbs/04a_results.ipynb #d2e7b3a1
+class _PooledChains:
+    """A result's per-iteration series as chains: pooled chains lie end to end in the arrays, `meta.chain_lengths`
+    long each (a single run is one chain)."""
     @property
     def n_chains(self) -> int:
         "Independent chains pooled in this result (`meta.chain_lengths`; 1 for a single run)."
@@ -621,32 +598,9 @@ class SamplerResult(DiagnosticsMixin, StorageMixin):
         st = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
         return idx - st[np.searchsorted(st, idx, side="right") - 1]
 
-    def predict(self, x, return_std: bool=False):
-        "Posterior mean (and predictive sd) at x, shape (n, c)."
-        raise NotImplementedError
-
-    def predictive_mixture(self, x):
-        """The posterior predictive of a new observation at x as a normal mixture (see "The posterior predictive as a
-        mixture"): weights (P,), means (P, n, c), sds (P, n, c)."""
-        raise NotImplementedError(f"a {type(self).__name__} has no predictive mixture")
-
-    def select(self, burn_in: int=0, thin: int=1):
-        "The same kind of result keeping the samples from iteration burn_in on, every thin-th."
-        raise NotImplementedError
-
-    def __repr__(self):
-        pk = self.p_k(); k_mean = float(np.arange(len(pk)) @ pk)
-        secs, acc = self.meta.seconds, self.acceptance_rates()
-        bd = (
-            f", birth/death accepted {acc['birth']:.3f}/{acc['death']:.3f}" if "birth" in acc and "death" in acc else ""
-        )
-        return (
-            f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
-            + bd
-            + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "")
-            + ")"
-        )
-
+# %% ../nbs/04a_results.ipynb #e5f8c6b4
+class _InterruptedRun:
+    """A result of a run stopped by Ctrl-C: what it says, and how it resumes (it holds its live run in memory only)."""
     @property
     def interrupted(self) -> bool:
         "True if the run was stopped by Ctrl-C before its end (`meta.interrupted`)."
@@ -688,6 +642,59 @@ class SamplerResult(DiagnosticsMixin, StorageMixin):
         s = dict(self.__dict__)
         s.pop("_run", None)
         return s
+
+# %% ../nbs/04a_results.ipynb #0e18446f
+@dataclasses.dataclass(kw_only=True)
+class SamplerResult(_PooledChains, _InterruptedRun, DiagnosticsMixin, StorageMixin):
+    """What every sampler returns: per-iteration k, meta, p_k, predict, select, save / load (see the table above).
+
+    Attributes
+    ----------
+    k : numpy.ndarray
+        Number of bases per iteration (per particle for `SMCResult`).
+    meta : RunInfo
+        What the run was and how it went (a `RunInfo` of the sampler's kind, stored as JSON; also a mapping).
+    """
+    k: np.ndarray                      # number of bases per iteration (per particle for TD-SMC)
+    meta: RunInfo = dataclasses.field(default_factory=RunInfo)   # a dict given is read into `_info_type`
+    _ragged_fields = ()                # fields that are lists of arrays (stored flat with offsets, even when empty)
+    _k_unit = "iterations"             # what the entries of k are (TD-SMC: particles)
+    _info_type = RunInfo               # the record `meta` is (each sampler's result names its own kind)
+
+    def __post_init__(self):
+        self.meta = self._info_type.from_mapping(self.meta)
+
+    def p_k(self, burn_in: int|None=None) -> np.ndarray:
+        "Estimated p(k | y) over k = 0..max k, from the iterations from burn_in on (default: meta.burn_in)."
+        b = self.meta.burn_in if burn_in is None else burn_in
+        ks = self.after_burn_in(self.k, b)
+        return np.bincount(ks, minlength=1) / max(len(ks), 1)
+
+    def predict(self, x, return_std: bool=False):
+        "Posterior mean (and predictive sd) at x, shape (n, c)."
+        raise NotImplementedError
+
+    def predictive_mixture(self, x):
+        """The posterior predictive of a new observation at x as a normal mixture (see "The posterior predictive as a
+        mixture"): weights (P,), means (P, n, c), sds (P, n, c)."""
+        raise NotImplementedError(f"a {type(self).__name__} has no predictive mixture")
+
+    def select(self, burn_in: int=0, thin: int=1):
+        "The same kind of result keeping the samples from iteration burn_in on, every thin-th."
+        raise NotImplementedError
+
+    def __repr__(self):
+        pk = self.p_k(); k_mean = float(np.arange(len(pk)) @ pk)
+        secs, acc = self.meta.seconds, self.acceptance_rates()
+        bd = (
+            f", birth/death accepted {acc['birth']:.3f}/{acc['death']:.3f}" if "birth" in acc and "death" in acc else ""
+        )
+        return (
+            f"{type(self).__name__}({self._k_unit}={len(self.k)}, p(k|y): mode {int(np.argmax(pk))}, mean {k_mean:.2f}"
+            + bd
+            + (f", {secs:.2f} s" if isinstance(secs, (int, float)) else "")
+            + ")"
+        )
 
 # %% ../nbs/04a_results.ipynb #b90f5f3f
 def mixture_quantile(weights, # (P,) component weights (summing to 1)

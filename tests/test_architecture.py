@@ -205,7 +205,6 @@ CELL_LINES_OWED = {
     "_ChainDiagnostics": 105,  # 04a_results
     "_SummaryJudgements": 95,  # 04a_results
     "DiagnosticsMixin": 65,  # 04a_results
-    "SamplerResult": 118,  # 04a_results
     "RJConfig": 85,  # 05_rjmcmc
     "_TraceDraws": 84,  # 05_rjmcmc
     "_RJChunks": 76,  # 05_rjmcmc
