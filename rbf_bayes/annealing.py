@@ -91,58 +91,9 @@ class AnnealRunInfo(RBFRunInfo):
     omega: list | None = None                # the centres' box: (lower corner, upper corner)
     criterion_annealed: float | None = None  # the best network's criterion before the final descent
 
-# %% ../nbs/07_annealing.ipynb #df3ac792
-@dataclass(kw_only=True, repr=False)
-class AnnealResult(SamplerResult):
-    """Outcome of RJ simulated annealing: the best network seen (a point estimate) and the run's trace; k is per
-    iteration."""
-
-    k_best: int  # number of bases of the best configuration
-    centres: np.ndarray  # (k_best, d)
-    coef: np.ndarray  # least-squares coefficients (1 + d + k_best, c)
-    criterion: float  # its criterion value (AIC / BIC / MDL)
-    sigma2: np.ndarray  # (c,) residual variance of the least-squares fit, RSS / (N - m)
-    gram_inv: np.ndarray  # (m, m) pseudo-inverse of D'D of the best network (prediction sd)
-    temperatures: np.ndarray  # T_i
-    log_target: np.ndarray  # log f_S per iteration (= -criterion + const as delta_bar -> infinity)
-    recorded: np.ndarray  # iterations at which the criterion / errors below were computed
-    criterion_trace: np.ndarray
-    train_mse: np.ndarray  # mean over points of the squared error summed over outputs
-    test_mse: np.ndarray  # same on (x_test, y_test) if given, else NaN
-    seconds: float
-    n_proposed: np.ndarray
-    n_accepted: np.ndarray
-    _info_type = AnnealRunInfo
-
-    @property
-    def best_iteration(self) -> int:
-        """The iteration whose end state has the largest log target (the best network is the best state seen, which
-        within an iteration's update sweep may be an intermediate one: then this is the iteration it was reached in)."""
-        return int(np.argmax(self.log_target)) if len(self.log_target) else -1
-
-    @property
-    def best_temperature(self) -> float:
-        "The temperature at which the best network was found (`best_iteration`)."
-        return float(self.temperatures[self.best_iteration]) if len(self.temperatures) else math.nan
-
-    def p_k(self, burn_in: int | None = None) -> np.ndarray:
-        "A point estimate: all mass at k_best (the k visited per iteration is in `k`)."
-        return np.eye(self.k_best + 1)[self.k_best]
-
-    def predict(self, x, return_std: bool = False):
-        "Least-squares prediction of the best network; return_std: the classical sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
-        D = design_matrix(x, self.centres, self.meta.basis, self.meta.width)
-        mean = D @ self.coef
-        if not return_std:
-            return mean
-        lev = np.einsum("ij,jk,ik->i", D, self.gram_inv, D)
-        return mean, np.sqrt(self.sigma2[None, :] * (1 + lev[:, None]))
-
-    def predictive_mixture(self, x):
-        """One component (`04a_results`): the best network's plug-in predictive N(D b, s^2 (1 + d'(D'D)^-1 d)), the
-        classical prediction interval's normal (a point estimate has no posterior to mix over)."""
-        mean, sd = self.predict(x, return_std=True)
-        return np.ones(1), mean[None], sd[None]
+# %% ../nbs/07_annealing.ipynb #1b64f3d0
+class _AnnealSummary:
+    """What an annealing run's summary says: the best network, the schedule, the descent, and notes."""
 
     def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         "The best network and its criterion, the schedule, the sizes visited, acceptance, time."
@@ -177,6 +128,63 @@ class AnnealResult(SamplerResult):
                 + ("; resume() (continue_fit() on the estimator) finishes the run" if self.resumable else ""),
             )
         return rows, notes
+
+# %% ../nbs/07_annealing.ipynb #8e802c95
+class _AnnealPredictive:
+    """The annealer's predictions: the best network's least-squares fit, its sd, and the predictive as one normal."""
+
+    def predict(self, x, return_std: bool = False):
+        "Least-squares prediction of the best network; return_std: the classical sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
+        D = design_matrix(x, self.centres, self.meta.basis, self.meta.width)
+        mean = D @ self.coef
+        if not return_std:
+            return mean
+        lev = np.einsum("ij,jk,ik->i", D, self.gram_inv, D)
+        return mean, np.sqrt(self.sigma2[None, :] * (1 + lev[:, None]))
+
+    def predictive_mixture(self, x):
+        """One component (`04a_results`): the best network's plug-in predictive N(D b, s^2 (1 + d'(D'D)^-1 d)), the
+        classical prediction interval's normal (a point estimate has no posterior to mix over)."""
+        mean, sd = self.predict(x, return_std=True)
+        return np.ones(1), mean[None], sd[None]
+
+# %% ../nbs/07_annealing.ipynb #df3ac792
+@dataclass(kw_only=True, repr=False)
+class AnnealResult(_AnnealPredictive, _AnnealSummary, SamplerResult):
+    """Outcome of RJ simulated annealing: the best network seen (a point estimate) and the run's trace; k is per
+    iteration."""
+
+    k_best: int  # number of bases of the best configuration
+    centres: np.ndarray  # (k_best, d)
+    coef: np.ndarray  # least-squares coefficients (1 + d + k_best, c)
+    criterion: float  # its criterion value (AIC / BIC / MDL)
+    sigma2: np.ndarray  # (c,) residual variance of the least-squares fit, RSS / (N - m)
+    gram_inv: np.ndarray  # (m, m) pseudo-inverse of D'D of the best network (prediction sd)
+    temperatures: np.ndarray  # T_i
+    log_target: np.ndarray  # log f_S per iteration (= -criterion + const as delta_bar -> infinity)
+    recorded: np.ndarray  # iterations at which the criterion / errors below were computed
+    criterion_trace: np.ndarray
+    train_mse: np.ndarray  # mean over points of the squared error summed over outputs
+    test_mse: np.ndarray  # same on (x_test, y_test) if given, else NaN
+    seconds: float
+    n_proposed: np.ndarray
+    n_accepted: np.ndarray
+    _info_type = AnnealRunInfo
+
+    @property
+    def best_iteration(self) -> int:
+        """The iteration whose end state has the largest log target (the best network is the best state seen, which
+        within an iteration's update sweep may be an intermediate one: then this is the iteration it was reached in)."""
+        return int(np.argmax(self.log_target)) if len(self.log_target) else -1
+
+    @property
+    def best_temperature(self) -> float:
+        "The temperature at which the best network was found (`best_iteration`)."
+        return float(self.temperatures[self.best_iteration]) if len(self.temperatures) else math.nan
+
+    def p_k(self, burn_in: int | None = None) -> np.ndarray:
+        "A point estimate: all mass at k_best (the k visited per iteration is in `k`)."
+        return np.eye(self.k_best + 1)[self.k_best]
 
     def select(self, burn_in: int = 0, thin: int = 1) -> AnnealResult:
         "The per-iteration and recorded traces from iteration burn_in on, every thin-th; the best network is kept."

@@ -149,19 +149,10 @@ class BMARSRunInfo(RunInfo):
     engine: str | None = None            # "c" (the C loop) or "python" (the reference)
     counts: list | None = None           # (proposed, accepted) per move type
 
-# %% ../nbs/10_bmars.ipynb #4cbd4ac2
-@dataclass(kw_only=True, repr=False)
-class BMARSTrace(SamplerResult):
-    "Output of the BMARS sampler: per-iteration k, ... and kept snapshots (the `SamplerResult` protocol)."
-    log_marginal_likelihood: np.ndarray; lam: np.ndarray  # per iteration
-    move: np.ndarray; accepted: np.ndarray   # MOVE_CODES: birth, death, change or stay; accepted flag
-    kept: np.ndarray                 # iteration of each snapshot
-    bases: list                      # per snapshot: list of (vars, signs, knot values)
-    coef_mean: list                  # per snapshot: (k + 1, c) posterior mean
-    coef_draw: list                  # per snapshot: (k + 1, c) draw
-    sigma2: np.ndarray               # per snapshot: (c,)
-    _ragged_fields = ("coef_mean", "coef_draw")
-    _info_type = BMARSRunInfo
+# %% ../nbs/10_bmars.ipynb #7b1fc096
+class _BMARSPredictive:
+    """BMARS's predictions from the kept models: each model's design, the pointwise average and its sd, the
+    predictive as a mixture."""
 
     def design(self, x, s):
         "Design matrix [1, B_1..B_k] of snapshot s at x."
@@ -191,6 +182,51 @@ class BMARSTrace(SamplerResult):
         means = np.stack([self.design(x, s) @ self.coef_draw[s] for s in range(len(self.kept))])
         P = len(self.kept)
         return np.full(P, 1 / P), means, np.broadcast_to(np.sqrt(self.sigma2)[:, None, :], means.shape)
+
+# %% ../nbs/10_bmars.ipynb #177a8a4e
+class _BMARSTerms:
+    """What BMARS's kept models say of the inputs: each term's and each input's posterior probability, and the
+    summary's rows."""
+
+    def term_probabilities(self) -> dict:
+        "Posterior probability that each ANOVA term (main effect or interaction) is in the model (Table 3)."
+        counts = {}
+        for bs in self.bases:
+            for t in {tuple(sorted(v)) for v, _, _ in bs}:
+                counts[t] = counts.get(t, 0) + 1
+        return {t: c / len(self.bases) for t, c in sorted(counts.items(), key=lambda kv: -kv[1])}
+
+    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
+        rows, notes = super()._summary_rows(burn_in)
+        names = lambda t: "*".join(f"x{v}" for v in t) or "constant"  # noqa: E731
+        top = list(self.term_probabilities().items())[:5]
+        if top:
+            rows.append(("most probable terms", ", ".join(f"{names(t)} {p:.2f}" for t, p in top)))
+        return rows, notes
+
+    def variable_importance(self) -> np.ndarray:
+        "Posterior probability that each predictor appears in at least one basis."
+        p = self.meta.p
+        inc = np.zeros(p)
+        for bs in self.bases:
+            used = {v for vs, _, _ in bs for v in vs}
+            for v in used:
+                inc[v] += 1
+        return inc / max(len(self.bases), 1)
+
+# %% ../nbs/10_bmars.ipynb #4cbd4ac2
+@dataclass(kw_only=True, repr=False)
+class BMARSTrace(_BMARSTerms, _BMARSPredictive, SamplerResult):
+    "Output of the BMARS sampler: per-iteration k, ... and kept snapshots (the `SamplerResult` protocol)."
+    log_marginal_likelihood: np.ndarray; lam: np.ndarray  # per iteration
+    move: np.ndarray; accepted: np.ndarray   # MOVE_CODES: birth, death, change or stay; accepted flag
+    kept: np.ndarray                 # iteration of each snapshot
+    bases: list                      # per snapshot: list of (vars, signs, knot values)
+    coef_mean: list                  # per snapshot: (k + 1, c) posterior mean
+    coef_draw: list                  # per snapshot: (k + 1, c) draw
+    sigma2: np.ndarray               # per snapshot: (c,)
+    _ragged_fields = ("coef_mean", "coef_draw")
+    _info_type = BMARSRunInfo
 
     def _arviz_draws(self, est, centres: bool = False) -> tuple[dict, dict, dict]:
         "(posterior, sample_stats, dims) at the kept models for `to_arviz`: k, sigma2 (on the scale of y), lambda."
@@ -223,31 +259,6 @@ class BMARSTrace(SamplerResult):
         kw["bases"] = [[tuple(tuple(p) for p in b) for b in bs] for bs in kw["bases"]]
         return kw
 
-    def term_probabilities(self) -> dict:
-        "Posterior probability that each ANOVA term (main effect or interaction) is in the model (Table 3)."
-        counts = {}
-        for bs in self.bases:
-            for t in {tuple(sorted(v)) for v, _, _ in bs}:
-                counts[t] = counts.get(t, 0) + 1
-        return {t: c / len(self.bases) for t, c in sorted(counts.items(), key=lambda kv: -kv[1])}
-
-    def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
-        rows, notes = super()._summary_rows(burn_in)
-        names = lambda t: "*".join(f"x{v}" for v in t) or "constant"  # noqa: E731
-        top = list(self.term_probabilities().items())[:5]
-        if top:
-            rows.append(("most probable terms", ", ".join(f"{names(t)} {p:.2f}" for t, p in top)))
-        return rows, notes
-
-    def variable_importance(self) -> np.ndarray:
-        "Posterior probability that each predictor appears in at least one basis."
-        p = self.meta.p
-        inc = np.zeros(p)
-        for bs in self.bases:
-            used = {v for vs, _, _ in bs for v in vs}
-            for v in used:
-                inc[v] += 1
-        return inc / max(len(self.bases), 1)
 
 # %% ../nbs/10_bmars.ipynb #a132b5da
 def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):

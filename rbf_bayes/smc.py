@@ -121,23 +121,9 @@ class SMCRunInfo(RBFRunInfo):
     log_width_sd: float | None = None        # the sd of the log width's random walk
     width_acceptance: list | None = None     # (proposed, accepted) of the width step
 
-# %% ../nbs/09_smc.ipynb #183b5cfc
-@dataclass(kw_only=True, repr=False)
-class SMCResult(SamplerResult):
-    "The TD-SMC particle approximation at time t (the `SamplerResult` protocol; k is per particle)."
-    weights: np.ndarray         # (P,) normalised weights
-    centres: list               # per particle: (k_i, d) centres (observed inputs)
-    coef_mean: list             # per particle: (1 + k_i, c) posterior mean h = (K'K + rI)^-1 K'y
-    factors: list               # per particle: the lower Cholesky factor L of K'K + rI, flattened ((1 + k_i)^2,)
-    sigma2: np.ndarray          # (P,) noise variance sigma_y^2 of each particle
-    widths: np.ndarray|None = None   # (P,) each particle's width when it is learned (else meta.width for all)
-    _ragged_fields = ("centres", "coef_mean", "factors")
-    _k_unit = "particles"
-    _info_type = SMCRunInfo
-
-    def p_k(self, burn_in: int|None=None) -> np.ndarray:
-        "Particle estimate of p(k | Y_t): the weights summed by k (a particle system has no burn-in)."
-        return np.bincount(self.k, weights=self.weights, minlength=int(self.k.max()) + 1)
+# %% ../nbs/09_smc.ipynb #daac57b5
+class _SMCPredictive:
+    """TD-SMC's predictions from the weighted particles: the mean and predictive sd, and the predictive as a mixture."""
 
     def predict(self, x, return_std: bool=False):
         "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
@@ -153,6 +139,26 @@ class SMCResult(SamplerResult):
         if not return_std: return mean
         v = np.einsum("i,in->n", w, np.array(var))[:, None] + np.einsum("i,inc->nc", w, (means - mean) ** 2)
         return mean, np.sqrt(v)
+
+    def predictive_mixture(self, x):
+        """The predictive of a new observation at x as a mixture (`04a_results`): one normal per particle, its
+        posterior-mean fit and the sd of a new observation given the particle (noise plus coefficient uncertainty),
+        weighted by the particle weights."""
+        x = as_inputs(x)
+        w = np.asarray(self.weights, float)
+        means, sds = [], []
+        wd = np.full(len(w), self.meta.width) if self.widths is None else self.widths
+        for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
+            K = kernel_matrix(x, cen, self.meta.basis, wi)
+            L = f.reshape(len(h), len(h))
+            means.append(K @ h)
+            sds.append(np.sqrt(s2 * (1 + np.sum(linalg.solve_triangular(L, K.T, lower=True) ** 2, 0))))
+        means = np.array(means)
+        return w / w.sum(), means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
+
+# %% ../nbs/09_smc.ipynb #25ed518c
+class _SMCDraws:
+    """TD-SMC's particles as ArviZ reads them: the weighted draws, and each particle's likelihood components."""
 
     def _arviz_draws(self, est, centres: bool=False) -> tuple[dict, dict, dict]:
         """(posterior, sample_stats, dims) per particle for `to_arviz` (which resamples them by weight): k, sigma2 on
@@ -188,21 +194,23 @@ class SMCResult(SamplerResult):
         means = np.array(means)
         return means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
 
-    def predictive_mixture(self, x):
-        """The predictive of a new observation at x as a mixture (`04a_results`): one normal per particle, its
-        posterior-mean fit and the sd of a new observation given the particle (noise plus coefficient uncertainty),
-        weighted by the particle weights."""
-        x = as_inputs(x)
-        w = np.asarray(self.weights, float)
-        means, sds = [], []
-        wd = np.full(len(w), self.meta.width) if self.widths is None else self.widths
-        for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
-            K = kernel_matrix(x, cen, self.meta.basis, wi)
-            L = f.reshape(len(h), len(h))
-            means.append(K @ h)
-            sds.append(np.sqrt(s2 * (1 + np.sum(linalg.solve_triangular(L, K.T, lower=True) ** 2, 0))))
-        means = np.array(means)
-        return w / w.sum(), means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
+# %% ../nbs/09_smc.ipynb #183b5cfc
+@dataclass(kw_only=True, repr=False)
+class SMCResult(_SMCDraws, _SMCPredictive, SamplerResult):
+    "The TD-SMC particle approximation at time t (the `SamplerResult` protocol; k is per particle)."
+    weights: np.ndarray         # (P,) normalised weights
+    centres: list               # per particle: (k_i, d) centres (observed inputs)
+    coef_mean: list             # per particle: (1 + k_i, c) posterior mean h = (K'K + rI)^-1 K'y
+    factors: list               # per particle: the lower Cholesky factor L of K'K + rI, flattened ((1 + k_i)^2,)
+    sigma2: np.ndarray          # (P,) noise variance sigma_y^2 of each particle
+    widths: np.ndarray|None = None   # (P,) each particle's width when it is learned (else meta.width for all)
+    _ragged_fields = ("centres", "coef_mean", "factors")
+    _k_unit = "particles"
+    _info_type = SMCRunInfo
+
+    def p_k(self, burn_in: int|None=None) -> np.ndarray:
+        "Particle estimate of p(k | Y_t): the weights summed by k (a particle system has no burn-in)."
+        return np.bincount(self.k, weights=self.weights, minlength=int(self.k.max()) + 1)
 
     def select(self, burn_in: int = 0, thin: int = 1) -> SMCResult:
         "A particle system is not a chain: only burn_in = 0, thin = 1 (the result itself) is meaningful."

@@ -211,13 +211,11 @@ CELL_LINES_OWED = {
     "_RJRun": 87,  # 05_rjmcmc
     "_PTRun": 121,  # 05_rjmcmc
     "_RefModel": 66,  # 05_rjmcmc
-    "AnnealResult": 100,  # 07_annealing
     "anneal_rbf": 87,  # 07_annealing
     "_AnnealRun": 99,  # 07_annealing
     "exhaustive_search": 67,  # 07_annealing
     "_AnnealRestarts": 89,  # 07_annealing
     "AnnealedRBFRegressor": 96,  # 07_annealing
-    "SMCResult": 108,  # 09_smc
     "_SMCFilter": 90,  # 09_smc
     "_RefSMCMoves": 83,  # 09_smc
     "TDSMCReference": 127,  # 09_smc
@@ -225,7 +223,6 @@ CELL_LINES_OWED = {
     "_SMCWidthGrid": 83,  # 09_smc
     "_SMCStream": 100,  # 09_smc
     "SMCRegressor": 124,  # 09_smc
-    "BMARSTrace": 99,  # 10_bmars
     "_BMARSRun": 78,  # 10_bmars
     "BMARSRegressor": 76,  # 10_bmars
     "RJMCMCRegressor": 164,  # 12_estimators
