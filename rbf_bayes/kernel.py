@@ -23,22 +23,10 @@ __all__ = ['TOL_FLOOR', 'GramFactorRef', 'rbf_state', 'state_log_ml', 'BASIS_COD
 # %% ../nbs/04_kernel.ipynb #76c3a2be
 TOL_FLOOR = 1e-13   # pivot floor relative to the largest G_ii (as TOL_FLOOR in _kernel.pyx)
 
-# %% ../nbs/04_kernel.ipynb #0b3be314
-class GramFactorRef:
-    "Dense NumPy reference of `GramFactor`: same interface, everything recomputed from scratch."
-    def __init__(self, N: int, c: int, m_max: int, ridge=(0.0,), out_factor=None):
-        self.N, self.c, self.m_max = N, c, m_max
-        self.ridges = np.atleast_1d(np.asarray(ridge, dtype=float)).copy(); self.q = len(self.ridges)
-        if out_factor is None: out_factor = np.zeros(c, int) if self.q == 1 else np.arange(c)
-        self.out_factor = np.asarray(out_factor, dtype=np.intp)
-        self.D, self.Y, self.tol, self._pending = np.empty((N, 0)), np.zeros((N, c)), 1e-10, None
-
-    @property
-    def m(self) -> int: return self.D.shape[1]
-    def set_targets(self, Y): self.Y = np.asarray(Y, dtype=float).reshape(self.N, self.c).copy()
-    @property
-    def yty(self): return np.einsum("ni,ni->i", self.Y, self.Y)
-    def columns(self): return self.D.copy()
+# %% ../nbs/04_kernel.ipynb #ad48ce01
+class _RefFactorRules:
+    """The reference's numbers, recomputed from the dense design: e and log det per ridge, and the kernel's two rules
+    (the pivot floor, the accuracy test) that refuse a column."""
 
     def _stats(self, D):
         G, B = D.T @ D, D.T @ self.Y
@@ -49,8 +37,10 @@ class GramFactorRef:
             for o in np.flatnonzero(self.out_factor == f):
                 e[o] = B[:, o] @ np.linalg.solve(A, B[:, o]) if D.shape[1] else 0.0
         return e, ld
+
     @property
     def explained(self): return self._stats(self.D)[0]
+
     @property
     def logdet(self): return self._stats(self.D)[1]
 
@@ -69,6 +59,57 @@ class GramFactorRef:
             res = max(self.yty[o] - B[:, o] @ h, 1e-6 * self.yty[o])
             if not gam * (np.sqrt(np.diag(A)) @ np.abs(h)) ** 2 <= 1e-6 * res: return True
         return False
+
+# %% ../nbs/04_kernel.ipynb #47aeb64a
+class _RefFactorEdits:
+    """Direct edits of the reference (append, delete, replace as a proposal committed at once), the ridge, and a data
+    row arriving (TD-SMC)."""
+
+    def append(self, col):
+        ok = self.propose_append(col)
+        ok and self.commit()
+        return ok
+
+    def delete(self, j):
+        ok = self.propose_delete(j)
+        ok and self.commit()
+        return ok
+
+    def replace(self, j, col):
+        ok = self.propose_replace(j, col)
+        ok and self.commit()
+        return ok
+
+    def set_ridge(self, f, r):
+        self.ridges[f] = r
+        return True
+
+    def refactor(self):
+        return True
+
+    def add_row(self, t, d, y):
+        "Data row t arrives (it was zero): D[t, :] = d, Y[t, :] = y."
+        if np.any(self.D[t] != 0) or np.any(self.Y[t] != 0):
+            raise ValueError(f"row {t} is not empty: add_row only adds new rows")
+        self.D[t] = d
+        self.Y[t] = y
+
+# %% ../nbs/04_kernel.ipynb #0b3be314
+class GramFactorRef(_RefFactorEdits, _RefFactorRules):
+    "Dense NumPy reference of `GramFactor`: same interface, everything recomputed from scratch."
+    def __init__(self, N: int, c: int, m_max: int, ridge=(0.0,), out_factor=None):
+        self.N, self.c, self.m_max = N, c, m_max
+        self.ridges = np.atleast_1d(np.asarray(ridge, dtype=float)).copy(); self.q = len(self.ridges)
+        if out_factor is None: out_factor = np.zeros(c, int) if self.q == 1 else np.arange(c)
+        self.out_factor = np.asarray(out_factor, dtype=np.intp)
+        self.D, self.Y, self.tol, self._pending = np.empty((N, 0)), np.zeros((N, c)), 1e-10, None
+
+    @property
+    def m(self) -> int: return self.D.shape[1]
+    def set_targets(self, Y): self.Y = np.asarray(Y, dtype=float).reshape(self.N, self.c).copy()
+    @property
+    def yty(self): return np.einsum("ni,ni->i", self.Y, self.Y)
+    def columns(self): return self.D.copy()
 
     def _propose(self, newD, v=None, base=None):
         if self._pending is not None: raise RuntimeError("a proposal is pending: call commit() or reject() first")
@@ -104,34 +145,6 @@ class GramFactorRef:
     def reject(self):
         self._pending = None
 
-    def append(self, col):
-        ok = self.propose_append(col)
-        ok and self.commit()
-        return ok
-
-    def delete(self, j):
-        ok = self.propose_delete(j)
-        ok and self.commit()
-        return ok
-
-    def replace(self, j, col):
-        ok = self.propose_replace(j, col)
-        ok and self.commit()
-        return ok
-
-    def set_ridge(self, f, r):
-        self.ridges[f] = r
-        return True
-
-    def refactor(self):
-        return True
-
-    def add_row(self, t, d, y):
-        "Data row t arrives (it was zero): D[t, :] = d, Y[t, :] = y."
-        if np.any(self.D[t] != 0) or np.any(self.Y[t] != 0):
-            raise ValueError(f"row {t} is not empty: add_row only adds new rows")
-        self.D[t] = d
-        self.Y[t] = y
 
 # %% ../nbs/04_kernel.ipynb #138c0458
 def rbf_state(x, # inputs (N, d)
