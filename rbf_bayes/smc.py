@@ -606,49 +606,9 @@ class _RefSMCMoves:
             else:
                 p.g.reject()
 
-# %% ../nbs/09_smc.ipynb #9387b9ef
-class TDSMCReference(_RefSMCMoves, _TDSMCBase):
-    "Trans-dimensional SMC, every step in Python (the reference for the C engine `TDSMC`)."
-    def _init(self, d, c_out):
-        self.d, self.c_out = d, c_out
-        self.X = np.zeros((self.capacity, d)); self.Y = np.zeros((self.capacity, c_out))
-        self.particles = []; self.n_singular = [0, 0, 0]
-        for _ in range(self.n_particles):
-            s2y, s2b = self._initial_variances(); w = self._initial_width()
-            g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,)); g.set_targets(self.Y)
-            g.append(np.zeros(self.capacity))   # the constant column; its entries arrive with the rows
-            self.particles.append(_Particle(g, [], s2y, s2b, 0.0, w))
-        self.logw = np.zeros(self.n_particles); self.n_width = [0, 0]
-
-    @property
-    def widths(self): return np.array([p.width for p in self.particles])
-    @property
-    def width_acceptance(self): return tuple(self.n_width)
-
-    @property
-    def ks(self): return np.array([len(p.centres) for p in self.particles])
-
-    def _grow(self, cap):
-        "More observations than the capacity: zero rows appended to every particle's state."
-        self.X = np.vstack([self.X, np.zeros((cap - self.capacity, self.d))])
-        self.Y = np.vstack([self.Y, np.zeros((cap - self.capacity, self.c_out))])
-        for p in self.particles: p.g.resize_rows(cap)
-        self.capacity = cap
-
-    def _col(self, j, t, width):
-        "Kernel column centred on observed input j over the t rows observed so far (zeros beyond)."
-        v = np.zeros(self.capacity)
-        v[:t] = basis_from_sq(np.sum((self.X[:t] - self.X[j]) ** 2, axis=1), self.basis, width)
-        return v
-
-    def _lml(self, p, t, proposed=False, m=None):
-        g = p.g
-        e, ld = (g.proposed_explained, g.proposed_logdet[0]) if proposed else (g.explained, g.logdet[0])
-        return float(sum(smc_log_ml(e[o], ld, g.yty[o], t, g.m if m is None else m, p.s2y, p.s2b) for o in range(g.c)))
-
-    def _mean_at(self, p, row):
-        "k' h for each output: the posterior-mean regression at a design row."
-        return np.array([row @ p.g.posterior_coef(o)[1] for o in range(p.g.c)])
+# %% ../nbs/09_smc.ipynb #c3af7323
+class _RefSMCStep:
+    """The reference's step for one observation: every particle's new row, its move and its incremental weight."""
 
     def _move_and_weight(self, xt, yt):
         t0 = self.t; self.X[t0] = xt; self.Y[t0] = yt; t = t0 + 1
@@ -699,6 +659,10 @@ class TDSMCReference(_RefSMCMoves, _TDSMCBase):
             post[i] = self._mean_at(p, p.g.columns()[t0])
         return inc, pre, post
 
+# %% ../nbs/09_smc.ipynb #2d24337b
+class _RefSMCRefresh:
+    """The reference's Gibbs refresh of every particle's variances, and the copy that resampling makes."""
+
     def _refresh_all(self):
         "Gibbs refresh of (sigma_y^2, sigma_beta^2) through beta (eq. 4-5), from each particle's factor in O(m^2)."
         for p in self.particles:
@@ -734,9 +698,136 @@ class TDSMCReference(_RefSMCMoves, _TDSMCBase):
             for i, (s, p) in enumerate(zip(src, self.particles, strict=False))
         ]
 
+# %% ../nbs/09_smc.ipynb #9387b9ef
+class TDSMCReference(_RefSMCRefresh, _RefSMCStep, _RefSMCMoves, _TDSMCBase):
+    "Trans-dimensional SMC, every step in Python (the reference for the C engine `TDSMC`)."
+    def _init(self, d, c_out):
+        self.d, self.c_out = d, c_out
+        self.X = np.zeros((self.capacity, d)); self.Y = np.zeros((self.capacity, c_out))
+        self.particles = []; self.n_singular = [0, 0, 0]
+        for _ in range(self.n_particles):
+            s2y, s2b = self._initial_variances(); w = self._initial_width()
+            g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,)); g.set_targets(self.Y)
+            g.append(np.zeros(self.capacity))   # the constant column; its entries arrive with the rows
+            self.particles.append(_Particle(g, [], s2y, s2b, 0.0, w))
+        self.logw = np.zeros(self.n_particles); self.n_width = [0, 0]
+
+    @property
+    def widths(self): return np.array([p.width for p in self.particles])
+    @property
+    def width_acceptance(self): return tuple(self.n_width)
+
+    @property
+    def ks(self): return np.array([len(p.centres) for p in self.particles])
+
+    def _grow(self, cap):
+        "More observations than the capacity: zero rows appended to every particle's state."
+        self.X = np.vstack([self.X, np.zeros((cap - self.capacity, self.d))])
+        self.Y = np.vstack([self.Y, np.zeros((cap - self.capacity, self.c_out))])
+        for p in self.particles: p.g.resize_rows(cap)
+        self.capacity = cap
+
+    def _col(self, j, t, width):
+        "Kernel column centred on observed input j over the t rows observed so far (zeros beyond)."
+        v = np.zeros(self.capacity)
+        v[:t] = basis_from_sq(np.sum((self.X[:t] - self.X[j]) ** 2, axis=1), self.basis, width)
+        return v
+
+    def _lml(self, p, t, proposed=False, m=None):
+        g = p.g
+        e, ld = (g.proposed_explained, g.proposed_logdet[0]) if proposed else (g.explained, g.logdet[0])
+        return float(sum(smc_log_ml(e[o], ld, g.yty[o], t, g.m if m is None else m, p.s2y, p.s2b) for o in range(g.c)))
+
+    def _mean_at(self, p, row):
+        "k' h for each output: the posterior-mean regression at a design row."
+        return np.array([row @ p.g.posterior_coef(o)[1] for o in range(p.g.c)])
+
+
+# %% ../nbs/09_smc.ipynb #f57c3be4
+class _SMCEngineViews:
+    """The C engine's particle system as Python reads it: the stored inputs, each particle's k, width and centres, the
+    counts, a snapshot."""
+
+    @property
+    def X(self):
+        return self.core.inputs
+
+    @property
+    def ks(self):
+        return self.core.k
+
+    @property
+    def n_singular(self):
+        return list(self.core.n_singular)
+
+    @property
+    def widths(self):
+        return self.core.widths
+
+    @property
+    def width_acceptance(self):
+        return self.core.width_acceptance
+
+    @property
+    def particles(self) -> list:
+        "Views of the particles: factor, centre indices, variances, log marginal likelihood."
+        s2y, s2b, lml = self.core.sigma2_y, self.core.sigma2_beta, self.core.log_ml
+        wd = self.core.widths
+        return [
+            _Particle(
+                self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]), float(wd[i])
+            )
+            for i in range(self.n_particles)
+        ]
+
+    def _snapshot(self):
+        "As the base, from one C pass over the particles (SMCCore.snapshot) instead of per-particle accessors."
+        k, cent, H, Lf = self.core.snapshot()
+        m = k + 1
+        cut = lambda a, n: np.split(a, np.cumsum(n)[:-1])
+        return ([self.X[c].reshape(-1, self.d) for c in cut(cent, k)], cut(H, m), cut(Lf, m * m), self.core.sigma2_y)
+
+# %% ../nbs/09_smc.ipynb #72f0b271
+class _SMCEngineCalls:
+    """The steps of the loop handed to the C engine: memory check, growth, the move and weight, the refresh, resampling,
+    the MCMC sweeps."""
+
+    def _check_memory(self, cap):
+        """Refuse (ResourceError) what cannot fit: with per-particle designs (a learned width) as the base does; with
+        the shared store, the columns held now plus one per particle (the most a step can add), each of cap doubles, and
+        the particles' factors. The store grows with the distinct centres alive; a column that cannot be allocated
+        later is a MemoryError raised before the step changes any particle."""
+        if self.learn_width:
+            return super()._check_memory(cap)
+        held = self.core.store_columns[0] if getattr(self, "core", None) is not None else 1
+        nb = 8.0 * (cap * (held + self.n_particles) + 4 * self.n_particles * (self.k_max + 2) ** 2)
+        check_memory(
+            nb,
+            f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
+            "lower k_max (each particle's factor holds (k_max + 2)^2 numbers) or n_particles, or stream fewer rows",
+        )
+
+    def _grow(self, cap):
+        self.core.grow(cap)
+        self.capacity = cap
+
+    def _move_and_weight(self, xt, yt):
+        return self.core.step(xt, yt)
+
+    def _refresh_all(self):
+        self.core.refresh()
+
+    def _resample(self, src):
+        self.core.resample(np.ascontiguousarray(src, dtype=np.intp))
+
+    def _rj_sweep(self):
+        self.core.rj_sweep()
+
+    def _width_sweep(self, tau):
+        self.core.width_sweep(tau)
 
 # %% ../nbs/09_smc.ipynb #6ae95e59
-class TDSMC(_TDSMCBase):
+class TDSMC(_SMCEngineCalls, _SMCEngineViews, _TDSMCBase):
     """Trans-dimensional SMC for Bayesian kernel regression (Vermaak, Godsill & Doucet), one data point at a time; C
     engine.
     Memory: one column of `capacity` doubles per distinct centre alive, shared by every particle that has it, plus each
@@ -782,78 +873,6 @@ class TDSMC(_TDSMCBase):
         )
         self.logw = np.zeros(self.n_particles)
 
-    @property
-    def X(self):
-        return self.core.inputs
-
-    @property
-    def ks(self):
-        return self.core.k
-
-    @property
-    def n_singular(self):
-        return list(self.core.n_singular)
-
-    @property
-    def widths(self):
-        return self.core.widths
-
-    @property
-    def width_acceptance(self):
-        return self.core.width_acceptance
-
-    @property
-    def particles(self) -> list:
-        "Views of the particles: factor, centre indices, variances, log marginal likelihood."
-        s2y, s2b, lml = self.core.sigma2_y, self.core.sigma2_beta, self.core.log_ml
-        wd = self.core.widths
-        return [
-            _Particle(
-                self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]), float(wd[i])
-            )
-            for i in range(self.n_particles)
-        ]
-
-    def _snapshot(self):
-        "As the base, from one C pass over the particles (SMCCore.snapshot) instead of per-particle accessors."
-        k, cent, H, Lf = self.core.snapshot()
-        m = k + 1
-        cut = lambda a, n: np.split(a, np.cumsum(n)[:-1])
-        return ([self.X[c].reshape(-1, self.d) for c in cut(cent, k)], cut(H, m), cut(Lf, m * m), self.core.sigma2_y)
-
-    def _check_memory(self, cap):
-        """Refuse (ResourceError) what cannot fit: with per-particle designs (a learned width) as the base does; with
-        the shared store, the columns held now plus one per particle (the most a step can add), each of cap doubles, and
-        the particles' factors. The store grows with the distinct centres alive; a column that cannot be allocated
-        later is a MemoryError raised before the step changes any particle."""
-        if self.learn_width:
-            return super()._check_memory(cap)
-        held = self.core.store_columns[0] if getattr(self, "core", None) is not None else 1
-        nb = 8.0 * (cap * (held + self.n_particles) + 4 * self.n_particles * (self.k_max + 2) ** 2)
-        check_memory(
-            nb,
-            f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
-            "lower k_max (each particle's factor holds (k_max + 2)^2 numbers) or n_particles, or stream fewer rows",
-        )
-
-    def _grow(self, cap):
-        self.core.grow(cap)
-        self.capacity = cap
-
-    def _move_and_weight(self, xt, yt):
-        return self.core.step(xt, yt)
-
-    def _refresh_all(self):
-        self.core.refresh()
-
-    def _resample(self, src):
-        self.core.resample(np.ascontiguousarray(src, dtype=np.intp))
-
-    def _rj_sweep(self):
-        self.core.rj_sweep()
-
-    def _width_sweep(self, tau):
-        self.core.width_sweep(tau)
 
 # %% ../nbs/09_smc.ipynb #b2c921bf
 # rows x particles x grid widths one `fit` takes (about ten minutes here; see 'How many rows one fit takes')

@@ -217,8 +217,6 @@ CELL_LINES_OWED = {
     "AnnealedRBFRegressor": 96,  # 07_annealing
     "_SMCFilter": 90,  # 09_smc
     "_RefSMCMoves": 83,  # 09_smc
-    "TDSMCReference": 127,  # 09_smc
-    "TDSMC": 119,  # 09_smc
     "_SMCWidthGrid": 83,  # 09_smc
     "_SMCStream": 100,  # 09_smc
     "SMCRegressor": 124,  # 09_smc
