@@ -244,10 +244,45 @@ class RBFRunInfo(RunInfo):
     width: float | None = None                # the Gaussian / multiquadric width, on the inputs the sampler saw
     d: int | None = None                      # inputs
 
-# %% ../nbs/04a_results.ipynb #0562819f
-class _ChainDiagnostics:
-    """The chains' diagnostics of a result: the kept draws per chain, split-R-hat and bulk ESS over them, their
-    summary rows. A part of `DiagnosticsMixin`."""
+# %% ../nbs/04a_results.ipynb #0173162b
+class _ChainRows:
+    """The summary's rows for several chains: split-R-hat and bulk ESS of k, sigma^2 and the log posterior, beside the
+    draws they count."""
+
+    def _chain_rows(self, b: int, d: dict) -> list:
+        "Summary rows of pooled chains: their number and lengths, split-R-hat and ESS across them."
+        n = self.meta.chain_lengths
+        rows = [
+            (
+                "chains",
+                f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled",
+            )
+        ]
+        if d:  # d: `chain_diagnostics(b)`, computed once by the caller
+            rows.append(
+                (
+                    "split R-hat",
+                    ", ".join(f"{k} {r:.3f}" if r == r else f"{k} undefined (did not move)" for k, (r, _) in d.items()),
+                )
+            )
+            idx = self.kept_by_chain(b)
+            m = min(len(i) for i in idx)
+            rows.append(
+                (
+                    "ESS",
+                    ", ".join(f"{k} {e:.0f}" for k, (_, e) in d.items())
+                    + (
+                        f" (of {m * len(idx):,} kept draws, {m:,} in each chain)"
+                        if m
+                        else f" (of {sum(len(p) for p in self.chain_series(self.k, b)):,} iterations)"
+                    ),
+                )
+            )
+        return rows
+
+# %% ../nbs/04a_results.ipynb #3384a0f7
+class _KeptByChain:
+    """The kept draws chain by chain, and k as the diagnostics read it (at the kept draws, or every iteration)."""
 
     def kept_by_chain(self, burn_in: int = 0) -> list[np.ndarray]:
         """The kept draws chain by chain: for each chain, the positions in `kept` of its snapshots at iterations >=
@@ -264,6 +299,11 @@ class _ChainDiagnostics:
         if len(kept):
             return np.asarray(self.k, float)[kept[self.kept_by_chain(b)[0]]], "kept draws"
         return np.asarray(self.k[b:], float), "iterations"
+
+# %% ../nbs/04a_results.ipynb #0562819f
+class _ChainDiagnostics(_KeptByChain, _ChainRows):
+    """The chains' diagnostics of a result: the kept draws per chain, split-R-hat and bulk ESS over them, their
+    summary rows. A part of `DiagnosticsMixin`."""
 
     def chain_diagnostics(
         self,
@@ -319,36 +359,6 @@ class _ChainDiagnostics:
             out[name] = (rhat(a), ess(a))
         return out
 
-    def _chain_rows(self, b: int, d: dict) -> list:
-        "Summary rows of pooled chains: their number and lengths, split-R-hat and ESS across them."
-        n = self.meta.chain_lengths
-        rows = [
-            (
-                "chains",
-                f"{len(n)} independent chains of {', '.join(f'{x:,}' for x in sorted(set(n)))} iterations, pooled",
-            )
-        ]
-        if d:  # d: `chain_diagnostics(b)`, computed once by the caller
-            rows.append(
-                (
-                    "split R-hat",
-                    ", ".join(f"{k} {r:.3f}" if r == r else f"{k} undefined (did not move)" for k, (r, _) in d.items()),
-                )
-            )
-            idx = self.kept_by_chain(b)
-            m = min(len(i) for i in idx)
-            rows.append(
-                (
-                    "ESS",
-                    ", ".join(f"{k} {e:.0f}" for k, (_, e) in d.items())
-                    + (
-                        f" (of {m * len(idx):,} kept draws, {m:,} in each chain)"
-                        if m
-                        else f" (of {sum(len(p) for p in self.chain_series(self.k, b)):,} iterations)"
-                    ),
-                )
-            )
-        return rows
 
 # %% ../nbs/04a_results.ipynb #7912bc6a
 # split R-hat above this: the chains disagree (Vehtari et al. 2021 ask for < 1.01 before trusting estimates)

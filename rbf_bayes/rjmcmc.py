@@ -765,73 +765,9 @@ class _RJRun(_RJChunks, ChunkedRun):
 # %% ../nbs/05_rjmcmc.ipynb #a7c1e0f2pt01
 SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at between neighbouring replicas
 
-# %% ../nbs/05_rjmcmc.ipynb #0175a0f2
-class _PTRun(_RJRun):
-    """Replica exchange: core rung[r] runs at likelihood power betas[r]; the replica at power 1 (rung 0) is the chain
-    that is recorded. After every `swap_every` iterations neighbouring rungs propose to swap their powers, even pairs
-    and odd pairs in turn (the deterministic even-odd scheme); in burn-in the ladder adapts towards swap acceptance
-    SWAP_TARGET, then it is fixed. The loop is `_rjmcmc.ladder_run` (C); `in_python=True` runs the same steps from
-    Python (the reference the C loop is tested against, bit for bit)."""
-    desc = "RJMCMC (tempered)"
-    def __init__(self, cores, config, c, meta, callback, rng, in_python=False):
-        super().__init__(cores[0], cores[0].factor, config, c, meta, callback)
-        R = len(cores); self.cores, self.rng, self.in_python = cores, rng, in_python
-        self.rung = np.arange(R, dtype=np.intp)       # rung r is held by core rung[r]
-        self.adapt = config.beta_min is None
-        b_min = 0.1 if self.adapt else config.beta_min  # the adaptation's start: a geometric ladder down to 0.1
-        T = [b_min ** -(r / (R - 1)) for r in range(R)]
-        self.log_gap = np.array([math.log(T[r + 1] - T[r]) for r in range(R - 1)])   # log(T_{r+1} - T_r), T = 1 / beta
-        self.betas = np.ones(R); self._set_betas()
-        self.n_swap, self.n_swap_acc, self.p_swap = (
-            np.zeros(R - 1, np.int64),
-            np.zeros(R - 1, np.int64),
-            np.zeros(R - 1),
-        )
-        self.rounds, self.cold_prop, self.cold_acc = 0, np.zeros(5, np.int64), np.zeros(5, np.int64)
-
-    def _set_betas(self):
-        "betas from the log gaps (scalar arithmetic in the C loop's order), given to the cores at their rungs."
-        cs = 0.0
-        for r, g in enumerate(self.log_gap):
-            cs += math.exp(g)
-            self.betas[r + 1] = 1.0 / (1.0 + cs)
-        for r, i in enumerate(self.rung):
-            self.cores[i].beta = float(self.betas[r])
-
-    def _chunk(self):
-        if self.in_python:
-            return self._chunk_python()
-        cfg, done = self.config, self.done
-        todo = min(cfg.chunk_size, self.total - done)
-        if todo > cfg.swap_every:
-            todo -= todo % cfg.swap_every  # whole rounds, but for the run's last one
-        self.core = self.cores[self.rung[0]]
-        n, status = self._chunk_in_c(todo)
-        return n, status
-
-    def _run_kept(self, todo, *args):
-        "The ladder's C loop in place of one core's `run_kept` (`_chunk_in_c` sizes the snapshot buffers)."
-        adapt_until = self.config.burn_in if self.adapt else 0
-        ns, self.rounds = ladder_run(
-            self.cores,
-            self.rung,
-            self.betas,
-            self.log_gap,
-            self.n_swap,
-            self.n_swap_acc,
-            self.p_swap,
-            self.rounds,
-            todo,
-            self.config.swap_every,
-            adapt_until,
-            SWAP_TARGET,
-            self.cold_prop,
-            self.cold_acc,
-            *args,
-        )
-        self.core = self.cores[self.rung[0]]
-        self.st = self.core.factor
-        return ns
+# %% ../nbs/05_rjmcmc.ipynb #ebaf8ec3
+class _PTRoundInPython:
+    """One round of the ladder run from Python: the reference the C loop is tested against, bit for bit."""
 
     def _chunk_python(self):
         "One round: swap_every iterations of every replica (the cold one with its snapshots), then the swaps."
@@ -873,6 +809,78 @@ class _PTRun(_RJRun):
         if adapting:
             self._set_betas()
         return n, status
+
+# %% ../nbs/05_rjmcmc.ipynb #6970ac8b
+class _PTLadderInC:
+    """The ladder's chunks in the C loop: whole rounds, with the cold replica's snapshots taken inside it."""
+
+    def _chunk(self):
+        if self.in_python:
+            return self._chunk_python()
+        cfg, done = self.config, self.done
+        todo = min(cfg.chunk_size, self.total - done)
+        if todo > cfg.swap_every:
+            todo -= todo % cfg.swap_every  # whole rounds, but for the run's last one
+        self.core = self.cores[self.rung[0]]
+        n, status = self._chunk_in_c(todo)
+        return n, status
+
+    def _run_kept(self, todo, *args):
+        "The ladder's C loop in place of one core's `run_kept` (`_chunk_in_c` sizes the snapshot buffers)."
+        adapt_until = self.config.burn_in if self.adapt else 0
+        ns, self.rounds = ladder_run(
+            self.cores,
+            self.rung,
+            self.betas,
+            self.log_gap,
+            self.n_swap,
+            self.n_swap_acc,
+            self.p_swap,
+            self.rounds,
+            todo,
+            self.config.swap_every,
+            adapt_until,
+            SWAP_TARGET,
+            self.cold_prop,
+            self.cold_acc,
+            *args,
+        )
+        self.core = self.cores[self.rung[0]]
+        self.st = self.core.factor
+        return ns
+
+# %% ../nbs/05_rjmcmc.ipynb #0175a0f2
+class _PTRun(_PTLadderInC, _PTRoundInPython, _RJRun):
+    """Replica exchange: core rung[r] runs at likelihood power betas[r]; the replica at power 1 (rung 0) is the chain
+    that is recorded. After every `swap_every` iterations neighbouring rungs propose to swap their powers, even pairs
+    and odd pairs in turn (the deterministic even-odd scheme); in burn-in the ladder adapts towards swap acceptance
+    SWAP_TARGET, then it is fixed. The loop is `_rjmcmc.ladder_run` (C); `in_python=True` runs the same steps from
+    Python (the reference the C loop is tested against, bit for bit)."""
+    desc = "RJMCMC (tempered)"
+    def __init__(self, cores, config, c, meta, callback, rng, in_python=False):
+        super().__init__(cores[0], cores[0].factor, config, c, meta, callback)
+        R = len(cores); self.cores, self.rng, self.in_python = cores, rng, in_python
+        self.rung = np.arange(R, dtype=np.intp)       # rung r is held by core rung[r]
+        self.adapt = config.beta_min is None
+        b_min = 0.1 if self.adapt else config.beta_min  # the adaptation's start: a geometric ladder down to 0.1
+        T = [b_min ** -(r / (R - 1)) for r in range(R)]
+        self.log_gap = np.array([math.log(T[r + 1] - T[r]) for r in range(R - 1)])   # log(T_{r+1} - T_r), T = 1 / beta
+        self.betas = np.ones(R); self._set_betas()
+        self.n_swap, self.n_swap_acc, self.p_swap = (
+            np.zeros(R - 1, np.int64),
+            np.zeros(R - 1, np.int64),
+            np.zeros(R - 1),
+        )
+        self.rounds, self.cold_prop, self.cold_acc = 0, np.zeros(5, np.int64), np.zeros(5, np.int64)
+
+    def _set_betas(self):
+        "betas from the log gaps (scalar arithmetic in the C loop's order), given to the cores at their rungs."
+        cs = 0.0
+        for r, g in enumerate(self.log_gap):
+            cs += math.exp(g)
+            self.betas[r + 1] = 1.0 / (1.0 + cs)
+        for r, i in enumerate(self.rung):
+            self.cores[i].beta = float(self.betas[r])
 
     def _result(self) -> Trace:
         tr = super()._result()

@@ -201,14 +201,12 @@ CELL_LINES_OWED = {
     "PredictiveMixin": 96,  # 00b_base
     "BaseBayesEstimator": 83,  # 00b_base
     "RBFPrior": 68,  # 01_priors
-    "_ChainDiagnostics": 105,  # 04a_results
     "_SummaryJudgements": 95,  # 04a_results
     "DiagnosticsMixin": 65,  # 04a_results
     "RJConfig": 85,  # 05_rjmcmc
     "_TraceDraws": 84,  # 05_rjmcmc
     "_RJChunks": 76,  # 05_rjmcmc
     "_RJRun": 87,  # 05_rjmcmc
-    "_PTRun": 121,  # 05_rjmcmc
     "_RefModel": 66,  # 05_rjmcmc
     "anneal_rbf": 87,  # 07_annealing
     "_AnnealRun": 99,  # 07_annealing
