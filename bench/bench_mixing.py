@@ -5,6 +5,8 @@
     python bench/bench_mixing.py --boston   # also Boston split 0 (learned scales) and Friedman #1 (input selection)
     python bench/bench_mixing.py --seeds 3  # each robot-arm configuration with random_state 0, 1, 2
     python bench/bench_mixing.py --tremor ../shared/data   # also the probit classifier on the tremor data (§7.3)
+    python bench/bench_mixing.py --bmars    # also BMARSRegressor's default on five robot-arm draws (datasets.robot_arm)
+    python bench/bench_mixing.py --bmars --no-robot         # BMARS only
 
 For each configuration of `RJMCMCRegressor` (n_chains=4 on 2 threads, every other argument as listed): rank-normalised
 split-R-hat (Vehtari et al. 2021, `rbf_bayes.convergence`) of k and of the log posterior over the 4 chains; bulk ESS of
@@ -27,7 +29,10 @@ def _pred_series(model, X5):
     """Per chain, the posterior-mean prediction of each kept snapshot at X5 (n_kept_chain, 5 * c)."""
     tr = model.trace_
     Xs = model._scale_x(np.asarray(X5, float))
-    f = np.stack([np.ravel(tr._subset([s]).predict(Xs)) for s in range(tr.n_samples)])
+    if hasattr(tr, "design"):   # BMARS: each kept model's design times its posterior-mean coefficients
+        f = np.stack([np.ravel(tr.design(Xs, s) @ tr.coef_mean[s]) for s in range(len(tr.kept))])
+    else:
+        f = np.stack([np.ravel(tr._subset([s]).predict(Xs)) for s in range(tr.n_samples)])
     n = tr.meta.get("chain_lengths") or [len(tr.k)]
     chain = np.searchsorted(np.cumsum(n), tr.kept, side="right")
     parts = [f[chain == j] for j in range(len(n))]
@@ -35,11 +40,13 @@ def _pred_series(model, X5):
     return np.stack([p[:m] for p in parts])
 
 
-def measure(name, X, y, Xt, ft, random_state=0, **kw):
-    m = RJMCMCRegressor(n_chains=4, n_jobs=2, random_state=random_state, **kw)
+def measure(name, X, y, Xt, ft, random_state=0, estimator=RJMCMCRegressor, **kw):
+    m = estimator(n_chains=4, n_jobs=2, random_state=random_state, **kw)
     t0 = time.perf_counter(); m.fit(X, y); sec = time.perf_counter() - t0
     tr = m.trace_; b = tr.meta.auto["burn_in"] if "auto" in tr.meta else m.burn_in
-    ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(tr.log_posterior, b))
+    # the log posterior, or for BMARS (whose parameters are the bases) the log marginal likelihood it moves on
+    lps = tr.log_posterior if hasattr(tr, "log_posterior") else tr.log_marginal_likelihood
+    ks = np.stack(tr.chain_series(tr.k, b)); lp = np.stack(tr.chain_series(lps, b))
     fs = _pred_series(m, Xt[:5])
     e_f = min(ess(fs[:, :, j]) for j in range(fs.shape[2]))
     pred = m.predict(Xt)
@@ -47,6 +54,8 @@ def measure(name, X, y, Xt, ft, random_state=0, **kw):
     acc = tr.acceptance_rates()
     tm = tr.meta.get("tempering")
     swaps = "" if not tm else " swaps " + " ".join(f"{r:.2f}" for r in tm["swap_rate"])
+    if "change" in acc:
+        swaps += f" c {acc['change']:.3f}"
     print(
         f"{name:<34} {sec:7.2f} {rhat(ks):6.3f} {rhat(lp):6.3f} "
         f"{ess(ks):7.0f} {ess(ks) / sec:7.1f} {ess(lp) / sec:7.1f} "
@@ -65,6 +74,8 @@ def main():
     ap.add_argument(
         "--seeds", type=int, default=1, help="run each robot-arm configuration with random_state 0 .. seeds - 1"
     )
+    ap.add_argument("--bmars", action="store_true")
+    ap.add_argument("--no-robot", action="store_true", help="skip the reversible-jump configurations on the robot arm")
     a = ap.parse_args()
     d = robot_arm(np.random.default_rng(12345))
     n = lambda it: max(it // 50, 200) if a.quick else it  # noqa: E731   (the smoke run: 1/50 of the lengths)
@@ -80,7 +91,7 @@ def main():
           "against the noise-free outputs summed over both")
     print(f"{'configuration':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'f/s':>7} "
           f"{'f error':>9}  acceptance")
-    for name, kw in configs:
+    for name, kw in [] if a.no_robot else configs:
         for s in range(a.seeds):
             measure(name if a.seeds == 1 else f"{name} (seed {s})", d.x, d.y, d.x_test, d.f_test, basis="cubic",
                     random_state=s, **kw)
@@ -108,6 +119,14 @@ def main():
                          ("select_inputs, n_temps=4, n_tries=4, 20k",
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
             measure(name, fd.x, fd.y, fd.x_test, fd.f_test, select_inputs=True, **kw)
+    if a.bmars:
+        from rbf_bayes import BMARSRegressor
+        print("\nBMARSRegressor's default (n_iter='auto', 4 chains on 2 threads) on datasets.robot_arm(default_rng(s)) "
+              "(200/200); 'lp' = the log marginal likelihood")
+        for s in range(5):
+            ds = robot_arm(np.random.default_rng(s))
+            measure(f"BMARS default, draw {s}", ds.x, ds.y, ds.x_test, ds.f_test, estimator=BMARSRegressor,
+                    max_iter=n(128_000))
     if a.tremor:
         import os
         if not os.path.exists(os.path.join(a.tremor, "tremor_train.csv")):

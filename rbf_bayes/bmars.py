@@ -16,7 +16,7 @@ import numpy as np
 
 from ._base import BaseBayesEstimator
 from ._validation import as_inputs, as_targets, check_bool, check_int, check_memory, check_positive
-from .chains import AUTO_START, check_auto, check_parallel, fit_chains
+from .chains import AUTO_KEEP, AUTO_START, check_auto, check_parallel, fit_chains
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
@@ -344,9 +344,13 @@ def bmars_run(
     prior_only: bool = False,
     fix_lambda: float | None = None,
     chunk_size: int = 5000,
+    # keep about this many snapshots in the second half of the run, however long it grows (thin is then the least
+    # thinning); None: every thin-th iteration after burn-in
+    snapshot_target: int | None = None,
 ):
     """The run `sample_bmars` makes, before it runs: `.run()` runs it, `.extend(n)` makes room for n more iterations
-    (the estimator's automatic run length grows its chains in rounds this way, `05b_chains`)."""
+    (the estimator's automatic run length grows its chains in rounds this way, `05b_chains`, with
+    snapshot_target=AUTO_KEEP: the snapshots are made in Python, and most of a long run's would be thinned away)."""
     from rbf_bayes._bmars import BMARSCore
 
     x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move)
@@ -366,17 +370,45 @@ def bmars_run(
         n_types=len(types),
         engine="c",
     )
-    return _BMARSRun(core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta)
+    if snapshot_target is not None:
+        check_int("snapshot_target", snapshot_target, 1)
+    return _BMARSRun(core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target)
+
+# %% ../nbs/10_bmars.ipynb #afd77d8f
+class _BMARSKept:
+    """What a BMARS run keeps, and how often: its thinning (with a snapshot target, coarser as the run grows) and
+    the snapshots, made in Python between calls into the C loop."""
+
+    def _set_thin(self):
+        """With a snapshot target, the thinning from here on: about snapshot_target snapshots in the second half of the
+        run as it now stands (never finer than the thin asked for). The snapshots draw from the chain's generator, so
+        where they are taken changes the draws that follow, not the chain's law."""
+        if self.snapshot_target is not None:
+            self.thin = max(self.base_thin, math.ceil(self.total / 2 / self.snapshot_target))
+
+    def _snapshot(self, it: int):
+        "Keep iteration it: the core's bases as (predictors, signs, knot values) tuples, and its coefficient draws."
+        self.kept.append(it)
+        bv, bs, bk, bJ, h, dr, s2 = self.core.snapshot()
+        V, S, K = bv.tolist(), bs.tolist(), self.knots[bv, bk].tolist()   # three conversions, not three per basis
+        self.snaps.append([(tuple(V[j][:J]), tuple(S[j][:J]), tuple(K[j][:J])) for j, J in enumerate(bJ.tolist())])
+        if not self.prior_only:
+            self.hs.append(h)
+            self.ds.append(dr)
+            self.s2s.append(s2)
 
 # %% ../nbs/10_bmars.ipynb #7108f459
-class _BMARSRun(ChunkedRun):
+class _BMARSRun(_BMARSKept, ChunkedRun):
     """One BMARS run between chunks: the C core (and its bit generator), per-iteration buffers, the kept models; `st` is
     the core's GramFactor (read by the long-run check, `bench/bench_long_run.py`)."""
     desc = "Bayesian MARS"
-    def __init__(self, core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta):
+    def __init__(self, core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target=None):
         super().__init__(n_iter)
         self.core, self.st, self.burn_in, self.thin, self.chunk_size = core, st, burn_in, thin, chunk_size
         self.sorted_x, self.prior_only, self.meta = sorted_x, prior_only, meta
+        self.knots = np.stack(sorted_x)           # (p, n): knot value of (predictor, index)
+        self.base_thin, self.snapshot_target = thin, snapshot_target
+        self._set_thin()
         self.buf = (np.zeros(n_iter, np.int64), np.zeros(n_iter), np.zeros(n_iter), np.zeros(n_iter, np.int8),
                     np.zeros(n_iter, np.int8))     # k, log marginal likelihood, lambda, move, accepted
         self.kept, self.snaps, self.hs, self.ds, self.s2s = [], [], [], [], []
@@ -387,6 +419,7 @@ class _BMARSRun(ChunkedRun):
         n_more = check_int("n_more", n_more, 1)
         self.buf = tuple(np.concatenate([a, np.zeros(n_more, a.dtype)]) for a in self.buf)
         self.total += n_more
+        self._set_thin()
         return self
 
     def _chunk(self):
@@ -395,23 +428,7 @@ class _BMARSRun(ChunkedRun):
         todo = min(nxt + 1 - done, self.chunk_size, self.total - done)
         self.core.run(todo, *self.buf, done)
         if done + todo - 1 == nxt:
-            self.kept.append(nxt)
-            bv, bs, bk, bJ, h, dr, s2 = self.core.snapshot()
-            sx = self.sorted_x
-            self.snaps.append(
-                [
-                    (
-                        tuple(bv[j, : bJ[j]].tolist()),
-                        tuple(bs[j, : bJ[j]].tolist()),
-                        tuple(sx[v][t] for v, t in zip(bv[j, : bJ[j]], bk[j, : bJ[j]], strict=False)),
-                    )
-                    for j in range(len(bJ))
-                ]
-            )
-            if not self.prior_only:
-                self.hs.append(h)
-                self.ds.append(dr)
-                self.s2s.append(s2)
+            self._snapshot(nxt)
         return todo, dict(k=int(self.buf[0][done + todo - 1]))
 
     def _interrupt_note(self):
@@ -430,6 +447,7 @@ class _BMARSRun(ChunkedRun):
             interrupted=self.interrupted,
             n_done=n,
             n_iter=self.total,
+            thin=self.thin,       # in force at the end (with a snapshot target, the second half's)
             counts=[a.tolist() for a in self.core.counts],
         )
         # views of the buffers and copies of the lists: a resumed run leaves an earlier partial result as it was
@@ -665,9 +683,8 @@ class BMARSRegressor(BaseBayesEstimator):
         )
         make = None
         if check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in):
-            make = lambda rng, n: bmars_run(  # noqa: E731
-                X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2), thin=self.thin, rng=rng
-            )
+            make = lambda rng, n: bmars_run(X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
+                                            thin=self.thin, rng=rng, snapshot_target=AUTO_KEEP)
         one = functools.partial(
             _one_bmars_chain, X, Y, pr, self.n_iter, self.burn_in, self.thin, progress and n_chains == 1
         )

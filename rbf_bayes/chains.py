@@ -21,8 +21,8 @@ from .progress import DeferredInterrupt, InterruptedWarning, Progress, _thread_s
 from .rjmcmc import _offsets
 
 # %% auto #0
-__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'check_parallel', 'chain_generators', 'run_chains', 'pool_traces',
-           'finish_chains', 'sample_chains', 'check_auto', 'auto_chains', 'fit_chains']
+__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'check_parallel', 'chain_generators', 'run_chains',
+           'pool_traces', 'finish_chains', 'sample_chains', 'check_auto', 'auto_chains', 'fit_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 MAX_CHAINS = 4096   # n_chains (and the annealer's n_restarts) above this are refused: a typo, not a plan
@@ -215,7 +215,8 @@ def sample_chains(sample, # sample(rng) -> result: one chain (e.g. a partial of 
     return finish_chains(traces, n_jobs, time.perf_counter() - t0, desc)
 
 # %% ../nbs/05b_chains.ipynb #auto0cd1
-AUTO_START, AUTO_RHAT, AUTO_ESS = 4000, 1.01, 400   # n_iter="auto": first round per chain; the stopping rule
+# n_iter="auto": first round per chain; the stopping rule; the snapshots per chain it returns (at most about)
+AUTO_START, AUTO_RHAT, AUTO_ESS, AUTO_KEEP = 4000, 1.01, 400, 1000
 
 def check_auto(n_iter, max_iter, executor, burn_in=None) -> bool:
     """Whether an estimator's n_iter asks for the automatic run length; the arguments checked (names in the errors). The
@@ -232,9 +233,10 @@ def check_auto(n_iter, max_iter, executor, burn_in=None) -> bool:
 # %% ../nbs/05b_chains.ipynb #582b8602
 def _second_halves(pooled, n: int):
     """What an automatic run of n iterations per chain returns: the kept snapshots of every chain's second half, thinned
-    to at most about 1,000 per chain; and that thinning."""
-    per_chain = max(len(i) for i in pooled.kept_by_chain())  # kept snapshots in the longest chain
-    thin = max(1, -(-per_chain // 2 // 1000))
+    to at most about AUTO_KEEP (1,000) per chain; and that thinning. Counted in the second halves themselves: a run
+    may keep its snapshots more sparsely as it grows (`_BMARSRun`, whose snapshots are made in Python)."""
+    per_chain = max(len(i) for i in pooled.kept_by_chain(n // 2))  # kept in the longest chain's second half
+    thin = max(1, -(-per_chain // AUTO_KEEP))
     return pooled.select(burn_in=n // 2, thin=thin), thin
 
 # %% ../nbs/05b_chains.ipynb #a37a26de

@@ -218,7 +218,7 @@ CELL_LINES_OWED = {
     "_SMCWidthGrid": 83,  # 09_smc
     "_SMCStream": 100,  # 09_smc
     "SMCRegressor": 124,  # 09_smc
-    "_BMARSRun": 78,  # 10_bmars
+    "_BMARSRun": 67,  # 10_bmars
     "BMARSRegressor": 76,  # 10_bmars
     "RJMCMCRegressor": 164,  # 12_estimators
     "ClassProbabilitiesMixin": 78,  # 12_estimators

@@ -8,12 +8,14 @@ from scipy import integrate, special, stats
 from rbf_bayes.bmars import (
     BMARSPrior,
     BMARSRegressor,
+    bmars_run,
     bmars_types,
     count_valid,
     hinge_column,
     log_valid_fraction,
     sample_bmars,
 )
+from rbf_bayes.chains import AUTO_KEEP, _second_halves, pool_traces
 from rbf_bayes.priors import log_poisson_normaliser
 
 
@@ -84,7 +86,9 @@ def test_errors_and_protocol():
 
 def test_automatic_run_length_grows_the_fixed_chains():
     """BMARSRegressor(n_iter="auto"): the chains grown in rounds are the fixed-length chains of the length they
-    stopped at, draw for draw (extending a run does not perturb it); the summary says how long they ran and why."""
+    stopped at, draw for draw (extending a run does not perturb it); the summary says how long they ran and why. Draw
+    for draw while the automatic run thins its snapshots as the fixed one does, i.e. up to 2 * AUTO_KEEP * thin =
+    20,000 iterations (8,000 here); beyond that it keeps fewer (the next test)."""
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(80, 3)); y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(80)
     auto = BMARSRegressor(n_iter="auto", max_iter=8000, n_chains=2, n_jobs=2, random_state=0).fit(X, y)
@@ -96,3 +100,31 @@ def test_automatic_run_length_grows_the_fixed_chains():
     assert dict(auto.summary().rows)["run length"].startswith("chosen by the chains")
     with pytest.raises(ValueError, match="n_iter must be a positive integer or 'auto'"):
         BMARSRegressor(n_iter="long").fit(X, y)
+
+
+def test_automatic_run_thins_its_snapshots_as_it_grows_and_returns_about_auto_keep():
+    """A run with a snapshot target keeps about that many snapshots in its second half however far it is extended
+    (evenly spaced, never finer than its thin), and the automatic run returns about AUTO_KEEP per chain from the second
+    halves: counted there, not as half of everything kept (which with the sparser later snapshots would return half)."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(60, 2)); y = np.sin(4 * X[:, 0]) + 0.1 * rng.standard_normal(60)
+    runs = [bmars_run(X, y, n_iter=4000, burn_in=2000, thin=10, rng=np.random.default_rng(s), snapshot_target=AUTO_KEEP)
+            for s in (0, 1)]
+    n = 4000
+    for r in runs:
+        r.run()
+        assert r.thin == 10                           # ceil(2000 / 1000) = 2 < thin
+    while n < 64_000:
+        for r in runs:
+            r.extend(n)
+        n *= 2
+        traces = [r.run() for r in runs]
+        assert all(r.thin == max(10, -(-n // 2 // AUTO_KEEP)) for r in runs)
+    for t in traces:
+        late = t.kept[t.kept >= n // 2]
+        assert abs(len(late) - AUTO_KEEP) <= 1 and set(np.diff(late)) == {32}   # 64,000 / 2 / 1,000 -> 32
+        assert len(t.kept) > 3 * AUTO_KEEP                                        # the earlier rounds' are there too
+    out, thin = _second_halves(pool_traces(traces, 1.0), n)
+    assert thin == 1 and [len(i) for i in out.kept_by_chain()] == [len(t.kept[t.kept >= n // 2]) for t in traces]
+    with pytest.raises(ValueError, match="snapshot_target"):
+        bmars_run(X, y, n_iter=100, burn_in=10, rng=np.random.default_rng(0), snapshot_target=0)
