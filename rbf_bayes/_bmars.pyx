@@ -41,11 +41,12 @@ cdef class BMARSCore:
     cdef double v, a_post, gam0, log_zv, c_move, lam_shape, lam_rate
     cdef Likelihood lik
     cdef int n_min, prior_only, fix_lambda
+    cdef readonly int knot_step   # the change move's local step: knot index +- 1..knot_step w.p. 1/2 (0: off)
     cdef readonly double lam, lml, logS_cur
     cdef int64_t[4] np_, na_   # birth, death, change, stay
 
     def __cinit__(self, GramFactor st, x, types, prior, double log_zv, int kmax, double c_move, bint prior_only,
-                  fix_lambda, bitgen):
+                  fix_lambda, bitgen, int knot_step=0):
         cdef Py_ssize_t i
         self.st = st
         self._x = np.ascontiguousarray(x, dtype=float)
@@ -89,6 +90,9 @@ cdef class BMARSCore:
         self.c_move = c_move
         self.lam_shape, self.lam_rate = prior.lambda_shape, prior.lambda_rate
         self.n_min = prior.n_min
+        if knot_step < 0:
+            raise ValueError(f"knot_step must be >= 0, got {knot_step}")
+        self.knot_step = knot_step
         self.prior_only = prior_only
         self.fix_lambda = fix_lambda is not None
         self.lam = float(fix_lambda) if fix_lambda is not None else prior.lambda_shape / prior.lambda_rate
@@ -186,14 +190,24 @@ cdef class BMARSCore:
         return 0
 
     cdef int _change(self) noexcept nogil:
+        """Change one knot of one basis: with knot_step > 0, half the time a local step (index +- 1..knot_step, refused
+        off the ends), else the paper's move (a uniform index, the sign flipped w.p. 1/2); both are symmetric, so the
+        ratio is the likelihood ratio (nbs/10_bmars)."""
         cdef Py_ssize_t k = self.k, S = self.kmax, mi = self.mi, j = <Py_ssize_t> random_interval(self.rng, k - 1), l
         cdef double new = 0.0, dll = 0.0
-        cdef int nz
+        cdef int nz, step, nk
         self._copy_basis(S, j)
         l = <Py_ssize_t> random_interval(self.rng, self.bJ[S] - 1)
-        self.bk[S * mi + l] = <int> random_interval(self.rng, self.n - 1)
-        if random_standard_uniform(self.rng) < 0.5:
-            self.bs[S * mi + l] = -self.bs[S * mi + l]
+        if self.knot_step > 0 and random_standard_uniform(self.rng) < 0.5:
+            step = 1 + <int> random_interval(self.rng, self.knot_step - 1)
+            nk = self.bk[S * mi + l] + (step if random_standard_uniform(self.rng) < 0.5 else -step)
+            if nk < 0 or nk >= self.n:
+                return 0
+            self.bk[S * mi + l] = nk
+        else:
+            self.bk[S * mi + l] = <int> random_interval(self.rng, self.n - 1)
+            if random_standard_uniform(self.rng) < 0.5:
+                self.bs[S * mi + l] = -self.bs[S * mi + l]
         nz = self._column(S)
         if nz < self.n_min:
             return 0

@@ -148,6 +148,7 @@ class BMARSRunInfo(RunInfo):
     n_types: int | None = None           # interaction orders a basis may have
     engine: str | None = None            # "c" (the C loop) or "python" (the reference)
     counts: list | None = None           # (proposed, accepted) per move type
+    knot_step: int | None = None         # the change move's local step in knot indices (0: the paper's move only)
 
 # %% ../nbs/10_bmars.ipynb #7b1fc096
 class _BMARSPredictive:
@@ -301,6 +302,11 @@ def _snapshot(st, bases, sorted_x, prior, rng, n, c):
     snap = [(bb[0], bb[1], tuple(sorted_x[vv][ki] for vv, ki in zip(bb[0], bb[2], strict=False))) for bb in bases]
     return snap, h, dr, s2
 
+# %% ../nbs/10_bmars.ipynb #knotstep1
+def _knot_step(knot_step, n: int) -> int:
+    "The change move's local step for n data points: max(1, n // 10) by default (None), 0 for the paper's move only."
+    return max(1, n // 10) if knot_step is None else check_int("knot_step", knot_step, 0)
+
 # %% ../nbs/10_bmars.ipynb #a71e5277
 def sample_bmars(x, # predictors (n, p)
                  y, # response (n,) or (n, c)
@@ -313,6 +319,9 @@ def sample_bmars(x, # predictors (n, p)
                  fix_lambda: float|None=None, # hold lambda fixed
                  chunk_size: int=5000, # iterations per call into C
                  progress: bool=False, # show a progress bar (`rbf_bayes.progress`)
+                 # the change move's local step: half its proposals move a knot by 1..knot_step places among the sorted
+                 # values; None: max(1, n // 10); 0: the paper's change move only
+                 knot_step: int|None=None,
                 ) -> BMARSTrace:
     """Bayesian MARS by reversible jump (change / birth / death, lambda by MH), coefficients and noise integrated out (C
     loop)."""
@@ -328,6 +337,7 @@ def sample_bmars(x, # predictors (n, p)
         prior_only=prior_only,
         fix_lambda=fix_lambda,
         chunk_size=chunk_size,
+        knot_step=knot_step,
     ).run(progress)
 
 # %% ../nbs/10_bmars.ipynb #f7f433e0
@@ -347,6 +357,7 @@ def bmars_run(
     # keep about this many snapshots in the second half of the run, however long it grows (thin is then the least
     # thinning); None: every thin-th iteration after burn-in
     snapshot_target: int | None = None,
+    knot_step: int | None = None,  # as in `sample_bmars`
 ):
     """The run `sample_bmars` makes, before it runs: `.run()` runs it, `.extend(n)` makes room for n more iterations
     (the estimator's automatic run length grows its chains in rounds this way, `05b_chains`, with
@@ -357,7 +368,8 @@ def bmars_run(
     n, p = x.shape
     c = Y.shape[1]
     sorted_x = [np.sort(x[:, v]) for v in range(p)]
-    core = BMARSCore(st, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator)
+    ks = _knot_step(knot_step, n)
+    core = BMARSCore(st, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator, ks)
     meta = dict(
         p=p,
         c=c,
@@ -369,6 +381,7 @@ def bmars_run(
         prior=asdict(prior),
         n_types=len(types),
         engine="c",
+        knot_step=ks,
     )
     if snapshot_target is not None:
         check_int("snapshot_target", snapshot_target, 1)
@@ -479,6 +492,7 @@ class _BMARSRefModel:
     log_zv: float
     c_move: float
     prior_only: bool
+    knot_step: int = 0
 
     def __post_init__(self):
         self.n, self.c = self.x.shape[0], len(self.st.yty)
@@ -547,16 +561,23 @@ def _bref_death(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) 
 
 # %% ../nbs/10_bmars.ipynb #35d3be2d
 def _bref_change(m: _BMARSRefModel, s: _BMARSRefState, rng: np.random.Generator) -> int:
-    """Change: basis j (uniform), factor l (uniform), a new knot (uniform), the sign flipped with probability 1/2;
-    ratio the likelihood ratio. The changed basis becomes the last one (the GramFactor's replace)."""
+    """Change: basis j (uniform), factor l (uniform); with knot_step > 0, half the time a local step of its knot index
+    (+- 1..knot_step, refused off the ends), else a new knot (uniform) with the sign flipped with probability 1/2. Both
+    symmetric: the ratio is the likelihood ratio. The changed basis becomes the last one (the GramFactor's replace)."""
     k = len(s.bases)
     j = int(rng.integers(k))
     vs, ss, ks = s.bases[j]
     l = int(rng.integers(len(vs)))
     ss2, kk2 = list(ss), list(ks)
-    kk2[l] = int(rng.integers(m.n))
-    if rng.random() < 0.5:
-        ss2[l] = -ss2[l]
+    if m.knot_step > 0 and rng.random() < 0.5:
+        step = 1 + int(rng.integers(m.knot_step))
+        kk2[l] += step if rng.random() < 0.5 else -step
+        if not 0 <= kk2[l] < m.n:
+            return 0
+    else:
+        kk2[l] = int(rng.integers(m.n))
+        if rng.random() < 0.5:
+            ss2[l] = -ss2[l]
     nb = (vs, tuple(ss2), tuple(kk2))
     cl = m.col(nb)
     if not m.valid(cl):
@@ -581,12 +602,13 @@ def sample_bmars_reference(
     c_move: float = 0.4,
     prior_only: bool = False,
     fix_lambda: float | None = None,
+    knot_step: int | None = None,
 ) -> BMARSTrace:
     """The same sampler with the loop in Python (every proposal still on the GramFactor): the specification of the C
     loop."""
     x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move)
     sorted_x = [np.sort(x[:, v]) for v in range(x.shape[1])]
-    m = _BMARSRefModel(x, st, prior, types, sorted_x, k_max, log_zv, c_move, prior_only)
+    m = _BMARSRefModel(x, st, prior, types, sorted_x, k_max, log_zv, c_move, prior_only, _knot_step(knot_step, len(x)))
     lam = fix_lambda if fix_lambda is not None else prior.lambda_shape / prior.lambda_rate
     s = _BMARSRefState([], lam, 0.0 if prior_only else m.lml(st.explained, st.logdet, 1))
     out = {kk: np.zeros(n_iter) for kk in ("k", "lp", "lam")}
@@ -617,7 +639,8 @@ def sample_bmars_reference(
                 sn, h, dr, s2 = _snapshot(st, s.bases, sorted_x, prior, rng, m.n, m.c)
                 snaps.append(sn); hs.append(h); ds.append(dr); s2s.append(s2)
     meta = dict(p=x.shape[1], c=m.c, n=m.n, burn_in=burn_in, thin=thin, k_max=k_max, log_zv=log_zv,
-                prior=asdict(prior), seconds=time.perf_counter() - t0, n_types=len(types), engine="python")
+                prior=asdict(prior), seconds=time.perf_counter() - t0, n_types=len(types), engine="python",
+                knot_step=m.knot_step)
     return BMARSTrace(k=out["k"].astype(np.int64), log_marginal_likelihood=out["lp"], lam=out["lam"], move=mv,
                       accepted=ac, kept=np.array(kept, np.int64), bases=snaps, coef_mean=hs, coef_draw=ds,
                       sigma2=np.array(s2s) if s2s else np.empty((0, m.c)), meta=meta)
