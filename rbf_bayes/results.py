@@ -365,10 +365,63 @@ class _ChainDiagnostics(_KeptByChain, _ChainRows):
 RHAT_ALARM = 1.1
 ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
 
+# %% ../nbs/04a_results.ipynb #a5c76524
+class _RunJudgements:
+    """What the summary says of the run itself: the run length n_iter="auto" chose (or the cap it stopped at, with
+    what to try), and the notes on an interrupted run or a posterior piled against k_max. A part of
+    `_SummaryJudgements`."""
+
+    def _run_length_judgement(self) -> tuple[list, list]:
+        "(rows, notes) of n_iter=\"auto\" (05b_chains): the run length the chains chose, or the cap they stopped at."
+        rows, notes = [], []
+        au = self.meta.auto
+        if au:
+            rows.append(
+                (
+                    "run length",
+                    f"chosen by the chains: {au['n_iter']:,} iterations each (burn-in {au['burn_in']:,}), "
+                    + ("converged" if au["converged"] else "stopped at max_iter")
+                    + f" (split R-hat <= {au['rhat']}, bulk ESS >= {au['ess']} for k and the log posterior)",
+                )
+            )
+            if not au["converged"]:
+                cfg = self.meta.get("config") or {}
+                rj = "n_temps" in cfg and self.meta.get("link") != "probit"
+                notes.append(
+                    f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
+                    f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
+                    + (", or use a tempered ladder (n_temps) and multiple tries (n_tries)" if rj else "")
+                    + (
+                        "; with input selection, 8 replicas (n_temps=8) and max_iter=512_000 brought Boston's chains"
+                        " together where the default did not (12_estimators)"
+                        if rj and cfg.get("select_inputs")
+                        else ""
+                    )
+                )
+        return rows, notes
+
+    def _run_notes(self, burn_in: int | None, n: int) -> list:
+        "Notes on the run itself: interrupted by the user; p(k | y) piled against k_max."
+        notes = []
+        if self.meta.interrupted:
+            unit = "rows" if self._k_unit == "particles" else self._k_unit  # TD-SMC counts observations
+            notes.append(
+                f"interrupted by the user after {self.meta.get('n_done', n)} {unit}: these are the "
+                "samples of an incomplete run"
+                + ("; resume() (continue_fit() on the estimator) finishes it" if self.resumable else "")
+            )
+        pk, km = self.p_k(burn_in), self.meta.k_max
+        if km is not None and len(pk) == km + 1 and pk[-1] >= 0.1:
+            notes.append(
+                f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
+                "not the data, sets the network size; raise k_max or use a more parsimonious prior"
+            )
+        return notes
+
 # %% ../nbs/04a_results.ipynb #27643fd1
-class _SummaryJudgements:
-    """What the summary says of a run: whether its chains mixed, the run length n_iter="auto" chose, and the notes on
-    an interrupted run or a posterior piled against k_max. A part of `DiagnosticsMixin`."""
+class _SummaryJudgements(_RunJudgements):
+    """What the summary says of a run: whether its chains mixed, and (from `_RunJudgements`) the run length
+    n_iter="auto" chose and the notes on the run itself. A part of `DiagnosticsMixin`."""
 
     def _mixing_judgement(self, b: int) -> tuple[list, list]:
         """(rows, notes) on mixing after burn-in b: over several chains their split-R-hat and ESS rows (`_chain_rows`)
@@ -417,49 +470,6 @@ class _SummaryJudgements:
                     "few effective draws; run longer, or run several chains (n_chains) and read their split R-hat"
                 )
         return rows, mixing
-
-    def _run_length_judgement(self) -> tuple[list, list]:
-        "(rows, notes) of n_iter=\"auto\" (05b_chains): the run length the chains chose, or the cap they stopped at."
-        rows, notes = [], []
-        au = self.meta.auto
-        if au:
-            rows.append(
-                (
-                    "run length",
-                    f"chosen by the chains: {au['n_iter']:,} iterations each (burn-in {au['burn_in']:,}), "
-                    + ("converged" if au["converged"] else "stopped at max_iter")
-                    + f" (split R-hat <= {au['rhat']}, bulk ESS >= {au['ess']} for k and the log posterior)",
-                )
-            )
-            if not au["converged"]:
-                notes.append(
-                    f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
-                    f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
-                    + (
-                        ", or use a tempered ladder (n_temps) and multiple tries (n_tries)"
-                        if "n_temps" in (self.meta.get("config") or {}) and self.meta.get("link") != "probit"
-                        else ""
-                    )
-                )
-        return rows, notes
-
-    def _run_notes(self, burn_in: int | None, n: int) -> list:
-        "Notes on the run itself: interrupted by the user; p(k | y) piled against k_max."
-        notes = []
-        if self.meta.interrupted:
-            unit = "rows" if self._k_unit == "particles" else self._k_unit  # TD-SMC counts observations
-            notes.append(
-                f"interrupted by the user after {self.meta.get('n_done', n)} {unit}: these are the "
-                "samples of an incomplete run"
-                + ("; resume() (continue_fit() on the estimator) finishes it" if self.resumable else "")
-            )
-        pk, km = self.p_k(burn_in), self.meta.k_max
-        if km is not None and len(pk) == km + 1 and pk[-1] >= 0.1:
-            notes.append(
-                f"p(k = k_max | y) = {pk[-1]:.2f}: the posterior is piled against k_max = {km}, so the limit, "
-                "not the data, sets the network size; raise k_max or use a more parsimonious prior"
-            )
-        return notes
 
 # %% ../nbs/04a_results.ipynb #6d8f32ba
 class DiagnosticsMixin(_SummaryJudgements, _ChainDiagnostics):

@@ -201,7 +201,6 @@ CELL_LINES_OWED = {
     "PredictiveMixin": 96,  # 00b_base
     "BaseBayesEstimator": 83,  # 00b_base
     "RBFPrior": 68,  # 01_priors
-    "_SummaryJudgements": 95,  # 04a_results
     "DiagnosticsMixin": 65,  # 04a_results
     "RJConfig": 85,  # 05_rjmcmc
     "_TraceDraws": 84,  # 05_rjmcmc
