@@ -392,8 +392,8 @@ class _RunJudgements:
                     f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
                     + (", or use a tempered ladder (n_temps) and multiple tries (n_tries)" if rj else "")
                     + (
-                        "; with input selection, 8 replicas (n_temps=8) and max_iter=512_000 brought Boston's chains"
-                        " together where the default did not (12_estimators)"
+                        "; with input selection, 4 replicas (n_temps=4) brought Boston's chains together within the"
+                        " default max_iter where one did not (12_estimators)"
                         if rj and cfg.get("select_inputs")
                         else ""
                     )
