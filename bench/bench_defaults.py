@@ -13,9 +13,10 @@ against the noise-free f; the robot arm (`datasets.robot_arm(default_rng(s))`, s
 error against the noise-free f summed over both outputs, averaged over the test points; sinc (the TD-SMC paper's 50
 points, noise 0.1, 1,000 test points; s = 0..9), error = MSE / var(f). Per fit: the error, the coverage of the 95 %
 predictive interval and the mean log predictive density (MLPD) of noisy test targets (Boston's own; for the others
-the noise-free f plus fresh noise of the data's sd, seeded), seconds, and for several chains split-R-hat of k. Then
-per case and configuration: the mean error, the mean and worst ratio to the GP's error on the same split, the paired
-difference from the GP with its standard error, mean coverage, MLPD and seconds. `stochtree` (BART), pyBASS
+the noise-free f plus fresh noise of the data's sd, seeded), seconds, and for several chains split-R-hat of k and of
+the log posterior and bulk ESS of k (every iteration after the burn-in). Then per case and configuration: the mean
+error, the mean and worst ratio to the GP's error on the same split, the paired difference from the GP with its
+standard error, mean coverage, MLPD and seconds. `stochtree` (BART), pyBASS
 (`pybass-emu`) and scikit-learn's GP are dev dependencies. One run: the machine is shared and noisy, so read the
 seconds as ratios within one run.
 """
@@ -180,6 +181,7 @@ CONFIGS = {
     "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),  # the paper's coefficient prior, cubic
     "ridge_nb": rj(prior=RIDGE_NB, **OLD),  # the default's prior until stop 56, on the old basis
     "tempered": rj(n_temps=4, n_tries=4),
+    "temps4": rj(n_temps=4),  # four tempered replicas per chain (brought Boston split 0's chains together, stop 58)
     # the centre space Omega: the data range extended by iota times its spread on each side (the default's 0.1)
     "iota025": rj(prior=dataclasses.replace(RIDGE_NB, iota=0.25)),
     "iota05": rj(prior=dataclasses.replace(RIDGE_NB, iota=0.5)),
@@ -200,10 +202,12 @@ CONFIGS = {
 
 def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, log=print, n_splits=None):
     """Every configuration on every split of the named cases: a list of rows (case, split, config, error, coverage of
-    the 95 % interval, mean log predictive density of the test targets, seconds, split-R-hat of k or NaN)."""
+    the 95 % interval, mean log predictive density of the test targets, seconds, split-R-hat of k and of the log
+    posterior and bulk ESS of k, or NaN)."""
     if quick: QUICK.update(max_iter=4000)   # one round of the automatic run length
     rows = []
-    log(f"{'case':<10} {'split':>5} {'config':<20} {'error':>10} {'cover':>6} {'MLPD':>8} {'sec':>7} {'R(k)':>6}")
+    log(f"{'case':<10} {'split':>5} {'config':<20} {'error':>10} {'cover':>6} {'MLPD':>8} {'sec':>7} {'R(k)':>6} "
+        f"{'R(lp)':>6} {'ESS(k)':>6}")
     for i, (case, s, X, y, Xt, yt, ft) in enumerate(cases(quick, n_splits)):
         if case not in case_names: continue
         for j, name in enumerate(config_names):
@@ -219,14 +223,17 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 mlpd = float(np.mean(res["lpd"](yt)))
             pred, lo, hi = (np.reshape(res[v], np.shape(yt)) for v in ("pred", "lo", "hi"))
             cover = float(np.mean((yt >= lo) & (yt <= hi)))
-            r, m = float("nan"), res["model"]
+            r = r_lp = e_k = float("nan"); m = res["model"]
             if m is not None and hasattr(m, "trace_") and getattr(m.trace_, "n_chains", 1) > 1:
-                from rbf_bayes.convergence import rhat
+                from rbf_bayes.convergence import ess, rhat
                 tr = m.trace_; b = tr.meta.auto["burn_in"] if "auto" in tr.meta else m.burn_in
                 r = float(rhat(np.stack(tr.chain_series(tr.k, b))))
+                e_k = float(ess(np.stack(tr.chain_series(tr.k, b))))
+                r_lp = float(rhat(np.stack(tr.chain_series(tr.log_posterior, b))))
             rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
-                             sec=sec, rhat=r))
-            log(f"{case:<10} {s:>5} {name:<20} {rows[-1]['error']:10.5f} {cover:6.3f} {mlpd:8.3f} {sec:7.2f} {r:6.3f}")
+                             sec=sec, rhat=r, rhat_lp=r_lp, ess_k=e_k))
+            log(f"{case:<10} {s:>5} {name:<20} {rows[-1]['error']:10.5f} {cover:6.3f} {mlpd:8.3f} {sec:7.2f} {r:6.3f} "
+                f"{r_lp:6.3f} {e_k:6.0f}")
     return rows
 
 
