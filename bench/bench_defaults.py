@@ -171,7 +171,8 @@ RIDGE_NB = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0)
 TWO_PIECE = dataclasses.replace(RIDGE_NB, log_scale_sd_up=0.5)  # log scales: sd 1 below 0, 0.5 above (05d)
 
 CONFIGS = {
-    "default": rj(),  # Gaussian, width sqrt(d), learned scales (+ selection if d >= 3), REGRESSOR_PRIOR
+    # Gaussian, width sqrt(d), learned scales (+ selection and 4 tempered replicas if d >= 3), REGRESSOR_PRIOR
+    "default": rj(),
     "paper_box": rj(prior=RIDGE_NB),  # the default until stop 56: the centres on the paper's Omega (iota 0.1)
     "default_extrapolate": rj(extrapolate=True),
     "select": rj(select_inputs=True),  # input selection on any d (the default from d = 3 since stop 50)
@@ -181,7 +182,8 @@ CONFIGS = {
     "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),  # the paper's coefficient prior, cubic
     "ridge_nb": rj(prior=RIDGE_NB, **OLD),  # the default's prior until stop 56, on the old basis
     "tempered": rj(n_temps=4, n_tries=4),
-    "temps4": rj(n_temps=4),  # four tempered replicas per chain (brought Boston split 0's chains together, stop 58)
+    "temps4": rj(n_temps=4),  # four tempered replicas per chain (the default with input selection since stop 59)
+    "one_replica": rj(n_temps=1),  # no tempered ladder: the default until stop 59
     # the centre space Omega: the data range extended by iota times its spread on each side (the default's 0.1)
     "iota025": rj(prior=dataclasses.replace(RIDGE_NB, iota=0.25)),
     "iota05": rj(prior=dataclasses.replace(RIDGE_NB, iota=0.5)),

@@ -102,9 +102,10 @@ def main():
         mu, sd = bx[tr_].mean(0), bx[tr_].std(0)
         X, Xt = (bx[tr_] - mu) / sd, (bx[te] - mu) / sd
         print("\nBoston split 0 (300/206), learn_scales=True; 'f error' = test MSE against the noisy targets")
-        for name, kw in [("learn_scales, 5k", dict(n_iter=5000, burn_in=2500)),
+        for name, kw in [("learn_scales, 5k", dict(n_iter=5000, burn_in=2500, n_temps=1)),
+                         ("auto, n_temps=1 (until stop 59)", dict(max_iter=n(128_000), n_temps=1)),
                          ("learn_scales, auto (default)", dict(max_iter=n(128_000))),
-                         ("learn_scales, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
+                         ("learn_scales, 20k", dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=1)),
                          ("learn_scales, n_temps=4, n_tries=4, 20k",
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
             measure(name, X, by[tr_], Xt, by[te], learn_scales=True, **kw)
@@ -113,9 +114,10 @@ def main():
             "\nFriedman #1 (240 points, 10 inputs, noise 1), "
             "select_inputs=True; 'f error' = MSE against the noise-free f"
         )
-        for name, kw in [("select_inputs, 5k", dict(n_iter=5000, burn_in=2500)),
+        for name, kw in [("select_inputs, 5k", dict(n_iter=5000, burn_in=2500, n_temps=1)),
+                         ("auto, n_temps=1 (until stop 59)", dict(max_iter=n(128_000), n_temps=1)),
                          ("select_inputs, auto (default)", dict(max_iter=n(128_000))),
-                         ("select_inputs, 20k", dict(n_iter=n(20_000), burn_in=n(5_000))),
+                         ("select_inputs, 20k", dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=1)),
                          ("select_inputs, n_temps=4, n_tries=4, 20k",
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
             measure(name, fd.x, fd.y, fd.x_test, fd.f_test, select_inputs=True, **kw)

@@ -55,8 +55,41 @@ def _auto_rounds(start, cfg: RJConfig):
     most half of it burn-in, rng=rng)."""
     return lambda rng, n: start(config=dataclasses.replace(cfg, n_iter=n, burn_in=min(cfg.burn_in, n // 2)), rng=rng)
 
+# %% ../nbs/12_estimators.ipynb #f1bc6dea
+class _RegressorChoices:
+    """What the regressor's arguments left at None resolve to, given the data: input selection, the tempered ladder,
+    the prior and the width. A part of `RJMCMCRegressor`."""
+
+    def _select_inputs(self, d: int) -> bool:
+        """Input selection: as given; else on with the learned scales (the default model) when there are three inputs or
+        more, off without them (the paper's model) or with one or two inputs ("The default model": there it bought no
+        accuracy and cost a doubling of the run length)."""
+        if self.select_inputs is None:
+            return check_bool("learn_scales", self.learn_scales) and d >= 3
+        return check_bool("select_inputs", self.select_inputs)
+
+    def _n_temps(self, select: bool) -> int:
+        """Replicas of the tempered ladder: as given; else 4 when the fit selects inputs (the in/out switch alone left
+        Boston's chains apart at the cap on nine splits of ten, "Defaults that converge"), 1 without selection."""
+        if self.n_temps is None:
+            return 4 if select else 1
+        return self.n_temps
+
+    def _prior(self) -> RBFPrior:
+        "The prior the fit uses: the one given, else `default_prior(basis)`."
+        return self.prior if self.prior is not None else default_prior(self.basis)
+
+    def _width_when_none(self, X) -> float:
+        """No width given: sqrt(d) on the standardised inputs, where two data points lie about sqrt(2 d) apart; with
+        standardize=False, sqrt(d) times the RMS of the columns' sds (the same length relative to the data)."""
+        d = X.shape[1]
+        if self.standardize:
+            return float(np.sqrt(d))
+        rms = float(np.sqrt(np.mean(np.var(X, axis=0))))
+        return float(np.sqrt(d)) * (rms if math.isfinite(rms) and rms > 0 else 1.0)
+
 # %% ../nbs/12_estimators.ipynb #304363fc
-class RJMCMCRegressor(BaseBayesEstimator):
+class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
     """Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999).
 
     Examples
@@ -111,8 +144,9 @@ class RJMCMCRegressor(BaseBayesEstimator):
                  select_inputs: bool|None=None,
                  # candidate centres per birth and death (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_tries: int=1,
-                 # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); 1: no tempering
-                 n_temps: int=1,
+                 # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); None: 4 when the fit
+                 # selects inputs ("Defaults that converge"), else 1 (no tempering)
+                 n_temps: int|None=None,
                  # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there
                  # unconverged)
                  max_iter: int=128_000,
@@ -137,14 +171,15 @@ class RJMCMCRegressor(BaseBayesEstimator):
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
+        select = self._select_inputs(X.shape[1])
         cfg = _rj_config(
             self,
             auto,
             progress and n_chains == 1,
             learn_scales=check_bool("learn_scales", self.learn_scales),
-            select_inputs=self._select_inputs(X.shape[1]),
+            select_inputs=select,
             basis_types=AUTO_BASES if self.basis == "auto" else None,
-            n_temps=self.n_temps,
+            n_temps=self._n_temps(select),
         )
         prior, width = self._prior(), self._fit_width(X)
         basis = AUTO_BASES[0] if self.basis == "auto" else self.basis  # basis="auto": the chain starts cubic
@@ -158,18 +193,6 @@ class RJMCMCRegressor(BaseBayesEstimator):
 
     _result_class = Trace
 
-    def _select_inputs(self, d: int) -> bool:
-        """Input selection: as given; else on with the learned scales (the default model) when there are three inputs or
-        more, off without them (the paper's model) or with one or two inputs ("The default model": there it bought no
-        accuracy and cost a doubling of the run length)."""
-        if self.select_inputs is None:
-            return check_bool("learn_scales", self.learn_scales) and d >= 3
-        return check_bool("select_inputs", self.select_inputs)
-
-    def _prior(self) -> RBFPrior:
-        "The prior the fit uses: the one given, else `default_prior(basis)`."
-        return self.prior if self.prior is not None else default_prior(self.basis)
-
     def _raw_scale_limits(self) -> tuple:
         """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance is
         in
@@ -180,15 +203,6 @@ class RJMCMCRegressor(BaseBayesEstimator):
         return (RAW_SCALE[0], RIDGE_RAW_MAX), (
             "the ridge prior on the coefficients (whose variance is in units of the columns of X) no longer fits"
         )
-
-    def _width_when_none(self, X) -> float:
-        """No width given: sqrt(d) on the standardised inputs, where two data points lie about sqrt(2 d) apart; with
-        standardize=False, sqrt(d) times the RMS of the columns' sds (the same length relative to the data)."""
-        d = X.shape[1]
-        if self.standardize:
-            return float(np.sqrt(d))
-        rms = float(np.sqrt(np.mean(np.var(X, axis=0))))
-        return float(np.sqrt(d)) * (rms if math.isfinite(rms) and rms > 0 else 1.0)
 
     def _set_fitted(self, trace):
         """The common fitted attributes; with a learned basis (`05d_learned_basis`) also

@@ -387,14 +387,18 @@ class _RunJudgements:
             if not au["converged"]:
                 cfg = self.meta.get("config") or {}
                 rj = "n_temps" in cfg and self.meta.get("link") != "probit"
+                temps = int(cfg.get("n_temps") or 1)
                 notes.append(
                     f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
                     f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
-                    + (", or use a tempered ladder (n_temps) and multiple tries (n_tries)" if rj else "")
                     + (
-                        "; with input selection, 4 replicas (n_temps=4) brought Boston's chains together within the"
-                        " default max_iter where one did not (12_estimators)"
-                        if rj and cfg.get("select_inputs")
+                        (
+                            f", or add replicas to the tempered ladder (n_temps, {temps} in this run) and use multiple"
+                            " tries (n_tries)"
+                            if temps > 1
+                            else ", or use a tempered ladder (n_temps) and multiple tries (n_tries)"
+                        )
+                        if rj
                         else ""
                     )
                 )

@@ -190,8 +190,8 @@ def test_classifier_chains(link):
 
 def test_the_cap_note_says_what_to_try():
     """A run stopped at max_iter says so and what to try: a tempered ladder and tries for the reversible-jump
-    regressor, and with input selection the ladder that brought Boston's chains together (12_estimators); BMARS, which
-    has neither, is told to raise max_iter only."""
+    regressor, and more replicas when the run was tempered (the default with input selection, 12_estimators); BMARS,
+    which has neither, is told to raise max_iter only."""
     from rbf_bayes import BMARSRegressor, RJMCMCRegressor
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3)); y = X[:, 0] + 0.1 * rng.normal(size=40)
@@ -200,9 +200,10 @@ def test_the_cap_note_says_what_to_try():
         ns = [n for n in est.summary().notes if "reached max_iter" in n]
         assert len(ns) == 1 and "max_iter = 200 iterations without converging" in ns[0]
         return ns[0]
-    sel = note(RJMCMCRegressor(max_iter=200, random_state=0).fit(X, y))     # 3 inputs: input selection by default
-    assert "tempered ladder (n_temps)" in sel and "n_temps=4" in sel
+    sel = RJMCMCRegressor(max_iter=200, random_state=0).fit(X, y)     # 3 inputs: selection and 4 replicas by default
+    assert sel.trace_.meta["config"]["n_temps"] == 4
+    assert "add replicas to the tempered ladder (n_temps, 4 in this run)" in note(sel)
     plain = note(RJMCMCRegressor(max_iter=200, select_inputs=False, random_state=0).fit(X, y))
-    assert "tempered ladder (n_temps)" in plain and "n_temps=4" not in plain
+    assert "use a tempered ladder (n_temps)" in plain and "in this run" not in plain
     bm = note(BMARSRegressor(max_iter=200, random_state=0).fit(X, y))
     assert bm.endswith("raise max_iter")

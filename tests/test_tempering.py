@@ -163,3 +163,23 @@ def test_auto_run_length_checks():
             RJMCMCRegressor(n_iter="auto", n_chains=2, executor=ex).fit(x, y)
     m = RJMCMCRegressor(n_iter="auto", max_iter=16, n_chains=2, random_state=0).fit(x, y)     # the cap is reported
     assert not m.trace_.meta["auto"]["converged"] and "stopped at max_iter" in str(m.summary())
+
+
+def test_the_regressor_tempers_by_default_when_it_selects_inputs():
+    """n_temps=None (the default): four replicas when the fit selects inputs (learned scales and three inputs or more,
+    12_estimators "Defaults that converge"), none otherwise; a number given is kept."""
+    from rbf_bayes import RJMCMCRegressor
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)); y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=40)
+    kw = dict(n_iter=400, burn_in=200, n_chains=1, random_state=0)
+
+    def temps(m):
+        meta = m.trace_.meta
+        assert meta["config"]["n_temps"] == (len(meta["tempering"]["betas"]) if meta.get("tempering") else 1)
+        return meta["config"]["n_temps"], meta["config"]["select_inputs"]
+    assert temps(RJMCMCRegressor(**kw).fit(X, y)) == (4, True)
+    assert temps(RJMCMCRegressor(**kw).fit(X[:, :2], y)) == (1, False)
+    assert temps(RJMCMCRegressor(select_inputs=False, **kw).fit(X, y)) == (1, False)
+    assert temps(RJMCMCRegressor(learn_scales=False, **kw).fit(X, y)) == (1, False)
+    assert temps(RJMCMCRegressor(n_temps=1, **kw).fit(X, y)) == (1, True)
+    assert temps(RJMCMCRegressor(n_temps=2, select_inputs=False, **kw).fit(X, y)) == (2, False)
