@@ -499,7 +499,9 @@ _OPTS = {  # option -> argparse keywords; every default is filled in after parsi
         type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"
     ),
     "--temps": dict(
-        type=int, help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 1: none)"
+        type=int,
+        help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 4 when the model selects "
+        "inputs, else 1: none)",
     ),
     "--tries": dict(
         type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"
