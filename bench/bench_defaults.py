@@ -14,9 +14,9 @@ error against the noise-free f summed over both outputs, averaged over the test 
 points, noise 0.1, 1,000 test points; s = 0..9), error = MSE / var(f). Per fit: the error, the coverage of the 95 %
 predictive interval and the mean log predictive density (MLPD) of noisy test targets (Boston's own; for the others
 the noise-free f plus fresh noise of the data's sd, seeded), seconds, and for several chains split-R-hat of k and of
-the log posterior and bulk ESS of k (every iteration after the burn-in). Then per case and configuration: the mean
-error, the mean and worst ratio to the GP's error on the same split, the paired difference from the GP with its
-standard error, mean coverage, MLPD and seconds. `stochtree` (BART), pyBASS
+the log posterior (BMARS: the log marginal likelihood) and bulk ESS of k (every iteration after the burn-in). Then
+per case and configuration: the mean error, the mean and worst ratio to the GP's error on the same split, the paired
+difference from the GP with its standard error, mean coverage, MLPD and seconds. `stochtree` (BART), pyBASS
 (`pybass-emu`) and scikit-learn's GP are dev dependencies. One run: the machine is shared and noisy, so read the
 seconds as ratios within one run.
 """
@@ -231,7 +231,8 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 tr = m.trace_; b = tr.meta.auto["burn_in"] if "auto" in tr.meta else m.burn_in
                 r = float(rhat(np.stack(tr.chain_series(tr.k, b))))
                 e_k = float(ess(np.stack(tr.chain_series(tr.k, b))))
-                r_lp = float(rhat(np.stack(tr.chain_series(tr.log_posterior, b))))
+                lps = tr.log_posterior if hasattr(tr, "log_posterior") else tr.log_marginal_likelihood   # BMARS's
+                r_lp = float(rhat(np.stack(tr.chain_series(lps, b))))
             rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
                              sec=sec, rhat=r, rhat_lp=r_lp, ess_k=e_k))
             log(f"{case:<10} {s:>5} {name:<20} {rows[-1]['error']:10.5f} {cover:6.3f} {mlpd:8.3f} {sec:7.2f} {r:6.3f} "
