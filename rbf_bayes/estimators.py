@@ -17,11 +17,11 @@ from sklearn.utils.validation import column_or_1d
 
 from ._base import RAW_SCALE, BaseBayesEstimator
 from ._validation import check_bool, check_choice, check_int
-from .basis import BASES
+from .basis import BASES, default_k_max
 from .chains import AUTO_START, check_auto, check_parallel, fit_chains
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import ProbitTrace, probit_run, sample_probit
-from .rjmcmc import RJConfig, Trace, rjmcmc_run, sample_rjmcmc
+from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, rjmcmc_run, sample_rjmcmc
 
 # standardize=False with the ridge prior: the largest spread of an input column (`_raw_scale_limits`)
 RIDGE_RAW_MAX = 1e5
@@ -68,12 +68,16 @@ class _RegressorChoices:
             return check_bool("learn_scales", self.learn_scales) and d >= 3
         return check_bool("select_inputs", self.select_inputs)
 
-    def _n_temps(self, select: bool) -> int:
+    def _n_temps(self, select: bool, N: int, d: int) -> int:
         """Replicas of the tempered ladder: as given; else 4 when the fit selects inputs (the in/out switch alone left
-        Boston's chains apart at the cap on nine splits of ten, "Defaults that converge"), 1 without selection."""
-        if self.n_temps is None:
-            return 4 if select else 1
-        return self.n_temps
+        Boston's chains apart at the cap on nine splits of ten, "Defaults that converge") and the four replicas'
+        designs, N x (2 + d + k_max) each, take at most DESIGN_STORED_MAX bytes together (up to about 300,000 rows with
+        8 inputs and k_max = 100); else 1."""
+        if self.n_temps is not None:
+            return self.n_temps
+        k_max = getattr(self._prior(), "k_max", None)
+        k_max = default_k_max(N, d) if k_max is None else k_max
+        return 4 if select and 4 * 8.0 * N * (2 + d + k_max) <= DESIGN_STORED_MAX else 1
 
     def _prior(self) -> RBFPrior:
         "The prior the fit uses: the one given, else `default_prior(basis)`."
@@ -145,7 +149,7 @@ class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
                  # candidate centres per birth and death (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_tries: int=1,
                  # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); None: 4 when the fit
-                 # selects inputs ("Defaults that converge"), else 1 (no tempering)
+                 # selects inputs and four designs fit in 1 GiB ("Defaults that converge"), else 1 (no tempering)
                  n_temps: int|None=None,
                  # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there
                  # unconverged)
@@ -179,7 +183,7 @@ class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
             learn_scales=check_bool("learn_scales", self.learn_scales),
             select_inputs=select,
             basis_types=AUTO_BASES if self.basis == "auto" else None,
-            n_temps=self._n_temps(select),
+            n_temps=self._n_temps(select, *X.shape),
         )
         prior, width = self._prior(), self._fit_width(X)
         basis = AUTO_BASES[0] if self.basis == "auto" else self.basis  # basis="auto": the chain starts cubic

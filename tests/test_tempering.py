@@ -183,3 +183,20 @@ def test_the_regressor_tempers_by_default_when_it_selects_inputs():
     assert temps(RJMCMCRegressor(learn_scales=False, **kw).fit(X, y)) == (1, False)
     assert temps(RJMCMCRegressor(n_temps=1, **kw).fit(X, y)) == (1, True)
     assert temps(RJMCMCRegressor(n_temps=2, select_inputs=False, **kw).fit(X, y)) == (2, False)
+
+
+def test_the_default_ladder_gives_way_to_one_replica_on_data_too_large_for_four_designs():
+    """Each replica holds its own N x (2 + d + k_max) design: the default tempers while four of them take at most
+    DESIGN_STORED_MAX bytes (1 GiB: 8 inputs and k_max = 100, up to 305,000 rows), one replica beyond; a number given is
+    kept whatever the size."""
+    from rbf_bayes import RJMCMCRegressor
+    from rbf_bayes.priors import REGRESSOR_PRIOR
+    from rbf_bayes.rjmcmc import DESIGN_STORED_MAX
+    n_max = DESIGN_STORED_MAX // (4 * 8 * (2 + 8 + 100))
+    assert n_max == 305_040
+    m = RJMCMCRegressor()
+    assert m._n_temps(True, n_max, 8) == 4 and m._n_temps(True, n_max + 1, 8) == 1
+    assert m._n_temps(False, 300, 13) == 1 and m._n_temps(True, 300, 13) == 4
+    small = RJMCMCRegressor(prior=REGRESSOR_PRIOR.replace(k_max=10))     # a smaller k_max: a smaller design
+    assert small._n_temps(True, n_max + 1, 8) == 4
+    assert RJMCMCRegressor(n_temps=4)._n_temps(True, 10 * n_max, 8) == 4
