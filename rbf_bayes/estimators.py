@@ -17,11 +17,11 @@ from sklearn.utils.validation import column_or_1d
 
 from ._base import RAW_SCALE, BaseBayesEstimator
 from ._validation import check_bool, check_choice, check_int
-from .basis import BASES, default_k_max
+from .basis import BASES, check_k_max
 from .chains import AUTO_START, check_auto, check_parallel, fit_chains
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import ProbitTrace, probit_run, sample_probit
-from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, rjmcmc_run, sample_rjmcmc
+from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, design_bytes, rjmcmc_run, sample_rjmcmc
 
 # standardize=False with the ridge prior: the largest spread of an input column (`_raw_scale_limits`)
 RIDGE_RAW_MAX = 1e5
@@ -75,9 +75,8 @@ class _RegressorChoices:
         8 inputs and k_max = 100); else 1."""
         if self.n_temps is not None:
             return self.n_temps
-        k_max = getattr(self._prior(), "k_max", None)
-        k_max = default_k_max(N, d) if k_max is None else k_max
-        return 4 if select and 4 * 8.0 * N * (2 + d + k_max) <= DESIGN_STORED_MAX else 1
+        k_max = check_k_max(getattr(self._prior(), "k_max", None), N, d)
+        return 4 if select and 4 * design_bytes(N, d, k_max) <= DESIGN_STORED_MAX else 1
 
     def _prior(self) -> RBFPrior:
         "The prior the fit uses: the one given, else `default_prior(basis)`."

@@ -57,7 +57,7 @@ from .results import RBFRunInfo, SamplerResult
 
 # %% auto #0
 __all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'core_settings', 'rj_core', 'RJRunInfo', 'Trace', 'rj_memory',
-           'design_mode', 'sample_rjmcmc', 'rjmcmc_run', 'sample_rjmcmc_reference']
+           'design_bytes', 'design_mode', 'sample_rjmcmc', 'rjmcmc_run', 'sample_rjmcmc_reference']
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
 @dataclass(frozen=True)
@@ -506,6 +506,11 @@ def rj_memory(n_iter: int, n_kept: int, k_max: int, N: int, d: int, c: int, desi
 
 DESIGN_STORED_MAX = 2**30  # design="auto" stores the design up to this many bytes, and recomputes it beyond
 
+# %% ../nbs/05_rjmcmc.ipynb #25d38914
+def design_bytes(N: int, d: int, k_max: int) -> float:
+    "Bytes of one stored design: N rows of 2 + d + k_max doubles (constant, d linear terms, k_max bases, a proposal)."
+    return 8.0 * N * (2 + d + k_max)
+
 # %% ../nbs/05_rjmcmc.ipynb #06021b38
 def design_mode(config: RJConfig, N: int, d: int, k_max: int) -> str:
     """The design the run uses: config.design, with "auto" resolved: stored (faster) while the N x (2 + d + k_max)
@@ -517,7 +522,7 @@ def design_mode(config: RJConfig, N: int, d: int, k_max: int) -> str:
         return "stored"
     if config.design != "auto":
         return config.design
-    return "stored" if 8.0 * N * (2 + d + k_max) <= DESIGN_STORED_MAX else "recompute"
+    return "stored" if design_bytes(N, d, k_max) <= DESIGN_STORED_MAX else "recompute"
 
 # %% ../nbs/05_rjmcmc.ipynb #dcfd2299
 def _check_rj_memory(n_iter, burn_in, thin, k_max, N, d, c, design="stored", replicas=1):
