@@ -3,6 +3,7 @@
 
     python bench/bench_defaults.py                         # every case, every configuration (an hour or more)
     python bench/bench_defaults.py --cases robot friedman1 --configs default gp bart
+    python bench/bench_defaults.py --cases boston --configs default --splits 3   # the first three splits only
     python bench/bench_defaults.py --quick                 # smoke run: the first split of each case, run length capped,
                                                            # each configuration on one of the cases
 
@@ -284,13 +285,14 @@ def main():
     ap.add_argument("--cases", nargs="*", default=list(CASES))
     ap.add_argument("--configs", nargs="*", default=list(CONFIGS))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--splits", type=int, default=None, help="only the first SPLITS splits (seeds) of each case")
     a = ap.parse_args()
     unknown = [c for c in a.configs if c not in CONFIGS] + [c for c in a.cases if c not in CASES]
     if unknown:
         raise SystemExit(
             f"unknown configuration(s) or case(s) {unknown}; configurations {list(CONFIGS)}, cases {list(CASES)}"
         )
-    print_summary(summarise(run(a.cases, a.configs, a.quick, log=lambda s: print(s, flush=True))))
+    print_summary(summarise(run(a.cases, a.configs, a.quick, log=lambda s: print(s, flush=True), n_splits=a.splits)))
 
 
 if __name__ == "__main__":
