@@ -95,7 +95,9 @@ static inline double rbf_phi_r2(double r2, int kind, double w2) {
     return NAN;
 }
 
-/* v[i] <- phi(v[i]) for basis `kind`, the basis chosen once outside the loop (rbf_phi_r2's formulas exactly). */
+/* v[i] <- phi(v[i]) for basis `kind`, the basis chosen once outside the loop (rbf_phi_r2's formulas exactly). The
+   Gaussian's loop vectorises only with -fno-trapping-math (setup.py): otherwise GCC keeps rbf_exp's x < -708 tests
+   as branches (a compare may raise a flag) and runs the loop one element at a time. */
 RBF_CLONES static void rbf_phi_inplace(double* v, Py_ssize_t n, int kind, double w2) {
     switch (kind) {
 #define RBF_X(name, expr) \

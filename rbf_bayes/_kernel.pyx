@@ -1720,6 +1720,19 @@ def exp_c(x):
     return np.asarray(v).reshape(np.shape(x))
 
 
+def phi_scalar(r2, str basis, double width=1.0):
+    """phi at every squared distance of r2 (float64) by the scalar dispatch `rbf_phi_r2`, one call per element: the
+    values the vectorised column loop must reproduce bit for bit (tests/test_kernel.py)."""
+    if basis not in BASIS_CODES:
+        raise ValueError(f"basis must be one of {sorted(BASIS_CODES)}, got {basis!r}")
+    cdef double[::1] v = np.ascontiguousarray(r2, dtype=np.float64).ravel().copy()
+    cdef Py_ssize_t i
+    cdef int code = BASIS_CODES[basis]
+    for i in range(v.shape[0]):
+        v[i] = phi_r2(v[i], code, width * width)
+    return np.asarray(v).reshape(np.shape(r2))
+
+
 def _check_exp():
     """rbf_exp against libm's exp at import, on 2,001 points of [-708, 0] and the ends: at most 2 ulp apart (each is
     within 1 ulp of the correctly rounded value), an ImportError otherwise (a compiler that contracts or reorders the

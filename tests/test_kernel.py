@@ -430,3 +430,19 @@ def test_a_basis_without_a_c_branch_is_an_import_error(monkeypatch):
     monkeypatch.setattr(_kernel, "BASIS_CODES", {**_kernel.BASIS_CODES, "unregistered": code})
     with pytest.raises(ImportError, match=rf"does not compute basis 'unregistered' \(code {code}\).*line to RBF_BASES"):
         _kernel._check_basis_dispatch()
+
+
+def test_the_vectorised_basis_loop_gives_the_scalar_bits():
+    """The basis columns' loop (`rbf_phi_inplace`, run four or eight elements at a time in its AVX2 / AVX-512 clones)
+    and the scalar `rbf_phi_r2` give the same bits for every basis: the Gaussian's exp on both sides of its clamp at
+    -708, r = 0, tiny and large distances. Since -fno-trapping-math (setup.py) the Gaussian's loop is vectorised (before
+    it ran one element at a time); this holds only while neither contraction into FMA nor reassociation is allowed."""
+    from rbf_bayes import _kernel
+    w2 = 0.49
+    x = np.sqrt(np.concatenate([[0.0], np.geomspace(1e-300, 1e4, 4999),
+                                w2 * np.array([707.0, 707.999, 708.0, 708.001, 709.0, 750.0])])).reshape(-1, 1)
+    r2 = x[:, 0] * x[:, 0]                                               # the loop's (x - 0) * (x - 0)
+    for name in _kernel.BASIS_CODES:
+        col = np.asarray(_kernel.basis_column(x, np.zeros(1), name, np.sqrt(w2)))
+        one = _kernel.phi_scalar(r2, name, np.sqrt(w2))
+        assert np.array_equal(col, one), f"{name}: {np.flatnonzero(col != one)[:5]}"
