@@ -111,13 +111,16 @@ RBF_CLONES static void rbf_phi_inplace(double* v, Py_ssize_t n, int kind, double
 
 /* out[i] = ||diag(s)(x_i - mu)||^2 from the transposed inputs xT (d, n), C-contiguous: input by input over all
    rows (every load contiguous, the arithmetic vectorised across rows), each row's sum in input order
-   0 + t_0^2 + t_1^2 + ..., the order of a row-wise loop, so the values are those of one bit for bit */
+   0 + t_0^2 + t_1^2 + ..., the order of a row-wise loop, so the values are those of one bit for bit. An input with
+   s_j = 0 (left out by input selection) is skipped: its terms are +0 (finite inputs), and adding +0 to a sum >= 0
+   leaves every bit as it is. */
 RBF_CLONES static void rbf_sqdist_scaled_t(const double* xT, Py_ssize_t n, Py_ssize_t d, const double* mu,
                                            const double* s, double* out) {
     for (Py_ssize_t i = 0; i < n; i++) out[i] = 0.0;
     for (Py_ssize_t j = 0; j < d; j++) {
         const double* xj = xT + j * n;
         double m = mu[j], sj = s[j];
+        if (sj == 0.0) continue;
         for (Py_ssize_t i = 0; i < n; i++) {
             double t = (xj[i] - m) * sj;
             out[i] += t * t;
