@@ -1690,6 +1690,16 @@ cdef class GramFactor(_Persistence):
         return out
 
 
+cdef _phi_scalar_code(r2, int code, double w2):
+    """phi of basis code `code` at every squared distance of r2 (float64) by the scalar dispatch `rbf_phi_r2`, one
+    call per element (`phi_scalar` and the import-time check `_check_basis_dispatch`)."""
+    cdef double[::1] v = np.ascontiguousarray(r2, dtype=np.float64).ravel().copy()
+    cdef Py_ssize_t i
+    for i in range(v.shape[0]):
+        v[i] = phi_r2(v[i], code, w2)
+    return np.asarray(v).reshape(np.shape(r2))
+
+
 def _check_basis_dispatch():
     """Every basis of the registry (`rbf_bayes.basis.BASES`) computed by both C dispatches (`rbf_phi_r2`,
     `rbf_phi_inplace`) as the NumPy specification computes it, at import: a basis the C registry does not compute as
@@ -1699,7 +1709,7 @@ def _check_basis_dispatch():
     for name, code in BASIS_CODES.items():
         want = basis_from_sq(r2, name, 0.7)
         col = np.asarray(basis_column(x, mu, name, 0.7))                      # the vectorised switch
-        one = np.array([phi_r2(v, code, 0.49) for v in r2])                   # the scalar switch
+        one = _phi_scalar_code(r2, code, 0.49)                                 # the scalar switch
         for what, got in (("rbf_phi_inplace", col), ("rbf_phi_r2", one)):
             if not np.allclose(got, want, rtol=1e-12, atol=1e-15):
                 raise ImportError(f"the C dispatch {what} does not compute basis {name!r} (code {code}) as "
@@ -1725,12 +1735,7 @@ def phi_scalar(r2, str basis, double width=1.0):
     values the vectorised column loop must reproduce bit for bit (tests/test_kernel.py)."""
     if basis not in BASIS_CODES:
         raise ValueError(f"basis must be one of {sorted(BASIS_CODES)}, got {basis!r}")
-    cdef double[::1] v = np.ascontiguousarray(r2, dtype=np.float64).ravel().copy()
-    cdef Py_ssize_t i
-    cdef int code = BASIS_CODES[basis]
-    for i in range(v.shape[0]):
-        v[i] = phi_r2(v[i], code, width * width)
-    return np.asarray(v).reshape(np.shape(r2))
+    return _phi_scalar_code(r2, BASIS_CODES[basis], width * width)
 
 
 def _check_exp():
