@@ -24,16 +24,17 @@ What this script does, in order:
    the other sat idle;
 5. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
 
-Kept outputs (ARCHITECTURE.md, "Outputs kept in the figure chapters"). The figure chapters (`KEEP`: the plotting
-chapter and every experiment) keep their outputs in `nbs/`, so they show their figures, tables and numbers wherever
-a notebook is read (GitHub, Jupyter, nbviewer), not only here. `--keep-outputs` executes them in this build and
-writes their outputs there: printed text and tables as they are, every PNG redrawn at most `MAX_WIDTH` pixels wide
-with a `COLOURS`-colour palette, widget views dropped (their static figure stays), no metadata, then `nbdev_clean`.
-It records in `nbs/kept_outputs.json` a stamp for each: a sha256 over the package's sources (as in 2.) and the
-notebook's code cells as executed. A build in which a chapter's stamp matches shows its kept outputs and does not
-execute it again (`nbdev_test`, the README's test command, executes it in any case, so a kept output never hides a
-failing check); a stale stamp (the package or the chapter changed since) means the chapter is executed as any
-other, and the build says so. What the site shows is therefore always the output of the sources it is built from.
+Kept outputs (ARCHITECTURE.md, "Outputs kept in the figure chapters"). The figure chapters (`KEEP`: every experiment
+and the module chapters whose checks draw figures, `FIGURE_MODULE_CHAPTERS`) keep their outputs in `nbs/`, so they
+show their figures, tables and numbers wherever a notebook is read (GitHub, Jupyter, nbviewer), not only here.
+`--keep-outputs` executes them in this build and writes their outputs there: printed text and tables as they are,
+every PNG redrawn at most `MAX_WIDTH` pixels wide with a `COLOURS`-colour palette, widget views dropped (their
+static figure stays), no metadata, then `nbdev_clean`. It records in `nbs/kept_outputs.json` a stamp for each: a
+sha256 over the package's sources (as in 2.) and the notebook's code cells as executed. A build in which a chapter's
+stamp matches shows its kept outputs and does not execute it again (`nbdev_test`, the README's test command,
+executes it in any case, so a kept output never hides a failing check); a stale stamp (the package or the chapter
+changed since) means the chapter is executed as any other, and the build says so. What the site shows is therefore
+always the output of the sources it is built from.
 
 Every notebook under `nbs/` must appear in NAV: the build fails on a notebook that has no place in the book.
 `--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty).
@@ -88,8 +89,11 @@ SLOW_NOTE = ("*Slow cell: the full configuration, not run in this build (the sit
              "as `nbdev_test` runs it); `nbdev_test --flags slow` runs it.*")
 
 
-# chapters that keep their outputs in nbs/ (see the module docstring); their stamps
-KEEP = ["14_plot"] + [d for cap, ds in NAV if cap == "Experiments" for d in ds]
+# chapters that keep their outputs in nbs/ (see the module docstring); their stamps. The module chapters among them
+# are those whose checks draw figures (prior recovery, the workflow's plots, the plotting
+# chapter): 169 s of execution on a 2-core machine that every CI build repeated after nbdev_test had run them (stop 61)
+FIGURE_MODULE_CHAPTERS = ["05d_learned_basis", "14_plot", "16_workflow"]
+KEEP = FIGURE_MODULE_CHAPTERS + [d for cap, ds in NAV if cap == "Experiments" for d in ds]
 STAMPS = NBS / "kept_outputs.json"
 MAX_WIDTH = 720          # pixels: the widest kept PNG
 COLOURS = 64             # palette size of a kept PNG
