@@ -203,16 +203,18 @@ CONFIGS = {
 }
 
 
-def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, log=print, n_splits=None):
+def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, log=print, n_splits=None, splits=None,
+        keep_models=False):
     """Every configuration on every split of the named cases: a list of rows (case, split, config, error, coverage of
     the 95 % interval, mean log predictive density of the test targets, seconds, split-R-hat of k and of the log
-    posterior and bulk ESS of k, or NaN)."""
+    posterior and bulk ESS of k, or NaN). splits: only these splits (seeds) of every case; keep_models: each row also
+    holds the fitted model ("model", None for a peer) and its predictions ("pred")."""
     if quick: QUICK.update(max_iter=1000)   # one short round (the automatic run's first is 4,000): a smoke run
     rows = []
     log(f"{'case':<10} {'split':>5} {'config':<20} {'error':>10} {'cover':>6} {'MLPD':>8} {'sec':>7} {'R(k)':>6} "
         f"{'R(lp)':>6} {'ESS(k)':>6}")
     for i, (case, s, X, y, Xt, yt, ft) in enumerate(cases(quick, n_splits)):
-        if case not in case_names: continue
+        if case not in case_names or (splits is not None and s not in splits): continue
         for j, name in enumerate(config_names):
             if quick and len(config_names) > 3 and j % 4 != i % 4:
                 continue  # smoke run: each configuration on one case
@@ -236,6 +238,7 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 r_lp = float(rhat(np.stack(tr.chain_series(lps, b))))
             rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
                              sec=sec, rhat=r, rhat_lp=r_lp, ess_k=e_k))
+            if keep_models: rows[-1].update(model=m, pred=pred)
             log(f"{case:<10} {s:>5} {name:<20} {rows[-1]['error']:10.5f} {cover:6.3f} {mlpd:8.3f} {sec:7.2f} {r:6.3f} "
                 f"{r_lp:6.3f} {e_k:6.0f}")
     return rows

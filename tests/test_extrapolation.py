@@ -15,7 +15,6 @@ from rbf_bayes import (
     RJMCMCRegressor,
     SMCRegressor,
 )
-from rbf_bayes.datasets import load_boston
 
 
 def _data(n=80, seed=0):
@@ -112,16 +111,5 @@ def test_a_stream_widens_the_range_with_each_batch():
     npt.assert_allclose(m.x_min_, np.fmin((X[:60] * 0.5).min(0), X[60:].min(0)))
 
 
-def test_boston_split_5_no_longer_fails():
-    """The issue's split (permutation by default_rng(5), 300/206, inputs standardised with the training statistics):
-    three test houses lie 12-16 training sd out in crim and the default network's test MSE was 65.4 (an ARD GP: 11.6,
-    BART 16.5 on the same split; bench/bench_defaults.py). Held in the training range: under 20."""
-    bx, by, _ = load_boston()
-    idx = np.random.default_rng(5).permutation(len(by)); tr, te = idx[:300], idx[300:]
-    mu, sd = bx[tr].mean(0), bx[tr].std(0)
-    m = RJMCMCRegressor(random_state=5, n_jobs=2).fit((bx[tr] - mu) / sd, by[tr])
-    with pytest.warns(ExtrapolationWarning, match="in x0"):
-        pred = m.predict((bx[te] - mu) / sd)
-    mse = float(np.mean((pred - by[te]) ** 2))
-    assert mse < 20.0, mse
-    assert by[tr].min() - 3 * by[tr].std() <= pred.min() and pred.max() <= by[tr].max() + 3 * by[tr].std()
+# Boston's split 5 (the issue's failing split) is checked in nbs/experiments/exp8_benchmarks.ipynb, "The reduced run",
+# on the benchmark's own default fit of that split (until stop 62 this file fitted it a second time).
