@@ -30,12 +30,12 @@ show their figures, tables and numbers wherever a notebook is read (GitHub, Jupy
 the slowest module chapters without a figure (`SLOW_MODULE_CHAPTERS`), so that CI does not execute them twice.
 `--keep-outputs` executes them in this build and writes their outputs there: printed text and tables as they are,
 every PNG redrawn at most `MAX_WIDTH` pixels wide with a `COLOURS`-colour palette, widget views dropped (their
-static figure stays), no metadata, then `nbdev_clean`. It records in `nbs/kept_outputs.json` a stamp for each: a
-sha256 over the package's sources (as in 2.) and the notebook's code cells as executed. A build in which a chapter's
-stamp matches shows its kept outputs and does not execute it again (`nbdev_test`, the README's test command,
-executes it in any case, so a kept output never hides a failing check); a stale stamp (the package or the chapter
-changed since) means the chapter is executed as any other, and the build says so. What the site shows is therefore
-always the output of the sources it is built from.
+static figure stays; a widget with none, a progress bar, is dropped whole), no metadata, then `nbdev_clean`. It
+records in `nbs/kept_outputs.json` a stamp for each: a sha256 over the package's sources (as in 2.) and the
+notebook's code cells as executed. A build in which a chapter's stamp matches shows its kept outputs and does not
+execute it again (`nbdev_test`, the README's test command, executes it in any case, so a kept output never hides a
+failing check); a stale stamp (the package or the chapter changed since) means the chapter is executed as any other,
+and the build says so. What the site shows is therefore always the output of the sources it is built from.
 
 Every notebook under `nbs/` must appear in NAV: the build fails on a notebook that has no place in the book.
 `--fresh` empties the execution cache first; `--no-exec` renders without running anything (outputs empty).
@@ -93,7 +93,8 @@ SLOW_NOTE = ("*Slow cell: the full configuration, not run in this build (the sit
 # chapters that keep their outputs in nbs/ (see the module docstring); their stamps. The module chapters among them
 # are those whose checks draw figures (prior recovery, the workflow's plots, the plotting
 # chapter): 169 s of execution on a 2-core machine that every CI build repeated after nbdev_test had run them (stop 61)
-FIGURE_MODULE_CHAPTERS = ["05d_learned_basis", "14_plot", "16_workflow"]
+# (and the index, whose quick start draws the overview figure: stop 62, the next 56 s of CI's second executions)
+FIGURE_MODULE_CHAPTERS = ["index", "05d_learned_basis", "14_plot", "16_workflow"]
 # ... and the module chapters without a figure whose CI execution is the longest (30-65 s each on a 2-core machine,
 # 184 s together, executed a second time by every CI build after nbdev_test had run them; stop 62): they keep their
 # printed checks and tables, which a reader of the notebook outside the site then sees too
@@ -291,6 +292,8 @@ def kept_output(o: dict) -> dict | None:
     if o.get("output_type") not in ("display_data", "execute_result"):
         return None
     data = {m: v for m, v in o.get("data", {}).items() if m not in DROP_MIME}
+    if len(data) < len(o.get("data", {})) and set(data) <= {"text/plain"}:
+        return None       # a widget with no static view (a progress bar): its text is its first state, "0%"
     if "image/png" in data:
         data = {"image/png": small_png(data["image/png"])}           # a figure is its picture alone
     if not data:

@@ -15,7 +15,9 @@ HEADER = "<!-- generated from nbs/index.ipynb by tools/make_readme.py: edit the 
 
 
 def render() -> str:
-    """README text from the index notebook: hidden cells dropped, nbdev directives stripped."""
+    """README text from the index notebook: hidden cells dropped, nbdev directives stripped, code without its outputs
+    (the index keeps its outputs for the site, stamped: in the README they would be timings that change with every
+    run and figures it does not hold)."""
     nb = nbformat.read(ROOT / "nbs" / "index.ipynb", as_version=4)
     cells = []
     for cell in nb.cells:
@@ -24,6 +26,7 @@ def render() -> str:
             continue
         if cell.cell_type == "code":
             cell.source = "\n".join(l for l in src.splitlines() if not l.startswith("#|")).strip()
+            cell.outputs = []
         cells.append(cell)
     nb.cells = cells
     body, _ = MarkdownExporter().from_notebook_node(nb)
