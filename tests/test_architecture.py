@@ -86,16 +86,16 @@ def test_a_shared_parameter_has_one_default():
 
 
 def test_figure_chapters_keep_their_outputs_small_and_stamped():
-    """Issue 37 item 4, the outputs policy (ARCHITECTURE.md, "Outputs kept in the figure chapters"): every
-    experiment and the module chapters whose checks draw figures (05d, 14, 16; since stop 61, when CI ran
-    over 30 minutes and these chapters were executed twice in it; the index, whose quick start draws one, since
-    stop 62) keep their outputs (`python tools/build_docs.py
-    --keep-outputs`), so they show their figures, tables and numbers outside the built site, with a stamp of the
-    sources they came from; a kept figure is a PNG alone, at most 720 px wide and 120 KB; nothing keeps metadata or
-    a widget view. The four slowest module chapters without a figure (02, 05c, 09, 12; since stop 62, for the same
-    reason) keep their printed outputs, stamped alike. Every other notebook keeps no output. (Until stop 54 the
-    chapters kept their figures only, and the site executed them again; the stamp now lets the site show the kept
-    outputs of the very sources it builds: tools/build_docs.py.)"""
+    """Issue 37 item 4, the outputs policy (ARCHITECTURE.md, "Outputs kept in the figure chapters"): every experiment
+    and the module chapters whose checks draw figures (05d, 14, 16; since stop 61, when CI ran over 30 minutes
+    and these chapters were executed twice in it; the index, whose quick start draws one, since stop 62) keep
+    their outputs (`python tools/build_docs.py --keep-outputs`), so they show their figures, tables and numbers
+    outside the built site, with a stamp of the sources they came from; a kept figure is a PNG alone, at most 720
+    px wide and 120 KB; nothing keeps metadata or a widget view. The four slowest module chapters without a
+    figure (02, 05c, 09, 12; since stop 62, for the same reason) keep their printed outputs, stamped alike. Every
+    other notebook keeps no output. (Until stop 54 the chapters kept their figures only, and the site executed
+    them again; the stamp now lets the site show the kept outputs of the very sources it builds:
+    tools/build_docs.py.)"""
     import base64
     import importlib.util
     import io

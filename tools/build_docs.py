@@ -25,9 +25,9 @@ What this script does, in order:
 5. runs `sphinx-build` with the configuration in `docs/conf.py`; warnings are errors (`-W --keep-going`).
 
 Kept outputs (ARCHITECTURE.md, "Outputs kept in the figure chapters"). The figure chapters (`KEEP`: every experiment
-and the module chapters whose checks draw figures, `FIGURE_MODULE_CHAPTERS`) keep their outputs in `nbs/`, so they
+and the chapters whose checks draw figures, `FIGURE_CHAPTERS`) keep their outputs in `nbs/`, so they
 show their figures, tables and numbers wherever a notebook is read (GitHub, Jupyter, nbviewer), not only here; so do
-the slowest module chapters without a figure (`SLOW_MODULE_CHAPTERS`), so that CI does not execute them twice.
+the slowest module chapters without a figure (`SLOW_CHAPTERS`), so that CI does not execute them twice.
 `--keep-outputs` executes them in this build and writes their outputs there: printed text and tables as they are,
 every PNG redrawn at most `MAX_WIDTH` pixels wide with a `COLOURS`-colour palette, widget views dropped (their
 static figure stays; a widget with none, a progress bar, is dropped whole), no metadata, then `nbdev_clean`. It
@@ -90,16 +90,13 @@ SLOW_NOTE = ("*Slow cell: the full configuration, not run in this build (the sit
              "as `nbdev_test` runs it); `nbdev_test --flags slow` runs it.*")
 
 
-# chapters that keep their outputs in nbs/ (see the module docstring); their stamps. The module chapters among them
-# are those whose checks draw figures (prior recovery, the workflow's plots, the plotting
-# chapter): 169 s of execution on a 2-core machine that every CI build repeated after nbdev_test had run them (stop 61)
-# (and the index, whose quick start draws the overview figure: stop 62, the next 56 s of CI's second executions)
-FIGURE_MODULE_CHAPTERS = ["index", "05d_learned_basis", "14_plot", "16_workflow"]
-# ... and the module chapters without a figure whose CI execution is the longest (30-65 s each on a 2-core machine,
-# 184 s together, executed a second time by every CI build after nbdev_test had run them; stop 62): they keep their
-# printed checks and tables, which a reader of the notebook outside the site then sees too
-SLOW_MODULE_CHAPTERS = ["02_posterior", "05c_probit", "09_smc", "12_estimators"]
-KEEP = FIGURE_MODULE_CHAPTERS + SLOW_MODULE_CHAPTERS + [d for cap, ds in NAV if cap == "Experiments" for d in ds]
+# Chapters that keep their outputs in nbs/ (module docstring), each with its stamp: besides the experiments, the
+# chapters whose checks draw figures (the index's quick start among them), and the module chapters without a figure
+# whose execution takes longest (30-65 s each on 2 cores). CI's site would otherwise execute them all a second time
+# after nbdev_test.
+FIGURE_CHAPTERS = ["index", "05d_learned_basis", "14_plot", "16_workflow"]
+SLOW_CHAPTERS = ["02_posterior", "05c_probit", "09_smc", "12_estimators"]
+KEEP = FIGURE_CHAPTERS + SLOW_CHAPTERS + [d for cap, ds in NAV if cap == "Experiments" for d in ds]
 STAMPS = NBS / "kept_outputs.json"
 MAX_WIDTH = 720          # pixels: the widest kept PNG
 COLOURS = 64             # palette size of a kept PNG
@@ -109,10 +106,10 @@ EXEC_CONFIG = "kernel python3, inline matplotlib, slow cells not run (v1)"   # c
 
 
 def source_hash(extra=""):
-    """sha256 over the package's sources, C headers and data and the benchmark scripts (and `extra`: what else the
-    outputs depend on, e.g. whether the tremor data were found): a change invalidates every cached execution."""
+    """sha256 over the package's sources, C headers and data and the benchmark scripts (exp8 runs
+    bench/bench_defaults.py; and `extra`: what else the outputs depend on, e.g. whether the tremor data were found):
+    a change invalidates every cached execution."""
     h = hashlib.sha256((EXEC_CONFIG + extra).encode())
-    # the package's sources, its C headers and data, and the benchmark scripts (exp8 runs bench/bench_defaults.py)
     for p in [*sorted((ROOT / "rbf_bayes").rglob("*")), *sorted((ROOT / "bench").glob("*.py"))]:
         if p.is_file() and p.suffix in {".py", ".pyx", ".pxd", ".h", ".csv"} and p.name != "_modidx.py":
             h.update(p.relative_to(ROOT).as_posix().encode())
