@@ -106,11 +106,12 @@ EXEC_CONFIG = "kernel python3, inline matplotlib, slow cells not run (v1)"   # c
 
 
 def source_hash(extra=""):
-    """sha256 over the package's sources, C headers and data and the benchmark scripts (exp8 runs
-    bench/bench_defaults.py; and `extra`: what else the outputs depend on, e.g. whether the tremor data were found):
-    a change invalidates every cached execution."""
+    """sha256 over the package's sources, C headers and data and the benchmark scripts bench/bench_*.py (exp8 runs
+    bench/bench_defaults.py; the studies, bench/study_*.py, are run by hand, never by a notebook), and `extra`: what
+    else the outputs depend on, e.g. whether the tremor data were found. A change invalidates every cached
+    execution."""
     h = hashlib.sha256((EXEC_CONFIG + extra).encode())
-    for p in [*sorted((ROOT / "rbf_bayes").rglob("*")), *sorted((ROOT / "bench").glob("*.py"))]:
+    for p in [*sorted((ROOT / "rbf_bayes").rglob("*")), *sorted((ROOT / "bench").glob("bench_*.py"))]:
         if p.is_file() and p.suffix in {".py", ".pyx", ".pxd", ".h", ".csv"} and p.name != "_modidx.py":
             h.update(p.relative_to(ROOT).as_posix().encode())
             h.update(p.read_bytes())
