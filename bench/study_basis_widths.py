@@ -21,6 +21,7 @@ new inputs held in the training range as the package's default does.
     python bench/study_basis_widths.py --cases boston robot --splits 2 --n-iter 6000 --chains 2 --peers gp
     python bench/study_basis_widths.py --cases boston robot --splits 2 --arms fixed_width data_centres --peers gp
     python bench/study_basis_widths.py --cases sinc --splits 1 --n-iter 600 --chains 1 --peers    # smoke run
+    python bench/study_basis_widths.py --check-prior    # prior recovery of the width moves (likelihood off)
 """
 import argparse
 import dataclasses
@@ -57,6 +58,8 @@ class _WidthModel(_RefModel):
 
     def lml(self, st, S_, s_=None, g_=None, kind_=None, w_=None):
         "log p(y | the state with centres S_ and log widths w_); -inf for a singular design (no kernel rule here)."
+        if self.config.prior_only:
+            return 0.0
         p = self.prior
         try:
             D_ = self.design(st, S_, s_, g_, kind_, w_)
@@ -152,10 +155,11 @@ def _width_sweep(m, st, rng):
             st.n_w[1] += 1
 
 
-def sample(x, Y, rng, n_iter, learn_w, tau=0.5, data_centres=False):
+def sample(x, Y, rng, n_iter, learn_w, tau=0.5, data_centres=False, prior_only=False):
     "One chain; every fifth iteration of the second half kept: (centres, omega, scales, alpha draw, sigma^2), k."
     d = x.shape[1]
-    cfg = RJConfig(n_iter=n_iter, burn_in=n_iter // 2, learn_scales=True, moves=("birth", "death", "update"))
+    cfg = RJConfig(n_iter=n_iter, burn_in=n_iter // 2, learn_scales=True, moves=("birth", "death", "update"),
+                   prior_only=prior_only)
     m0, st = _reference_start(x, Y, REGRESSOR_PRIOR, cfg, "gaussian", math.sqrt(d), None, rng)
     m = _WidthModel(**{f.name: getattr(m0, f.name) for f in dataclasses.fields(_RefModel)}, tau=tau, learn_w=learn_w)
     if data_centres:
@@ -178,7 +182,8 @@ def sample(x, Y, rng, n_iter, learn_w, tau=0.5, data_centres=False):
         _ref_gibbs(m, st, rng)
         ks.append(len(st.S))
         if it >= cfg.burn_in and (it - cfg.burn_in) % 5 == 0:
-            kept.append((st.S.copy(), st.w.copy(), st.sc.copy(), st.alpha.copy(), st.sig2.copy()))
+            kept.append((st.S.copy(), st.w.copy(), st.sc.copy(), None if prior_only else st.alpha.copy(),
+                         st.sig2.copy()))
     return m, kept, np.array(ks), st.n_w
 
 
@@ -215,6 +220,27 @@ def _design_at(m, xn, S, w, sc):
     return np.hstack([np.ones((len(xn), 1)), xn, np.exp(-r2 * np.exp(-2.0 * w)[None, :] / m.width ** 2)])
 
 
+def check_prior(tau=0.5, n_iter=40_000):
+    """Prior recovery of the width moves: with the likelihood switched off, the kept omega_i must be N(0, tau^2) and
+    the kept k must follow the prior on k (the birth and death are the reference's; the omega draws and steps are
+    new). Kept draws are every fifth iteration of the second half; the tests are on every 20th of them."""
+    from scipy import stats
+
+    x = np.random.default_rng(0).random((30, 2))
+    m, kept, ks, _ = sample(x, np.zeros((30, 1)), np.random.default_rng(1), n_iter, True, tau, prior_only=True)
+    om = np.concatenate([w for _, w, *_ in kept[::20]])
+    print(f"omega: {len(om)} draws, mean {om.mean():+.3f}, sd {om.std():.3f} (prior 0, {tau}); "
+          f"KS p {stats.kstest(om, 'norm', args=(0, tau)).pvalue:.3f}")
+    k = np.array([len(S) for S, *_ in kept])
+    # the prior on k with Lambda integrated: negative binomial NB(eps1 + 1/2, eps2 / (1 + eps2)), truncated at k_max
+    p = REGRESSOR_PRIOR
+    pk = stats.nbinom.pmf(np.arange(m.k_max + 1), p.eps1 + 0.5, p.eps2 / (1 + p.eps2))
+    pk /= pk.sum()
+    from rbf_bayes.convergence import ess
+    se = k.std() / math.sqrt(ess(k[None, :]))
+    print(f"k: mean {k.mean():.2f} (Monte Carlo se {se:.2f}) against the prior's {np.arange(m.k_max + 1) @ pk:.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="*", default=["boston", "robot"])
@@ -224,7 +250,10 @@ def main():
     ap.add_argument("--tau", type=float, default=0.5)
     ap.add_argument("--peers", nargs="*", default=["gp"])
     ap.add_argument("--arms", nargs="*", default=["fixed_width", "basis_widths"])
+    ap.add_argument("--check-prior", action="store_true", help="prior recovery of the width moves, then stop")
     a = ap.parse_args()
+    if a.check_prior:
+        return check_prior(a.tau)
     B.CONFIGS["fixed_width"] = proto(False, a.n_iter, a.chains)
     B.CONFIGS["basis_widths"] = proto(True, a.n_iter, a.chains, a.tau)
     B.CONFIGS["data_centres"] = proto(False, a.n_iter, a.chains, data_centres=True)
