@@ -40,7 +40,7 @@ from rbf_bayes.basis import sq_distances  # noqa: E402
 from rbf_bayes.moves import log_ratio_birth, log_ratio_death  # noqa: E402
 from rbf_bayes.posterior import dense_summaries, log_marginal_likelihood, log_ml_terms_known  # noqa: E402
 from rbf_bayes.priors import REGRESSOR_PRIOR  # noqa: E402
-from rbf_bayes.rjmcmc import RJConfig, _ref_gibbs, _ref_scale_step, _reference_start, _RefModel  # noqa: E402
+from rbf_bayes.rjmcmc import RJConfig, _ref_gibbs, _ref_scale_step, _ref_update, _reference_start, _RefModel  # noqa: E402
 
 
 @dataclasses.dataclass(kw_only=True, eq=False)
@@ -51,10 +51,13 @@ class _WidthModel(_RefModel):
     learn_w: bool = True        # False: every omega_i = 0 (the default's model)
 
     def design(self, st, S_, s_=None, g_=None, kind_=None, w_=None):
-        w = st.w if w_ is None else w_
-        r2 = sq_distances(self.x, S_, st.sc if s_ is None else s_)
-        Phi = np.exp(-r2 * np.exp(-2.0 * np.asarray(w))[None, :] / self.width ** 2)
-        return np.hstack([np.ones((self.N, 1)), self.x, Phi])
+        "The reference's signature (g_ and kind_ unused: no selection, Gaussian bases); w_: the log widths."
+        return self.design_at(self.x, S_, st.w if w_ is None else w_, st.sc if s_ is None else s_)
+
+    def design_at(self, xn, S, w, sc):
+        "[1, x, phi_i(x)] at inputs xn for centres S, log widths w and scales sc."
+        Phi = np.exp(-sq_distances(xn, S, sc) * np.exp(-2.0 * np.asarray(w))[None, :] / self.width ** 2)
+        return np.hstack([np.ones((len(xn), 1)), xn, Phi])
 
     def lml(self, st, S_, s_=None, g_=None, kind_=None, w_=None):
         "log p(y | the state with centres S_ and log widths w_); -inf for a singular design (no kernel rule here)."
@@ -86,21 +89,6 @@ def _death(m, st, rng):
     new = m.lml(st, S1, w_=w1)
     if math.log(rng.random()) < log_ratio_death(new - st.cur, k, st.Lam, m.k_max, m.config.c_star):
         st.S, st.w, st.cur = S1, w1, new
-
-
-def _update(m, st, rng):
-    cfg = m.config
-    for j in range(len(st.S) - 1, -1, -1):
-        prop = (m.om.sample_uniform(rng)[0] if rng.random() < cfg.varpi
-                else st.S[j] + math.sqrt(cfg.rw_var) * rng.standard_normal(m.d))
-        if not m.om.contains(prop).all():
-            continue
-        S1 = st.S.copy()
-        S1[j] = prop
-        new = m.lml(st, S1)
-        lcr = float(m.om.log_density(prop)[0] - m.om.log_density(st.S[j])[0])
-        if math.log(rng.random()) < new - st.cur + lcr:
-            st.S, st.cur = S1, new
 
 
 class DataCentres:
@@ -175,7 +163,7 @@ def sample(x, Y, rng, n_iter, learn_w, tau=0.5, data_centres=False, prior_only=F
         elif u < b + dd:
             _death(m, st, rng)
         elif len(st.S):
-            (_update_data if data_centres else _update)(m, st, rng)
+            (_update_data if data_centres else _ref_update)(m, st, rng)
         if learn_w and len(st.S):
             _width_sweep(m, st, rng)
         _ref_scale_step(m, st, rng)
@@ -201,7 +189,7 @@ def proto(learn_w, n_iter, n_chains=2, tau=0.5, data_centres=False):
             acc.append(n_w[1] / max(n_w[0], 1))
             xin = np.clip(xts, m.x.min(0), m.x.max(0))   # held in the training range, as the package's default
             for S, w, sc, al, s2 in kept:
-                F.append(_design_at(m, xin, S, w, sc) @ al)
+                F.append(m.design_at(xin, S, w, sc) @ al)
                 sig.append(np.sqrt(s2))
         F = np.array(F) * sy + my                      # (S, n, c)
         sig = np.array(sig) * sy                       # (S, c)
@@ -213,11 +201,6 @@ def proto(learn_w, n_iter, n_chains=2, tau=0.5, data_centres=False):
         res = {v: np.stack([o[v] for o in outs], 1) for v in ("pred", "lo", "hi")}
         return dict(res, model=None, lpd=lambda yt: sum(o["lpd"](yt[:, j]) for j, o in enumerate(outs)))
     return fit
-
-
-def _design_at(m, xn, S, w, sc):
-    r2 = sq_distances(xn, S, sc)
-    return np.hstack([np.ones((len(xn), 1)), xn, np.exp(-r2 * np.exp(-2.0 * w)[None, :] / m.width ** 2)])
 
 
 def check_prior(tau=0.5, n_iter=40_000):
