@@ -1,4 +1,5 @@
-"""Issue 35, evidence before any C work: two of Holmes & Mallick's (1998) choices on the default's model.
+"""Issue 35, evidence before any C work: two of Holmes & Mallick's (1998) choices, and the ridge prior's GP limit,
+on the default's model.
 
 A prototype on the NumPy reference sampler (`rjmcmc._RefModel`, its scale step and Gibbs block): the default's model
 (Gaussian bases, width w = sqrt(d) on standardised inputs and outputs, learned per-input scales s,
@@ -10,7 +11,15 @@ A prototype on the NumPy reference sampler (`rjmcmc._RefModel`, its scale step a
   birth's); a sweep of random-walk steps on each omega_i is accepted with the likelihood ratio times
   N(omega'; 0, tau^2) / N(omega; 0, tau^2);
 - `data_centres`: each centre one of the N training inputs, uniformly (`DataCentres`; the birth draws from it, the
-  update proposes a data point uniformly with probability varpi, else one of the current centre's ten nearest).
+  update proposes a data point uniformly with probability varpi, else one of the current centre's ten nearest);
+- `gp_limit`: the ridge prior's GP limit. The bases' columns are divided by sqrt(k), so a basis coefficient's prior
+  variance is sigma^2 delta^2 / k (the linear part's stays sigma^2 delta^2). Given k, this is the default's model with
+  another design: the marginal likelihood, the Gibbs block and every move's ratio are the default's with that design,
+  and no move is new. As k grows with centres i.i.d. on Omega, the bases' sum tends to a Gaussian process whose
+  kernel is sigma^2 delta^2 E_mu[phi(x; mu) phi(x'; mu)], for Gaussian bases on a wide Omega the ARD
+  squared-exponential kernel with length scales sqrt(2) w / s_i (exp6_learned_basis derives it).
+  `gp_limit_k30`: with a prior on k of mean 30 (eps1 = 29.5); `gp_limit_k30_d30`: and delta^2's prior scale
+  beta_delta2 = 300, so that a coefficient's prior variance at k = 30 is the default's.
 
 Every arm runs birth, death and the centre update (split and merge are off in all of them: widths would need a
 matched split of omega), the log-scale step and the Gibbs block; no input selection and no tempering. The arms
@@ -20,6 +29,8 @@ new inputs held in the training range as the package's default does.
 
     python bench/study_basis_widths.py --cases boston robot --splits 2 --n-iter 6000 --chains 2 --peers gp
     python bench/study_basis_widths.py --cases boston robot --splits 2 --arms fixed_width data_centres --peers gp
+    python bench/study_basis_widths.py --cases boston robot --splits 2 --arms fixed_width gp_limit gp_limit_k30
+    python bench/study_basis_widths.py --cases boston robot --splits 2 --arms gp_limit_k30_d30 --peers
     python bench/study_basis_widths.py --cases sinc --splits 1 --n-iter 600 --chains 1 --peers    # smoke run
     python bench/study_basis_widths.py --check-prior    # prior recovery of the width moves (likelihood off)
 """
@@ -49,6 +60,7 @@ class _WidthModel(_RefModel):
     tau: float = 0.5            # prior sd of omega_i
     w_step: float = 0.3         # random-walk sd of the omega_i step
     learn_w: bool = True        # False: every omega_i = 0 (the default's model)
+    inv_k: bool = False         # True: the bases' columns divided by sqrt(k) (ridge prior variance sigma^2 delta^2 / k)
 
     def design(self, st, S_, s_=None, g_=None, kind_=None, w_=None):
         "The reference's signature (g_ and kind_ unused: no selection, Gaussian bases); w_: the log widths."
@@ -57,6 +69,8 @@ class _WidthModel(_RefModel):
     def design_at(self, xn, S, w, sc):
         "[1, x, phi_i(x)] at inputs xn for centres S, log widths w and scales sc."
         Phi = np.exp(-sq_distances(xn, S, sc) * np.exp(-2.0 * np.asarray(w))[None, :] / self.width ** 2)
+        if self.inv_k and len(S):
+            Phi /= math.sqrt(len(S))
         return np.hstack([np.ones((len(xn), 1)), xn, Phi])
 
     def lml(self, st, S_, s_=None, g_=None, kind_=None, w_=None):
@@ -143,13 +157,15 @@ def _width_sweep(m, st, rng):
             st.n_w[1] += 1
 
 
-def sample(x, Y, rng, n_iter, learn_w, tau=0.5, data_centres=False, prior_only=False):
+def sample(x, Y, rng, n_iter, learn_w, tau=0.5, data_centres=False, prior_only=False, inv_k=False,
+           prior=REGRESSOR_PRIOR):
     "One chain; every fifth iteration of the second half kept: (centres, omega, scales, alpha draw, sigma^2), k."
     d = x.shape[1]
     cfg = RJConfig(n_iter=n_iter, burn_in=n_iter // 2, learn_scales=True, moves=("birth", "death", "update"),
                    prior_only=prior_only)
-    m0, st = _reference_start(x, Y, REGRESSOR_PRIOR, cfg, "gaussian", math.sqrt(d), None, rng)
-    m = _WidthModel(**{f.name: getattr(m0, f.name) for f in dataclasses.fields(_RefModel)}, tau=tau, learn_w=learn_w)
+    m0, st = _reference_start(x, Y, prior, cfg, "gaussian", math.sqrt(d), None, rng)
+    m = _WidthModel(**{f.name: getattr(m0, f.name) for f in dataclasses.fields(_RefModel)}, tau=tau, learn_w=learn_w,
+                   inv_k=inv_k)
     if data_centres:
         m.om = DataCentres(x)
     st.w, st.n_w = np.zeros(0), [0, 0]
@@ -175,7 +191,7 @@ def sample(x, Y, rng, n_iter, learn_w, tau=0.5, data_centres=False, prior_only=F
     return m, kept, np.array(ks), st.n_w
 
 
-def proto(learn_w, n_iter, n_chains=2, tau=0.5, data_centres=False):
+def proto(learn_w, n_iter, n_chains=2, tau=0.5, data_centres=False, inv_k=False, prior=REGRESSOR_PRIOR):
     "A bench configuration: `n_chains` chains of the prototype, pooled; predictions from the kept draws."
     def fit(X, y, Xt, seed):
         y2 = np.reshape(y, (len(y), -1))
@@ -184,7 +200,7 @@ def proto(learn_w, n_iter, n_chains=2, tau=0.5, data_centres=False):
         F, sig, ks, acc = [], [], [], []
         for c in range(n_chains):
             m, kept, k, n_w = sample(xs, ys, np.random.default_rng([seed, c]), n_iter, learn_w, tau,
-                                       data_centres)
+                                       data_centres, inv_k=inv_k, prior=prior)
             ks.append(k[n_iter // 2:])
             acc.append(n_w[1] / max(n_w[0], 1))
             xin = np.clip(xts, m.x.min(0), m.x.max(0))   # held in the training range, as the package's default
@@ -228,6 +244,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="*", default=["boston", "robot"])
     ap.add_argument("--splits", type=int, default=2)
+    ap.add_argument("--only", type=int, nargs="*", default=None, help="only these splits (seeds) of every case")
     ap.add_argument("--n-iter", type=int, default=6000)
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--tau", type=float, default=0.5)
@@ -240,9 +257,14 @@ def main():
     B.CONFIGS["fixed_width"] = proto(False, a.n_iter, a.chains)
     B.CONFIGS["basis_widths"] = proto(True, a.n_iter, a.chains, a.tau)
     B.CONFIGS["data_centres"] = proto(False, a.n_iter, a.chains, data_centres=True)
+    B.CONFIGS["gp_limit"] = proto(False, a.n_iter, a.chains, inv_k=True)
+    B.CONFIGS["gp_limit_k30"] = proto(False, a.n_iter, a.chains, inv_k=True, prior=REGRESSOR_PRIOR.replace(eps1=29.5))
+    # and delta^2's prior scale times 30, so that a coefficient's prior variance at k = 30 is the default's
+    B.CONFIGS["gp_limit_k30_d30"] = proto(False, a.n_iter, a.chains, inv_k=True,
+                                          prior=REGRESSOR_PRIOR.replace(eps1=29.5, beta_delta2=300.0))
     warnings.simplefilter("ignore")
     t = time.time()
-    rows = B.run(a.cases, [*a.arms, *a.peers], n_splits=a.splits)
+    rows = B.run(a.cases, [*a.arms, *a.peers], n_splits=a.splits, splits=a.only)
     B.print_summary(B.summarise(rows, "fixed_width"), "fixed_width")
     print(f"\n{time.time() - t:.0f} s")
 
