@@ -264,7 +264,8 @@ def main():
                                           prior=REGRESSOR_PRIOR.replace(eps1=29.5, beta_delta2=300.0))
     warnings.simplefilter("ignore")
     t = time.time()
-    rows = B.run(a.cases, [*a.arms, *a.peers], n_splits=a.splits, splits=a.only)
+    n_splits = max(a.splits, max(a.only) + 1) if a.only else a.splits   # --only 4 runs split 4 whatever --splits says
+    rows = B.run(a.cases, [*a.arms, *a.peers], n_splits=n_splits, splits=a.only)
     B.print_summary(B.summarise(rows, "fixed_width"), "fixed_width")
     print(f"\n{time.time() - t:.0f} s")
 
