@@ -37,6 +37,7 @@ cdef struct RJSettings:
     # Lambda ~ Ga(1/2 + eps1, eps2)
     double alpha_delta2, beta_delta2, v0, gamma0, eps1, eps2
     bint g_prior                # coef_prior == "g" (else the ridge prior)
+    bint delta2_per_basis       # delta^2 | k ~ IG(alpha_delta2, beta_delta2 / max(k, 1)) (nbs/01_priors)
     bint joint_k_prior          # k_prior == "joint"
     double log_k_normaliser     # log Z of the joint hierarchy of k (0 for the conditional one)
     double log_scale_sd         # learned scales: theta = log s ~ N(0, log_scale_sd^2)
@@ -189,6 +190,7 @@ cdef class _RJState:
     cdef int kind, gprior, jeffreys
     cdef double w2, logvol, logvd
     cdef double a_d, b_d, v0, g0, eps1, eps2
+    cdef bint d2k              # delta^2's prior scale per basis: b_d / max(k, 1) given k (nbs/01_priors)
     cdef double c_star, varpi, srw, vs
     cdef int en_bd, en_sm, en_u, prior_only, fix_Lambda, fix_delta2, use_fp, nuis
     cdef double fp_b, fp_d, fp_s, fp_m, inv_t1
@@ -325,6 +327,7 @@ cdef class _RJState:
         self.lcin, self.lcout = <double*> &lcinv[0], <double*> &lcoutv[0]
         self.logvd = 0.5 * self.d * log(np.pi) - lgamma(0.5 * self.d + 1)
         self.a_d, self.b_d = S.alpha_delta2, S.beta_delta2
+        self.d2k = S.delta2_per_basis
         self.v0, self.g0 = S.v0, S.gamma0
         self.eps1, self.eps2 = S.eps1, S.eps2
         self.gprior = S.g_prior
@@ -503,19 +506,34 @@ cdef class _RJModel(_RJState):
         "The prior sd of a log scale t: log_scale_sd_up above 0, log_scale_sd at or below (nbs/05d)."
         return self.s_sd_up if t > 0 else self.s_sd
 
+    cdef inline double _b_k(self, Py_ssize_t k) noexcept nogil:
+        "delta^2's prior scale given k bases: beta_delta2, or beta_delta2 / max(k, 1) per basis (`priors.delta2_scale`)."
+        return self.b_d / <double> (k if k > 1 else 1) if self.d2k else self.b_d
+
+    cdef double _d2_jump(self, Py_ssize_t k, Py_ssize_t kn) noexcept nogil:
+        """log prod_o p(delta_o^2 | kn) / p(delta_o^2 | k), the prior ratio of a move from k to kn bases that holds
+        delta^2: 0 unless per basis (`priors.log_delta2_jump`)."""
+        cdef Py_ssize_t o
+        cdef double kb = <double> (k if k > 1 else 1), knb = <double> (kn if kn > 1 else 1), s = 0.0
+        if not self.d2k:
+            return 0.0
+        for o in range(self.c):
+            s += self.a_d * log(kb / knb) - self.b_d * (1.0 / knb - 1.0 / kb) / self.delta2_buf[o]
+        return s
+
     cdef double _log_prior(self) noexcept nogil:
         """log p(k, Lambda) (either hierarchy) + log p(mu | k) + sum log p(delta^2). With Lambda held fixed
         (config.fix_Lambda) its own prior density is left out: it is a constant of the target, and a large fixed Lambda
         (the annealer's calibrated Lambda-bar grows as delta-bar^c: 9e24 at c = 5 outputs) makes -eps2 Lambda so large
         (-9e20) that every other term would drown in its rounding."""
         cdef Py_ssize_t o
-        cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1
+        cdef double L = self.Lambda, lp, a1 = 0.5 + self.eps1, b = self._b_k(self.k)
         lp = ((self.k * log(L) if self.k > 0 else 0.0) - self.lgam[self.k]
               + (self._log_centres() if self.cmix else -self.k * self.logvol)
               - (L + self.logZk if self.joint else self.logS_cur))
         for o in range(self.c):
-            lp += (self.a_d * log(self.b_d) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
-                   - self.b_d / self.delta2_buf[o])
+            lp += (self.a_d * log(b) - lgamma(self.a_d) - (self.a_d + 1) * log(self.delta2_buf[o])
+                   - b / self.delta2_buf[o])
         if not self.fix_Lambda:
             lp += a1 * log(self.eps2) - lgamma(a1) + (a1 - 1) * log(L) - self.eps2 * L
         if self.learn:
@@ -633,7 +651,7 @@ cdef class _RJModel(_RJState):
                 self.st.ridge[f] = 1.0 / new
                 bad = self.st._refactor(f) != 0     # transactional: factor f unchanged if not PD
             lnew = -INFINITY if bad else log_ml(&self.lik, self.st, False)
-            lr = self.beta * (lnew - self.lml) - self.a_d * (log(new) - log(old)) - self.b_d * (1.0 / new - 1.0 / old)
+            lr = self.beta * (lnew - self.lml) - self.a_d * (log(new) - log(old)) - self._b_k(self.k) * (1.0 / new - 1.0 / old)
             if log(random_standard_uniform(self.rng)) < lr and lr == lr:
                 self.lml = lnew
                 self.n_d2_acc += 1
@@ -655,7 +673,7 @@ cdef class _RJModel(_RJState):
         elif self.prior_only:
             if not self.fix_delta2:
                 for o in range(self.c):
-                    self.delta2_buf[o] = self.b_d / random_standard_gamma(self.rng, self.a_d)
+                    self.delta2_buf[o] = self._b_k(self.k) / random_standard_gamma(self.rng, self.a_d)
         elif self.nuis:
             for o in range(self.c):
                 z = self.st.Z + o * M1
@@ -678,7 +696,7 @@ cdef class _RJModel(_RJState):
                     for i in range(m):
                         quad += al[i] * al[i]
                 if not self.fix_delta2:
-                    self.delta2_buf[o] = ((self.b_d + 0.5 * quad / s2)
+                    self.delta2_buf[o] = ((self._b_k(self.k) + 0.5 * quad / s2)
                                           / random_standard_gamma(self.rng, self.a_d + 0.5 * m))
             if not self.gprior and not self.fix_delta2:
                 # every factor at its new ridge 1 / delta_o^2 (interleaved); one not PD there keeps its old ridge
@@ -1027,7 +1045,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         """Multiple-try birth: K candidates c_i ~ U(Omega), c_J picked with probability w_J / sum w (w_i = exp(lw_i)),
         accepted with the plain birth's ratio in which the likelihood ratio is replaced by the mean weight (nbs/03)."""
         cdef Py_ssize_t k = self.k, J
-        cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, lmw
+        cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, lmw, jp
         cdef double* mu = self.C + k * self.d
         if k >= self.kmax:
             return 0
@@ -1042,8 +1060,9 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             self._scratch(mu)
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
-        if self._settle(self._accept(lmw + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b),
-                                     (new - self.lml) + log(self.Lambda) + self._log_centre(mu)), new):
+        jp = self._d2_jump(k, k + 1)
+        if self._settle(self._accept(lmw + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b) + jp,
+                                     (new - self.lml) + log(self.Lambda) + self._log_centre(mu) + jp), new):
             self.k += 1
             return 1
         return 0
@@ -1054,7 +1073,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         death's ratio in which the likelihood ratio is replaced by 1 / W. theta' + c_i is the current state with centre
         j replaced by c_i, so each reference weight is one proposed replace: nothing is committed before the test."""
         cdef Py_ssize_t k = self.k, j
-        cdef double b, dd, s, m, b0, d0, s0, m0, new = 0.0, lmw
+        cdef double b, dd, s, m, b0, d0, s0, m0, new = 0.0, lmw, jp
         if k == 0:
             return 0
         j = <Py_ssize_t> random_interval(self.rng, k - 1)
@@ -1067,8 +1086,9 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             self.st._reject()
             self.lw[0] = self.beta * (self.lml - new)
         lmw = self._try_candidates(1, new, REPLACE, self.p0 + j)
-        if not self._accept(-lmw - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)),
-                            (new - self.lml) - log(self.Lambda) - self._log_centre(self.C + j * self.d)):
+        jp = self._d2_jump(k, k - 1)
+        if not self._accept(-lmw - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)) + jp,
+                            (new - self.lml) - log(self.Lambda) - self._log_centre(self.C + j * self.d) + jp):
             return 0
         if not self.prior_only:
             propose(self.st, DELETE, self.p0 + j, &self.lik, &new)
@@ -1116,7 +1136,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
 
     cdef int _birth(self) noexcept nogil:
         cdef Py_ssize_t k = self.k
-        cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, dll = 0.0
+        cdef double b, dd, s, m, b1, d1, s1, m1, new = 0.0, dll = 0.0, jp
         cdef double* mu = self.C + k * self.d
         if k >= self.kmax:
             return 0
@@ -1128,15 +1148,16 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
             dll = new - self.lml
-        if self._settle(self._accept(self.beta * dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b),
-                                     dll + log(self.Lambda) + self._log_centre(mu)), new):
+        jp = self._d2_jump(k, k + 1)
+        if self._settle(self._accept(self.beta * dll + log(self.Lambda) + log(d1) - log(k + 1.0) - log(b) + jp,
+                                     dll + log(self.Lambda) + self._log_centre(mu) + jp), new):
             self.k += 1
             return 1
         return 0
 
     cdef int _death(self) noexcept nogil:
         cdef Py_ssize_t k = self.k, j
-        cdef double b, dd, s, m, b0, d0, s0, m0, new = 0.0, dll = 0.0
+        cdef double b, dd, s, m, b0, d0, s0, m0, new = 0.0, dll = 0.0, jp
         if k == 0:
             return 0
         j = <Py_ssize_t> random_interval(self.rng, k - 1)
@@ -1145,8 +1166,9 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         if not self.prior_only:
             propose(self.st, DELETE, self.p0 + j, &self.lik, &new)
             dll = new - self.lml
-        if self._settle(self._accept(self.beta * dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)),
-                                     dll - log(self.Lambda) - self._log_centre(self.C + j * self.d)), new):
+        jp = self._d2_jump(k, k - 1)
+        if self._settle(self._accept(self.beta * dll - (log(self.Lambda) + log(dd) - log(<double> k) - log(b0)) + jp,
+                                     dll - log(self.Lambda) - self._log_centre(self.C + j * self.d) + jp), new):
             memmove(self.C + j * self.d, self.C + (j + 1) * self.d, (k - 1 - j) * self.d * sizeof(double))
             self.k -= 1
             return 1
@@ -1166,7 +1188,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
         cdef double* mu1 = self.tmp
         cdef double* mu2 = self.tmp + d
         cdef double* u = self.tmp + 2 * d
-        cdef double nrm = 0.0, r, new = 0.0, dll = 0.0, lcr
+        cdef double nrm = 0.0, r, new = 0.0, dll = 0.0, lcr, jp
         cdef int n_nn
         if k == 0 or k >= self.kmax:
             return 0
@@ -1199,8 +1221,9 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
                 self._undo_replace(j)
                 return 0
             dll = new - self.lml
-        if self._settle(self._accept(self.beta * dll + self._split_terms(k, n_nn, lcr),
-                                     dll + log(self.Lambda) + lcr), new):
+        jp = self._d2_jump(k, k + 1)
+        if self._settle(self._accept(self.beta * dll + self._split_terms(k, n_nn, lcr) + jp,
+                                     dll + log(self.Lambda) + lcr + jp), new):
             memcpy(self.C, self.W, (k + 1) * d * sizeof(double))
             self.k += 1
             return 1
@@ -1216,7 +1239,7 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
     cdef int _merge(self) noexcept nogil:
         cdef Py_ssize_t k = self.k, d = self.d, j, nn, i, t, col
         cdef double* mu = self.tmp
-        cdef double uu = 0.0, z, new = 0.0, dll = 0.0, lcr
+        cdef double uu = 0.0, z, new = 0.0, dll = 0.0, lcr, jp
         cdef int n_nn
         if k < 2:
             return 0
@@ -1244,8 +1267,9 @@ cdef class _RJDimensionMoves(_RJLearnedBasis):
             col = self.p0 + (nn if nn < j else nn - 1)
             propose(self.st, DELETE, col, &self.lik, &new)
             dll = new - self.lml
-        if self._settle(self._accept(self.beta * dll - self._split_terms(k - 1, n_nn, lcr),
-                                     dll - log(self.Lambda) - lcr), new):
+        jp = self._d2_jump(k, k - 1)
+        if self._settle(self._accept(self.beta * dll - self._split_terms(k - 1, n_nn, lcr) + jp,
+                                     dll - log(self.Lambda) - lcr + jp), new):
             memcpy(self.C, self.W, (k - 1) * d * sizeof(double))
             self.k -= 1
             return 1

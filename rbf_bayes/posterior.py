@@ -14,6 +14,7 @@ from ._validation import as_inputs, as_targets
 from .basis import CentreSpace, check_k_max, design_matrix
 from rbf_bayes.priors import (
     RBFPrior,
+    delta2_scale,
     log_centres_prior,
     log_delta2_prior,
     log_inputs_prior,
@@ -138,7 +139,7 @@ def log_posterior(x, # inputs (N, d)
     if not np.isfinite(lp): return -np.inf
     D = design_matrix(x, centres, basis, width, s)
     if inputs is not None: D = np.delete(D, 1 + np.flatnonzero(~g), axis=1)
-    return log_marginal_likelihood(D, Y, delta2, prior) + lp + float(np.sum(log_delta2_prior(delta2, prior)))
+    return log_marginal_likelihood(D, Y, delta2, prior) + lp + float(np.sum(log_delta2_prior(delta2, prior, k)))
 
 # %% ../nbs/02_posterior.ipynb #bd0459b6
 def coef_posterior(D: np.ndarray, # design (N, m)
@@ -180,12 +181,15 @@ def sample_coef(rng: np.random.Generator, D: np.ndarray, Y: np.ndarray, sigma2, 
     return out
 
 # %% ../nbs/02_posterior.ipynb #dd83f1e8
-def sample_delta2(rng: np.random.Generator, alpha: np.ndarray, sigma2, D: np.ndarray, prior: RBFPrior) -> np.ndarray:
-    "delta_i^2 ~ IG(alpha_d + m/2, beta_d + alpha_i' S alpha_i / (2 sigma_i^2)), S = D'D (g) or I (ridge)."
+def sample_delta2(rng: np.random.Generator, alpha: np.ndarray, sigma2, D: np.ndarray, prior: RBFPrior,
+                  k: int | None = None, # the number of bases (needed when prior.delta2_per_basis)
+                 ) -> np.ndarray:
+    """delta_i^2 ~ IG(alpha_d + m/2, beta_d + alpha_i' S alpha_i / (2 sigma_i^2)), S = D'D (g) or I (ridge); beta_d is
+    `delta2_scale(prior, k)` (beta_delta2, or beta_delta2 / max(k, 1) per basis)."""
     alpha = alpha.reshape(D.shape[1], -1); sigma2 = np.broadcast_to(sigma2, (alpha.shape[1],))
     quad = (np.einsum("mi,mi->i", D @ alpha, D @ alpha) if prior.coef_prior == "g"
             else np.einsum("mi,mi->i", alpha, alpha))
-    b = prior.beta_delta2 + 0.5 * quad / sigma2
+    b = delta2_scale(prior, k) + 0.5 * quad / sigma2
     return b / rng.standard_gamma(prior.alpha_delta2 + 0.5 * D.shape[1], size=b.shape)
 
 # %% ../nbs/02_posterior.ipynb #908b872d

@@ -17,9 +17,9 @@ from .basis import CentreSpace
 
 # %% auto #0
 __all__ = ['COEF_PRIORS', 'K_PRIORS', 'REGRESSOR_PRIOR', 'PROBIT_PRIOR', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior',
-           'log_Lambda_prior', 'log_inv_gamma', 'log_delta2_prior', 'log_sigma2_prior', 'log_centres_prior',
-           'log_scales_prior', 'log_inputs_prior', 'coef_prior_cov', 'log_coef_prior', 'log_joint_k_normaliser',
-           'log_k_Lambda_prior', 'k_marginal', 'SMCPrior', 'default_prior']
+           'log_Lambda_prior', 'log_inv_gamma', 'delta2_scale', 'log_delta2_prior', 'log_delta2_jump',
+           'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior', 'log_inputs_prior', 'coef_prior_cov',
+           'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior', 'k_marginal', 'SMCPrior', 'default_prior']
 
 # %% ../nbs/01_priors.ipynb #d6288f75
 COEF_PRIORS = ("ridge", "g")
@@ -50,6 +50,9 @@ class RBFPrior:
     inclusion_prob: float = 0.5 # input selection (05d): gamma_j ~ Bernoulli(inclusion_prob) i.i.d., given >= 1 input in
     # the sd of log s_j above 0 (05d, "A prior that narrows less"); None: log_scale_sd
     log_scale_sd_up: float | None = None
+    # True: delta^2 | k ~ IG(alpha_delta2, beta_delta2 / max(k, 1)), a coefficient's prior variance shrinking as 1/k
+    # ("The coefficient prior's GP limit" below); False: the paper's delta^2 ~ IG(alpha_delta2, beta_delta2)
+    delta2_per_basis: bool = False
 
     def __post_init__(self):
         check_positive("alpha_delta2", self.alpha_delta2)
@@ -74,6 +77,8 @@ class RBFPrior:
             raise ValueError(
                 f"v0 and gamma0 must be both 0 (Jeffreys' prior) or both > 0, got v0={self.v0}, gamma0={self.gamma0}"
             )
+        if not isinstance(self.delta2_per_basis, (bool, np.bool_)):
+            raise ValueError(f"delta2_per_basis must be True or False, got {self.delta2_per_basis!r}")
         check_choice("k_prior", self.k_prior, K_PRIORS)
         check_choice("coef_prior", self.coef_prior, COEF_PRIORS)
         if self.k_max is not None and (
@@ -128,9 +133,25 @@ def log_inv_gamma(x, a: float, b: float) -> np.ndarray:
     return a * np.log(b) - special.gammaln(a) - (a + 1) * np.log(x) - b / x
 
 # %% ../nbs/01_priors.ipynb #3f5092f0
-def log_delta2_prior(delta2, prior: RBFPrior) -> np.ndarray:
-    "log IG(delta^2; alpha_delta2, beta_delta2)."
-    return log_inv_gamma(delta2, prior.alpha_delta2, prior.beta_delta2)
+def delta2_scale(prior: RBFPrior, k: int | None = None) -> float:
+    "The scale of delta^2's inverse-gamma prior given k bases: beta_delta2, or beta_delta2 / max(k, 1) per basis."
+    if not prior.delta2_per_basis: return prior.beta_delta2
+    if k is None: raise ValueError("k (the number of bases) is required when prior.delta2_per_basis")
+    return prior.beta_delta2 / max(int(k), 1)
+
+def log_delta2_prior(delta2, prior: RBFPrior, k: int | None = None) -> np.ndarray:
+    "log IG(delta^2; alpha_delta2, beta_delta2) (k is ignored), or, per basis, given k bases (`delta2_scale`)."
+    return log_inv_gamma(delta2, prior.alpha_delta2, delta2_scale(prior, k))
+
+def log_delta2_jump(delta2, # delta_i^2 of every output, held by the move
+                    prior: RBFPrior, k: int, # bases before the move
+                    k_new: int, # bases after it
+                   ) -> float:
+    "log prod_i p(delta_i^2 | k_new) / p(delta_i^2 | k): 0 unless prior.delta2_per_basis."
+    if not prior.delta2_per_basis: return 0.0
+    kb, kn = max(int(k), 1), max(int(k_new), 1)
+    d2 = np.asarray(delta2, dtype=float)
+    return float(np.sum(prior.alpha_delta2 * math.log(kb / kn) - prior.beta_delta2 * (1.0 / kn - 1.0 / kb) / d2))
 
 # %% ../nbs/01_priors.ipynb #b8fda1dc
 def log_sigma2_prior(sigma2, prior: RBFPrior) -> np.ndarray:

@@ -45,7 +45,9 @@ from rbf_bayes.posterior import (
 )
 from rbf_bayes.priors import (
     RBFPrior,
+    delta2_scale,
     log_centres_prior,
+    log_delta2_jump,
     log_delta2_prior,
     log_inputs_prior,
     log_joint_k_normaliser,
@@ -155,7 +157,8 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
     fpb, fpd, fps, fpm = config.fixed_probs if config.fixed_probs is not None else (0.0,) * 4
     joint = prior.k_prior == "joint"
     return dict(alpha_delta2=prior.alpha_delta2, beta_delta2=prior.beta_delta2, v0=prior.v0, gamma0=prior.gamma0,
-                eps1=prior.eps1, eps2=prior.eps2, g_prior=prior.coef_prior == "g", joint_k_prior=joint,
+                eps1=prior.eps1, eps2=prior.eps2, g_prior=prior.coef_prior == "g",
+                delta2_per_basis=prior.delta2_per_basis, joint_k_prior=joint,
                 log_k_normaliser=log_joint_k_normaliser(k_max, prior) if joint else 0.0,
                 log_scale_sd=prior.log_scale_sd,
                 log_scale_sd_up=prior.log_scale_sd if prior.log_scale_sd_up is None else prior.log_scale_sd_up,
@@ -454,7 +457,7 @@ def _prepare(x, y, prior, config, basis, width, init, rng):
     d2 = (
         config.fix_delta2
         if config.fix_delta2 is not None
-        else init.get("delta2", prior.beta_delta2 / max(prior.alpha_delta2 - 1, 1.0))
+        else init.get("delta2", delta2_scale(prior, len(centres)) / max(prior.alpha_delta2 - 1, 1.0))
     )
     d2 = np.broadcast_to(np.asarray(d2, dtype=float), (c,)).copy()
     check_positive("Lambda", float(Lam))
@@ -1053,14 +1056,16 @@ def _ref_birth(m: _RefModel, st: _RefState, rng) -> int:
         cand = m.om.sample(rng, K)
         lw = np.array([m.lml(st, np.vstack([st.S, c_])) - st.cur for c_ in cand])
         lmw = log_mean_weight(lw)
-        if lmw > -math.inf and math.log(rng.random()) < log_ratio_birth(lmw, k, st.Lam, m.k_max, cs):
+        if lmw > -math.inf and math.log(rng.random()) < (log_ratio_birth(lmw, k, st.Lam, m.k_max, cs)
+                                                         + log_delta2_jump(st.d2, m.prior, k, k + 1)):
             st.S = np.vstack([st.S, cand[multiple_try_pick(lw, rng)]])
             st.cur = m.lml(st, st.S)
             return 1
         return 0
     S1 = np.vstack([st.S, m.om.sample(rng)[0]])
     new = m.lml(st, S1)
-    return _ref_mh(st, rng, S1, new, log_ratio_birth(new - st.cur, k, st.Lam, m.k_max, cs))
+    return _ref_mh(st, rng, S1, new, log_ratio_birth(new - st.cur, k, st.Lam, m.k_max, cs)
+                   + log_delta2_jump(st.d2, m.prior, k, k + 1))
 
 # %% ../nbs/05_rjmcmc.ipynb #6578bbb8
 def _ref_death(m: _RefModel, st: _RefState, rng) -> int:
@@ -1074,7 +1079,8 @@ def _ref_death(m: _RefModel, st: _RefState, rng) -> int:
         lr = -log_mean_weight(lw)
     else:
         lr = new - st.cur
-    return _ref_mh(st, rng, S1, new, log_ratio_death(lr, k, st.Lam, m.k_max, m.config.c_star))
+    return _ref_mh(st, rng, S1, new, log_ratio_death(lr, k, st.Lam, m.k_max, m.config.c_star)
+                   + log_delta2_jump(st.d2, m.prior, k, k - 1))
 
 # %% ../nbs/05_rjmcmc.ipynb #666e181c
 def _split_log_volume(om: CentreSpace, pair, one) -> float:
@@ -1097,7 +1103,7 @@ def _ref_split(m: _RefModel, st: _RefState, rng) -> int:
     new = m.lml(st, S1)
     lv = _split_log_volume(m.om, S1[-2:], st.S[j])
     return _ref_mh(st, rng, S1, new, log_ratio_split(new - st.cur, k, nn, st.Lam, m.k_max, lv, vs, d,
-                                                     m.config.c_star))
+                                                     m.config.c_star) + log_delta2_jump(st.d2, m.prior, k, k + 1))
 
 # %% ../nbs/05_rjmcmc.ipynb #b340dd9f
 def _ref_merge(m: _RefModel, st: _RefState, rng) -> int:
@@ -1113,7 +1119,7 @@ def _ref_merge(m: _RefModel, st: _RefState, rng) -> int:
     new = m.lml(st, S1)
     lv = _split_log_volume(m.om, st.S[[j, jn]], mu)
     return _ref_mh(st, rng, S1, new, log_ratio_merge(new - st.cur, k, nn, st.Lam, m.k_max, lv, vs, d,
-                                                     m.config.c_star))
+                                                     m.config.c_star) + log_delta2_jump(st.d2, m.prior, k, k - 1))
 
 # %% ../nbs/05_rjmcmc.ipynb #97a5d1f7
 def _ref_update(m: _RefModel, st: _RefState, rng) -> int:
@@ -1238,14 +1244,14 @@ def _ref_gibbs(m: _RefModel, st: _RefState, rng) -> None:
     cfg, p = m.config, m.prior
     if cfg.prior_only:
         if cfg.fix_delta2 is None:
-            st.d2 = p.beta_delta2 / rng.standard_gamma(p.alpha_delta2, size=st.Y.shape[1])
+            st.d2 = delta2_scale(p, len(st.S)) / rng.standard_gamma(p.alpha_delta2, size=st.Y.shape[1])
     else:
         st.D = m.design(st, st.S)
         yPy, _ = dense_summaries(st.D, st.Y, st.d2, p)
         st.sig2 = sample_sigma2(rng, yPy, m.N, p) if m.s2k is None else np.full(st.Y.shape[1], m.s2k)
         st.alpha = sample_coef(rng, st.D, st.Y, st.sig2, st.d2, p)
         if cfg.fix_delta2 is None:
-            st.d2 = sample_delta2(rng, st.alpha, st.sig2, st.D, p)
+            st.d2 = sample_delta2(rng, st.alpha, st.sig2, st.D, p, len(st.S))
         st.cur = m.lml(st, st.S)
     if cfg.fix_Lambda is None:
         st.Lam, _ = sample_Lambda(rng, st.Lam, len(st.S), m.k_max, p)
@@ -1264,7 +1270,7 @@ def _ref_log_posterior(m: _RefModel, st: _RefState) -> float:
         st.cur
         + float(log_k_Lambda_prior(len(st.S), st.Lam, m.k_max, p))
         + log_centres_prior(st.S, om)
-        + float(np.sum(log_delta2_prior(st.d2, p)))
+        + float(np.sum(log_delta2_prior(st.d2, p, len(st.S))))
         + (log_scales_prior(st.sc[st.sc > 0], p) if learn else 0.0)
         + (log_inputs_prior(st.g, p) if sel else 0.0)
         - (math.log(len(types)) if types else 0.0)
