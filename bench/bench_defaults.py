@@ -32,7 +32,7 @@ import numpy as np
 
 from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, ExtrapolationWarning, RJMCMCRegressor, SMCRegressor
 from rbf_bayes.datasets import friedman, load_boston, robot_arm, sinc_data
-from rbf_bayes.priors import RBFPrior
+from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
 
 CASES = ("boston", "friedman1", "friedman2", "friedman3", "robot", "sinc")
 NOISE = {1: 1.0, 2: 125.0, 3: 0.1}   # Friedman's noise sds (Tipping 2001), also the sd of the fresh test targets
@@ -193,6 +193,9 @@ CONFIGS = {
     # centres beyond the data: each coordinate from the far box (iota_far) with probability far_prob, else the near one
     # (iota_far 1, far_prob 1/2: the default since stop 56)
     "far1p2": rj(prior=dataclasses.replace(RIDGE_NB, iota_far=1.0, far_prob=0.2)),
+    # delta^2 | k ~ IG(2, 300 / max(k, 1)) and k ~ NB with mean 30: the coefficient prior's GP limit (01_priors),
+    # sized so that a coefficient's prior variance at k = 30 is the default's
+    "gp_limit": rj(prior=REGRESSOR_PRIOR.replace(eps1=29.5, beta_delta2=300.0, delta2_per_basis=True)),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
     "smc": other(SMCRegressor),

@@ -19,7 +19,9 @@ A prototype on the NumPy reference sampler (`rjmcmc._RefModel`, its scale step a
   kernel is sigma^2 delta^2 E_mu[phi(x; mu) phi(x'; mu)], for Gaussian bases on a wide Omega the ARD
   squared-exponential kernel with length scales sqrt(2) w / s_i (exp6_learned_basis derives it).
   `gp_limit_k30`: with a prior on k of mean 30 (eps1 = 29.5); `gp_limit_k30_d30`: and delta^2's prior scale
-  beta_delta2 = 300, so that a coefficient's prior variance at k = 30 is the default's.
+  beta_delta2 = 300, so that a coefficient's prior variance at k = 30 is the default's. `gp_limit_all`: every column
+  (the linear part's too) divided by sqrt(max(k, 1)), with gp_limit_k30_d30's priors: the default's model with
+  delta^2 | k ~ IG(2, 300 / max(k, 1)), the form the package builds (`RBFPrior(delta2_per_basis=True)`).
 
 Every arm runs birth, death and the centre update (split and merge are off in all of them: widths would need a
 matched split of omega), the log-scale step and the Gibbs block; no input selection and no tempering. The arms
@@ -61,6 +63,7 @@ class _WidthModel(_RefModel):
     w_step: float = 0.3         # random-walk sd of the omega_i step
     learn_w: bool = True        # False: every omega_i = 0 (the default's model)
     inv_k: bool = False         # True: the bases' columns divided by sqrt(k) (ridge prior variance sigma^2 delta^2 / k)
+    inv_k_all: bool = False     # True: every column divided by sqrt(max(k, 1)) (delta^2's prior scale beta / max(k, 1))
 
     def design(self, st, S_, s_=None, g_=None, kind_=None, w_=None):
         "The reference's signature (g_ and kind_ unused: no selection, Gaussian bases); w_: the log widths."
@@ -71,7 +74,8 @@ class _WidthModel(_RefModel):
         Phi = np.exp(-sq_distances(xn, S, sc) * np.exp(-2.0 * np.asarray(w))[None, :] / self.width ** 2)
         if self.inv_k and len(S):
             Phi /= math.sqrt(len(S))
-        return np.hstack([np.ones((len(xn), 1)), xn, Phi])
+        D = np.hstack([np.ones((len(xn), 1)), xn, Phi])
+        return D / math.sqrt(max(len(S), 1)) if self.inv_k_all else D
 
     def lml(self, st, S_, s_=None, g_=None, kind_=None, w_=None):
         "log p(y | the state with centres S_ and log widths w_); -inf for a singular design (no kernel rule here)."
@@ -165,7 +169,7 @@ def sample(x, Y, rng, n_iter, learn_w, tau=0.5, data_centres=False, prior_only=F
                    prior_only=prior_only)
     m0, st = _reference_start(x, Y, prior, cfg, "gaussian", math.sqrt(d), None, rng)
     m = _WidthModel(**{f.name: getattr(m0, f.name) for f in dataclasses.fields(_RefModel)}, tau=tau, learn_w=learn_w,
-                   inv_k=inv_k)
+                   inv_k=inv_k is True, inv_k_all=inv_k == "all")
     if data_centres:
         m.om = DataCentres(x)
     st.w, st.n_w = np.zeros(0), [0, 0]
@@ -262,6 +266,9 @@ def main():
     # and delta^2's prior scale times 30, so that a coefficient's prior variance at k = 30 is the default's
     B.CONFIGS["gp_limit_k30_d30"] = proto(False, a.n_iter, a.chains, inv_k=True,
                                           prior=REGRESSOR_PRIOR.replace(eps1=29.5, beta_delta2=300.0))
+    # every column / sqrt(max(k, 1)), the linear part too: the default's model with delta^2 ~ IG(2, 300 / max(k, 1))
+    B.CONFIGS["gp_limit_all"] = proto(False, a.n_iter, a.chains, inv_k="all",
+                                      prior=REGRESSOR_PRIOR.replace(eps1=29.5, beta_delta2=300.0))
     warnings.simplefilter("ignore")
     t = time.time()
     n_splits = max(a.splits, max(a.only) + 1) if a.only else a.splits   # --only 4 runs split 4 whatever --splits says
