@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special, stats
 
-from ._validation import check_choice, check_positive
+from ._validation import check_bool, check_choice, check_positive
 from .basis import CentreSpace
 
 # %% auto #0
@@ -55,36 +55,7 @@ class RBFPrior:
     delta2_per_basis: bool = False
 
     def __post_init__(self):
-        check_positive("alpha_delta2", self.alpha_delta2)
-        check_positive("beta_delta2", self.beta_delta2)
-        check_positive("v0", self.v0, allow_zero=True)
-        check_positive("gamma0", self.gamma0, allow_zero=True)
-        check_positive("eps2", self.eps2)
-        check_positive("iota", self.iota, allow_zero=True)
-        if self.iota_far is not None and not (check_positive("iota_far", self.iota_far) > self.iota):
-            raise ValueError(f"iota_far must exceed iota ({self.iota}), got {self.iota_far}")
-        if not (isinstance(self.far_prob, (int, float)) and 0 < self.far_prob < 1):
-            raise ValueError(f"far_prob must be a number in (0, 1), got {self.far_prob!r}")
-        check_positive("log_scale_sd", self.log_scale_sd)
-        if self.log_scale_sd_up is not None: check_positive("log_scale_sd_up", self.log_scale_sd_up)
-        if not (isinstance(self.inclusion_prob, (int, float)) and 0 < self.inclusion_prob < 1):
-            raise ValueError(f"inclusion_prob must be a number in (0, 1), got {self.inclusion_prob!r}")
-        if not (isinstance(self.eps1, (int, float)) and math.isfinite(self.eps1) and self.eps1 > -0.5):
-            raise ValueError(
-                f"eps1 must be a finite number > -1/2 (the Gamma shape 1/2 + eps1 must be > 0), got {self.eps1!r}"
-            )
-        if (self.v0 == 0) != (self.gamma0 == 0):
-            raise ValueError(
-                f"v0 and gamma0 must be both 0 (Jeffreys' prior) or both > 0, got v0={self.v0}, gamma0={self.gamma0}"
-            )
-        if not isinstance(self.delta2_per_basis, (bool, np.bool_)):
-            raise ValueError(f"delta2_per_basis must be True or False, got {self.delta2_per_basis!r}")
-        check_choice("k_prior", self.k_prior, K_PRIORS)
-        check_choice("coef_prior", self.coef_prior, COEF_PRIORS)
-        if self.k_max is not None and (
-            isinstance(self.k_max, bool) or not isinstance(self.k_max, (int, np.integer)) or self.k_max < 0
-        ):
-            raise ValueError(f"k_max must be None or an integer >= 0, got {self.k_max!r}")
+        _check_rbf_prior(self)
 
     @property
     def jeffreys(self) -> bool:
@@ -98,6 +69,39 @@ class RBFPrior:
     def centre_space(self, x) -> CentreSpace:
         "The centre space Omega of inputs `x` and the centres' prior on it (iota; iota_far and far_prob)."
         return CentreSpace.from_data(x, self.iota, self.iota_far, self.far_prob)
+
+# %% ../nbs/01_priors.ipynb #8a907f06
+def _check_rbf_prior(p: RBFPrior) -> None:
+    "Every field of an `RBFPrior` in its domain, else a ValueError (a TypeError for a flag) naming the field."
+    check_positive("alpha_delta2", p.alpha_delta2)
+    check_positive("beta_delta2", p.beta_delta2)
+    check_positive("v0", p.v0, allow_zero=True)
+    check_positive("gamma0", p.gamma0, allow_zero=True)
+    check_positive("eps2", p.eps2)
+    check_positive("iota", p.iota, allow_zero=True)
+    if p.iota_far is not None and not (check_positive("iota_far", p.iota_far) > p.iota):
+        raise ValueError(f"iota_far must exceed iota ({p.iota}), got {p.iota_far}")
+    if not (isinstance(p.far_prob, (int, float)) and 0 < p.far_prob < 1):
+        raise ValueError(f"far_prob must be a number in (0, 1), got {p.far_prob!r}")
+    check_positive("log_scale_sd", p.log_scale_sd)
+    if p.log_scale_sd_up is not None: check_positive("log_scale_sd_up", p.log_scale_sd_up)
+    if not (isinstance(p.inclusion_prob, (int, float)) and 0 < p.inclusion_prob < 1):
+        raise ValueError(f"inclusion_prob must be a number in (0, 1), got {p.inclusion_prob!r}")
+    if not (isinstance(p.eps1, (int, float)) and math.isfinite(p.eps1) and p.eps1 > -0.5):
+        raise ValueError(
+            f"eps1 must be a finite number > -1/2 (the Gamma shape 1/2 + eps1 must be > 0), got {p.eps1!r}"
+        )
+    if (p.v0 == 0) != (p.gamma0 == 0):
+        raise ValueError(
+            f"v0 and gamma0 must be both 0 (Jeffreys' prior) or both > 0, got v0={p.v0}, gamma0={p.gamma0}"
+        )
+    check_bool("delta2_per_basis", p.delta2_per_basis)
+    check_choice("k_prior", p.k_prior, K_PRIORS)
+    check_choice("coef_prior", p.coef_prior, COEF_PRIORS)
+    if p.k_max is not None and (
+        isinstance(p.k_max, bool) or not isinstance(p.k_max, (int, np.integer)) or p.k_max < 0
+    ):
+        raise ValueError(f"k_max must be None or an integer >= 0, got {p.k_max!r}")
 
 # %% ../nbs/01_priors.ipynb #85fd3885
 def log_poisson_normaliser(Lambda: float, # Poisson rate (>= 0)
@@ -139,10 +143,12 @@ def delta2_scale(prior: RBFPrior, k: int | None = None) -> float:
     if k is None: raise ValueError("k (the number of bases) is required when prior.delta2_per_basis")
     return prior.beta_delta2 / max(int(k), 1)
 
+# %% ../nbs/01_priors.ipynb #3ba767f2
 def log_delta2_prior(delta2, prior: RBFPrior, k: int | None = None) -> np.ndarray:
     "log IG(delta^2; alpha_delta2, beta_delta2) (k is ignored), or, per basis, given k bases (`delta2_scale`)."
     return log_inv_gamma(delta2, prior.alpha_delta2, delta2_scale(prior, k))
 
+# %% ../nbs/01_priors.ipynb #3c2d9370
 def log_delta2_jump(delta2, # delta_i^2 of every output, held by the move
                     prior: RBFPrior, k: int, # bases before the move
                     k_new: int, # bases after it

@@ -208,7 +208,6 @@ CELL_LINES_OWED = {
     "_ScalingPart": 81,  # 00b_base
     "PredictiveMixin": 96,  # 00b_base
     "BaseBayesEstimator": 83,  # 00b_base
-    "RBFPrior": 68,  # 01_priors
     "DiagnosticsMixin": 65,  # 04a_results
     "RJConfig": 85,  # 05_rjmcmc
     "_TraceDraws": 84,  # 05_rjmcmc

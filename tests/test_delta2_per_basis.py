@@ -154,5 +154,5 @@ def test_log_posterior_matches_dense():
 
 
 def test_bad_flag_is_named():
-    with pytest.raises(ValueError, match="delta2_per_basis must be True or False"):
+    with pytest.raises(TypeError, match="delta2_per_basis must be True or False"):
         RBFPrior(delta2_per_basis="yes")
