@@ -507,7 +507,7 @@ cdef class _RJModel(_RJState):
         return self.s_sd_up if t > 0 else self.s_sd
 
     cdef inline double _b_k(self, Py_ssize_t k) noexcept nogil:
-        "delta^2's prior scale given k bases: beta_delta2, or beta_delta2 / max(k, 1) per basis (`priors.delta2_scale`)."
+        "delta^2's prior scale given k bases: beta_delta2, or beta_delta2 / max(k, 1) per basis (priors.delta2_scale)."
         return self.b_d / <double> (k if k > 1 else 1) if self.d2k else self.b_d
 
     cdef double _d2_jump(self, Py_ssize_t k, Py_ssize_t kn) noexcept nogil:
@@ -651,7 +651,8 @@ cdef class _RJModel(_RJState):
                 self.st.ridge[f] = 1.0 / new
                 bad = self.st._refactor(f) != 0     # transactional: factor f unchanged if not PD
             lnew = -INFINITY if bad else log_ml(&self.lik, self.st, False)
-            lr = self.beta * (lnew - self.lml) - self.a_d * (log(new) - log(old)) - self._b_k(self.k) * (1.0 / new - 1.0 / old)
+            lr = (self.beta * (lnew - self.lml) - self.a_d * (log(new) - log(old))
+                  - self._b_k(self.k) * (1.0 / new - 1.0 / old))
             if log(random_standard_uniform(self.rng)) < lr and lr == lr:
                 self.lml = lnew
                 self.n_d2_acc += 1
