@@ -18,12 +18,12 @@ import math
 import numpy as np
 import pytest
 from scipy import special, stats
+from test_tempering import run_core_at
 
-from rbf_bayes._rjmcmc import Records
 from rbf_bayes.basis import CentreSpace, design_matrix
 from rbf_bayes.posterior import log_marginal_likelihood, log_posterior
 from rbf_bayes.priors import RBFPrior, log_delta2_prior, log_k_prior
-from rbf_bayes.rjmcmc import RJConfig, _prepare, rbf_state, rj_core, sample_rjmcmc, sample_rjmcmc_reference
+from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc, sample_rjmcmc_reference
 
 P_MIN = 1e-3
 LAM, KMAX = 2.5, 8
@@ -127,17 +127,8 @@ def test_tempered_core_matches_enumeration():
     """One core at beta = 1/2: delta^2 by its random walk under the prior given k, and every move's prior ratio
     left untempered."""
     exact = _exact_pk(0.5)
-    rng = np.random.default_rng(4); cfg = RJConfig(n_iter=150_000, burn_in=1000, fix_Lambda=LAM1, n_tries=2)
-    x, Yt, k_max, space, basis, width, centres, Lam, d2 = _prepare(X1, Y1, PRIOR1, cfg, BASIS1, WIDTH1, None, rng)
-    st = rbf_state(x, Yt, centres, basis, width, d2, PRIOR1, m_max=2 + k_max)
-    core = rj_core(st, x, space, basis, width, k_max, PRIOR1, cfg, rng.bit_generator)
-    core.set_state(centres, Lam, d2)
-    core.beta = 0.5
-    n = cfg.n_iter
-    buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, 1)), np.zeros((n, 1)), np.zeros(n, np.int8),
-           np.zeros(n, np.int8))
-    core.run(n, Records(*buf), 0)
-    np.testing.assert_allclose(_pk(buf[0][1000:]), exact, atol=TOL)
+    _, k = run_core_at(0.5, PRIOR1)
+    np.testing.assert_allclose(_pk(k[1000:]), exact, atol=TOL)
 
 
 def test_log_posterior_matches_dense():

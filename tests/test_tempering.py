@@ -78,21 +78,27 @@ def test_multiple_try_matches_enumeration():
         np.testing.assert_allclose(_pk(tr.k[1000:]), exact, atol=TOL, err_msg=f"n_tries={K}")
 
 
+def run_core_at(beta, prior, seed=4, n=150_000):
+    """One C core at likelihood power beta on (X1, Y1), delta^2 sampled, Lambda fixed, two tries: (the core, the k of
+    every iteration)."""
+    rng = np.random.default_rng(seed); cfg = RJConfig(n_iter=n, burn_in=1000, fix_Lambda=LAM1, n_tries=2)
+    x, Yt, k_max, space, basis, width, centres, Lam, d2 = _prepare(X1, Y1, prior, cfg, BASIS1, WIDTH1, None, rng)
+    st = rbf_state(x, Yt, centres, basis, width, d2, prior, m_max=2 + k_max)
+    core = rj_core(st, x, space, basis, width, k_max, prior, cfg, rng.bit_generator)
+    core.set_state(centres, Lam, d2)
+    core.beta = beta
+    buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, 1)), np.zeros((n, 1)), np.zeros(n, np.int8),
+           np.zeros(n, np.int8))
+    core.run(n, Records(*buf), 0)
+    return core, buf[0]
+
+
 def test_tempered_core_matches_enumeration():
     """One core at beta = 1/2 with delta^2 sampled: its random walk on log delta^2 and every move's beta-scaled
     ratio."""
     exact = _exact_pk(0.5)
-    rng = np.random.default_rng(4); cfg = RJConfig(n_iter=150_000, burn_in=1000, fix_Lambda=LAM1, n_tries=2)
-    x, Yt, k_max, space, basis, width, centres, Lam, d2 = _prepare(X1, Y1, PRIOR1, cfg, BASIS1, WIDTH1, None, rng)
-    st = rbf_state(x, Yt, centres, basis, width, d2, PRIOR1, m_max=2 + k_max)
-    core = rj_core(st, x, space, basis, width, k_max, PRIOR1, cfg, rng.bit_generator)
-    core.set_state(centres, Lam, d2)
-    core.beta = 0.5
-    n = cfg.n_iter
-    buf = (np.zeros(n, np.int64), np.zeros(n), np.zeros(n), np.zeros((n, 1)), np.zeros((n, 1)), np.zeros(n, np.int8),
-           np.zeros(n, np.int8))
-    core.run(n, Records(*buf), 0)
-    np.testing.assert_allclose(_pk(buf[0][1000:]), exact, atol=TOL)
+    core, k = run_core_at(0.5, PRIOR1)
+    np.testing.assert_allclose(_pk(k[1000:]), exact, atol=TOL)
     assert 0.2 < core.n_d2_acc / core.n_d2_prop < 0.95
     assert abs(_exact_pk(1.0)[0] - exact[0]) > 5 * TOL     # beta matters here: the check can tell
 
