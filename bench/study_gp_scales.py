@@ -1,0 +1,134 @@
+"""Where the ARD GP's lead comes from (issue 35): three levers measured on bench_defaults' splits, next to the GP.
+
+    python bench/study_gp_scales.py --cases boston --splits 5 --arms gp_scales gp_scales_held --widths 1.5 2
+    python bench/study_gp_scales.py --cases friedman1 --splits 3 --arms gp_scales gp_scales_held --widths 1.5 2
+    python bench/study_gp_scales.py --cases robot --arms per_output default
+    python bench/study_gp_scales.py --cases boston --splits 5 --arms gp_limit_k60
+
+Arms (every one on bench_defaults' splits and error; the GP is its `gp` configuration, fitted in the same run):
+- `gp_scales`: the GP's ML-II length scales l (ARD, shared by the outputs; capped at 100 standardised units) divide the
+  standardised inputs, and the default regressor runs on X / l without learned scales or input selection
+  (`learn_scales=False, select_inputs=False, standardize=False`, y standardised here), with Gaussian bases of width w
+  on X / l. The linear columns are then X / l too.
+- `gp_scales_held`: the same scales, the linear columns left standardised: the learned-scale model started at
+  s = 1 / l with a log-scale step of 1e-9 (so the scales stay where they start), no selection, no tempering, width w;
+  4 chains of 128,000 iterations (half burn-in) by `sample_rjmcmc` and `sample_chains`. New inputs are held in the
+  training range, as the regressor holds them.
+- `per_output`: the default regressor fitted to each output on its own (the robot arm; the GP is fitted so too).
+- `gp_limit_k60`: the default with delta^2's prior per basis and k ~ NB with mean 60 (`delta2_per_basis=True,
+  eps1=59.5, beta_delta2=600`: a coefficient's prior variance at k = 60 equal to the default's), max_iter 16,000.
+- `default`: bench_defaults' default.
+Needs scikit-learn (a dev dependency). One run per arm and split: read the seconds as ratios within a run.
+"""
+import argparse
+import functools
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_defaults as bd  # noqa: E402
+
+from rbf_bayes import ExtrapolationWarning, RJMCMCRegressor  # noqa: E402
+from rbf_bayes.chains import chain_generators, sample_chains  # noqa: E402
+from rbf_bayes.priors import REGRESSOR_PRIOR  # noqa: E402
+from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc  # noqa: E402
+
+L_MAX = 100.0     # the GP's length scales are capped here (standardised units): beyond, an input is flat anyway
+
+
+def gp_length_scales(X, y, seed):
+    "The ARD GP's ML-II length scales on X (standardised), shared by the outputs, as bench_defaults fits it."
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+    k = ConstantKernel() * RBF(np.ones(X.shape[1])) + WhiteKernel()
+    g = GaussianProcessRegressor(k, normalize_y=True, n_restarts_optimizer=2, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g.fit(X, y)
+    return np.minimum(g.kernel_.k1.k2.length_scale, L_MAX)
+
+
+def _standardised(X, Xt):
+    mx, sx = X.mean(0), X.std(0)
+    return (X - mx) / sx, (Xt - mx) / sx
+
+
+def gp_scales(X, y, Xt, seed, w):
+    X, Xt = _standardised(X, Xt)
+    l = gp_length_scales(X, y, seed); ym, ys = y.mean(0), y.std(0)
+    m = RJMCMCRegressor(random_state=seed, n_jobs=2, standardize=False, width=w, learn_scales=False,
+                        select_inputs=False).fit(X / l, (y - ym) / ys)
+    return m.predict(Xt / l) * ys + ym, float(np.mean(m.trace_.k)), m
+
+
+def gp_scales_held(X, y, Xt, seed, w):
+    X, Xt = _standardised(X, Xt)
+    l = gp_length_scales(X, y, seed); ym, ys = y.mean(0), y.std(0)
+    cfg = RJConfig(n_iter=128_000, burn_in=64_000, thin=64, learn_scales=True, scale_step=1e-9)
+    one = functools.partial(sample_rjmcmc, X, (y - ym) / ys, prior=REGRESSOR_PRIOR, config=cfg, basis="gaussian",
+                            width=w, init={"scales": 1.0 / l})
+    tr = sample_chains(lambda rng: one(rng=rng), chain_generators(np.random.default_rng(seed), 4), n_jobs=2)
+    drift = float(np.max(np.abs(np.log(tr.scales[-1] * l))))
+    assert drift < 1e-5, f"the held scales moved by {drift}"
+    pred = tr.predict(np.clip(Xt, X.min(0), X.max(0)))     # (n, c)
+    return (pred[:, 0] if np.ndim(y) == 1 else pred) * ys + ym, float(np.mean(tr.k)), tr
+
+
+def bench_arm(cfg):
+    def fit(X, y, Xt, seed, w):
+        res = cfg(X, y, Xt, seed)
+        m = res["model"]
+        return res["pred"], float(np.mean(m.trace_.k)) if m is not None else float("nan"), m
+    return fit
+
+
+ARMS = {
+    "gp_scales": gp_scales,
+    "gp_scales_held": gp_scales_held,
+    "per_output": bench_arm(bd.per_output(bd.rj())),
+    "gp_limit_k60": bench_arm(bd.rj(prior=REGRESSOR_PRIOR.replace(eps1=59.5, beta_delta2=600.0,
+                                                                  delta2_per_basis=True), max_iter=16_000)),
+    "default": bench_arm(bd.rj()),
+}
+WIDTHED = ("gp_scales", "gp_scales_held")
+
+
+def _rhat_k(m):
+    tr = getattr(m, "trace_", m)
+    if tr is None or getattr(tr, "n_chains", 1) < 2: return float("nan")
+    from rbf_bayes.convergence import rhat
+    b = tr.meta.auto["burn_in"] if "auto" in tr.meta else 0
+    return float(rhat(np.stack(tr.chain_series(tr.k, b))))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", nargs="*", default=["boston"])
+    ap.add_argument("--splits", type=int, default=2, help="the first SPLITS splits of each case")
+    ap.add_argument("--only", type=int, nargs="*", default=None, help="only these splits")
+    ap.add_argument("--arms", nargs="*", default=["gp_scales"], choices=list(ARMS))
+    ap.add_argument("--widths", type=float, nargs="*", default=[2.0], help="w of the gp_scales arms")
+    a = ap.parse_args()
+    warnings.simplefilter("ignore", ExtrapolationWarning)
+    print(f"{'case':<10} {'split':>5} {'arm':<22} {'error':>9} {'/GP':>6} {'k':>6} {'R(k)':>6} {'sec':>7}", flush=True)
+    for case, s, X, y, Xt, yt, ft in bd.cases(False, a.splits):
+        if case not in a.cases or (a.only is not None and s not in a.only): continue
+        t0 = time.perf_counter(); g = bd.gp(X, y, Xt, s); tg = time.perf_counter() - t0
+        eg = bd.error(case, np.reshape(g["pred"], np.shape(yt)), yt, ft)
+        print(f"{case:<10} {s:>5} {'gp':<22} {eg:9.5f} {1.0:6.2f} {'':>6} {'':>6} {tg:7.1f}", flush=True)
+        for arm in a.arms:
+            for w in (a.widths if arm in WIDTHED else [None]):
+                t0 = time.perf_counter()
+                pred, k, m = ARMS[arm](X, y, Xt, s, w)
+                e = bd.error(case, np.reshape(pred, np.shape(yt)), yt, ft)
+                name = arm + (f" w={w:g}" if w is not None else "")
+                print(f"{case:<10} {s:>5} {name:<22} {e:9.5f} {e / eg:6.2f} {k:6.1f} {_rhat_k(m):6.3f} "
+                      f"{time.perf_counter() - t0:7.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
