@@ -17,6 +17,13 @@ Arms (every one on bench_defaults' splits and error; the GP is its `gp` configur
 - `per_output`: the default regressor fitted to each output on its own (the robot arm; the GP is fitted so too).
 - `gp_limit_k60`: the default with delta^2's prior per basis and k ~ NB with mean 60 (`delta2_per_basis=True,
   eps1=59.5, beta_delta2=600`: a coefficient's prior variance at k = 60 equal to the default's), max_iter 16,000.
+- `gp_start`: the default regressor with every chain (and replica) started at the GP's scales, in the default's
+  parametrisation s0 = sqrt(d) / (1.5 l) (bases as wide as the `gp_scales` arm's with w = 1.5): the chains' start set
+  through `sample_rjmcmc`'s init, by wrapping the regressor's chain function for the one fit. The posterior is the
+  default's; only where the chains start changes.
+- `warp_normal`, `warp_uniform`: the default regressor on inputs warped by their training marginal: u = the empirical
+  CDF (midranks, linear between the sorted training values, new inputs clamped to the training range), then the
+  normal score Phi^-1(u), or u itself.
 - `default`: bench_defaults' default.
 Needs scikit-learn (a dev dependency). One run per arm and split: read the seconds as ratios within a run.
 """
@@ -78,6 +85,40 @@ def gp_scales_held(X, y, Xt, seed, w):
     return (pred[:, 0] if np.ndim(y) == 1 else pred) * ys + ym, float(np.mean(tr.k)), tr
 
 
+def gp_start(X, y, Xt, seed, w):
+    import rbf_bayes.estimators as est
+    Xs, _ = _standardised(X, Xt)
+    s0 = np.sqrt(X.shape[1]) / (1.5 * gp_length_scales(Xs, y, seed))
+    run0, one0 = est.rjmcmc_run, est._one_chain
+    est.rjmcmc_run = functools.partial(run0, init={"scales": s0})
+    est._one_chain = lambda X_, Y_, prior, cfg, basis, width, rng: sample_rjmcmc(
+        X_, Y_, prior=prior, config=cfg, basis=basis, width=width, rng=rng, init={"scales": s0})
+    try:
+        m = RJMCMCRegressor(random_state=seed, n_jobs=2).fit(X, y)
+    finally:
+        est.rjmcmc_run, est._one_chain = run0, one0
+    return m.predict(Xt), float(np.mean(m.trace_.k)), m
+
+
+def marginal_warp(X, Xt, normal: bool):
+    "Each input through its training empirical CDF (midranks; new values interpolated and clamped), then Phi^-1."
+    from scipy.stats import norm
+    N = len(X); W, Wt = np.empty(X.shape), np.empty(Xt.shape)
+    for j in range(X.shape[1]):
+        v, inv, cnt = np.unique(X[:, j], return_inverse=True, return_counts=True)
+        mid = (np.cumsum(cnt) - (cnt - 1) / 2 - 0.5) / N
+        W[:, j], Wt[:, j] = mid[inv], (np.interp(Xt[:, j], v, mid) if len(v) > 1 else 0.5)
+    return (norm.ppf(W), norm.ppf(Wt)) if normal else (W, Wt)
+
+
+def warped(normal: bool):
+    def fit(X, y, Xt, seed, w):
+        W, Wt = marginal_warp(X, Xt, normal)
+        m = RJMCMCRegressor(random_state=seed, n_jobs=2).fit(W, y)
+        return m.predict(Wt), float(np.mean(m.trace_.k)), m
+    return fit
+
+
 def bench_arm(cfg):
     def fit(X, y, Xt, seed, w):
         res = cfg(X, y, Xt, seed)
@@ -92,6 +133,9 @@ ARMS = {
     "per_output": bench_arm(bd.per_output(bd.rj())),
     "gp_limit_k60": bench_arm(bd.rj(prior=REGRESSOR_PRIOR.replace(eps1=59.5, beta_delta2=600.0,
                                                                   delta2_per_basis=True), max_iter=16_000)),
+    "gp_start": gp_start,
+    "warp_normal": warped(True),
+    "warp_uniform": warped(False),
     "default": bench_arm(bd.rj()),
 }
 WIDTHED = ("gp_scales", "gp_scales_held")
