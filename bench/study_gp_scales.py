@@ -16,7 +16,8 @@ Arms (every one on bench_defaults' splits and error; the GP is its `gp` configur
   training range, as the regressor holds them.
 - `per_output`: the default regressor fitted to each output on its own (the robot arm; the GP is fitted so too).
 - `gp_limit_k60`: the default with delta^2's prior per basis and k ~ NB with mean 60 (`delta2_per_basis=True,
-  eps1=59.5, beta_delta2=600`: a coefficient's prior variance at k = 60 equal to the default's), max_iter 16,000.
+  eps1=59.5, beta_delta2=600`: a coefficient's prior variance at k = 60 equal to the default's), max_iter 16,000;
+  `gp_limit_k120`: the same with mean 120 (`eps1=119.5, beta_delta2=1200, k_max=250`).
 - `gp_start`: the default regressor with every chain (and replica) started at the GP's scales, in the default's
   parametrisation s0 = sqrt(d) / (1.5 l) (bases as wide as the `gp_scales` arm's with w = 1.5): the chains' start set
   through `sample_rjmcmc`'s init, by wrapping the regressor's chain function for the one fit. The posterior is the
@@ -133,6 +134,8 @@ ARMS = {
     "per_output": bench_arm(bd.per_output(bd.rj())),
     "gp_limit_k60": bench_arm(bd.rj(prior=REGRESSOR_PRIOR.replace(eps1=59.5, beta_delta2=600.0,
                                                                   delta2_per_basis=True), max_iter=16_000)),
+    "gp_limit_k120": bench_arm(bd.rj(prior=REGRESSOR_PRIOR.replace(eps1=119.5, beta_delta2=1200.0, k_max=250,
+                                                                   delta2_per_basis=True), max_iter=16_000)),
     "gp_start": gp_start,
     "warp_normal": warped(True),
     "warp_uniform": warped(False),
