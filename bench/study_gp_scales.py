@@ -4,6 +4,7 @@
     python bench/study_gp_scales.py --cases friedman1 --splits 3 --arms gp_scales gp_scales_held --widths 1.5 2
     python bench/study_gp_scales.py --cases robot --arms per_output default
     python bench/study_gp_scales.py --cases boston --splits 5 --arms gp_limit_k60
+    python bench/study_gp_scales.py --cases boston robot --splits 5 --loo     # PSIS-LOO between default and gp_scales
 
 Arms (every one on bench_defaults' splits and error; the GP is its `gp` configuration, fitted in the same run):
 - `gp_scales`: the GP's ML-II length scales l (ARD, shared by the outputs; capped at 100 standardised units) divide the
@@ -26,7 +27,11 @@ Arms (every one on bench_defaults' splits and error; the GP is its `gp` configur
   CDF (midranks, linear between the sorted training values, new inputs clamped to the training range), then the
   normal score Phi^-1(u), or u itself.
 - `default`: bench_defaults' default.
-Needs scikit-learn (a dev dependency). One run per arm and split: read the seconds as ratios within a run.
+--loo: on each split fit the default and `gp_scales` (w = 1.5), estimate each one's expected log predictive density
+by PSIS-LOO (`to_arviz(X, y)` and ArviZ's `loo`, on the scale of y: `gp_scales`' standardised y is put back), and
+print both errors, both elpd_loo (with the largest Pareto k) and the error of the one LOO picks.
+Needs scikit-learn (a dev dependency); --loo needs ArviZ. One run per arm and split: read the seconds as ratios
+within a run.
 """
 import argparse
 import functools
@@ -120,6 +125,30 @@ def warped(normal: bool):
     return fit
 
 
+def loo_choice(case, s, X, y, Xt, yt, ft, eg):
+    "The default and gp_scales (w = 1.5) on one split, and which one PSIS-LOO prefers."
+    import arviz as az
+    out = {}
+    m = RJMCMCRegressor(random_state=s, n_jobs=2).fit(X, y)
+    out["default"] = (m.predict(Xt), m.to_arviz(X, y), 0.0)
+    Xs, Xts = _standardised(X, Xt)
+    l = gp_length_scales(Xs, y, s); ym, ys = y.mean(0), y.std(0)
+    g = RJMCMCRegressor(random_state=s, n_jobs=2, standardize=False, width=1.5, learn_scales=False,
+                        select_inputs=False).fit(Xs / l, (y - ym) / ys)
+    out["gp_scales"] = (g.predict(Xts / l) * ys + ym, g.to_arviz(Xs / l, (y - ym) / ys), float(np.sum(np.log(ys))))
+    res = {}
+    for name, (pred, idata, shift) in out.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lo = az.loo(idata, pointwise=True)
+        res[name] = (bd.error(case, np.reshape(pred, np.shape(yt)), yt, ft), float(lo.elpd_loo) - len(X) * shift,
+                     float(np.max(lo.pareto_k)))
+    pick = max(res, key=lambda n: res[n][1])
+    print(f"{case:<10} {s:>5} " + " ".join(f"{n} err {e:.5f} ({e / eg:.2f}) elpd {v:9.2f} k^ {kk:.2f}"
+                                           for n, (e, v, kk) in res.items())
+          + f"  LOO picks {pick}: {res[pick][0] / eg:.2f}", flush=True)
+
+
 def bench_arm(cfg):
     def fit(X, y, Xt, seed, w):
         res = cfg(X, y, Xt, seed)
@@ -159,6 +188,7 @@ def main():
     ap.add_argument("--only", type=int, nargs="*", default=None, help="only these splits")
     ap.add_argument("--arms", nargs="*", default=["gp_scales"], choices=list(ARMS))
     ap.add_argument("--widths", type=float, nargs="*", default=[2.0], help="w of the gp_scales arms")
+    ap.add_argument("--loo", action="store_true", help="PSIS-LOO between the default and gp_scales (w = 1.5)")
     a = ap.parse_args()
     warnings.simplefilter("ignore", ExtrapolationWarning)
     print(f"{'case':<10} {'split':>5} {'arm':<22} {'error':>9} {'/GP':>6} {'k':>6} {'R(k)':>6} {'sec':>7}", flush=True)
@@ -167,6 +197,9 @@ def main():
         t0 = time.perf_counter(); g = bd.gp(X, y, Xt, s); tg = time.perf_counter() - t0
         eg = bd.error(case, np.reshape(g["pred"], np.shape(yt)), yt, ft)
         print(f"{case:<10} {s:>5} {'gp':<22} {eg:9.5f} {1.0:6.2f} {'':>6} {'':>6} {tg:7.1f}", flush=True)
+        if a.loo:
+            loo_choice(case, s, X, y, Xt, yt, ft, eg)
+            continue
         for arm in a.arms:
             for w in (a.widths if arm in WIDTHED else [None]):
                 t0 = time.perf_counter()
