@@ -5,6 +5,7 @@
     python bench/study_gp_scales.py --cases robot --arms per_output default
     python bench/study_gp_scales.py --cases boston --splits 5 --arms gp_limit_k60
     python bench/study_gp_scales.py --cases boston robot --splits 5 --loo     # PSIS-LOO between default and gp_scales
+    python bench/study_gp_scales.py --cases boston friedman1 friedman3 robot --splits 5 --arms two_piece
 
 Arms (every one on bench_defaults' splits and error; the GP is its `gp` configuration, fitted in the same run):
 - `gp_scales`: the GP's ML-II length scales l (ARD, shared by the outputs; capped at 100 standardised units) divide the
@@ -26,6 +27,8 @@ Arms (every one on bench_defaults' splits and error; the GP is its `gp` configur
 - `warp_normal`, `warp_uniform`: the default regressor on inputs warped by their training marginal: u = the empirical
   CDF (midranks, linear between the sorted training values, new inputs clamped to the training range), then the
   normal score Phi^-1(u), or u itself.
+- `two_piece`: the default with the two-piece prior on the log scales (`log_scale_sd_up=0.5`, 05d: sd 1 below 0,
+  0.5 above), which makes bases narrower than the default width along an input cost more.
 - `default`: bench_defaults' default.
 --loo: on each split fit the default and `gp_scales` (w = 1.5), estimate each one's expected log predictive density
 by PSIS-LOO (`to_arviz(X, y)` and ArviZ's `loo`, on the scale of y: `gp_scales`' standardised y is put back), and
@@ -54,15 +57,8 @@ L_MAX = 100.0     # the GP's length scales are capped here (standardised units):
 
 
 def gp_length_scales(X, y, seed):
-    "The ARD GP's ML-II length scales on X (standardised), shared by the outputs, as bench_defaults fits it."
-    from sklearn.gaussian_process import GaussianProcessRegressor
-    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-    k = ConstantKernel() * RBF(np.ones(X.shape[1])) + WhiteKernel()
-    g = GaussianProcessRegressor(k, normalize_y=True, n_restarts_optimizer=2, random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        g.fit(X, y)
-    return np.minimum(g.kernel_.k1.k2.length_scale, L_MAX)
+    "The ARD GP's ML-II length scales (standardised units), shared by the outputs: bench_defaults' GP, capped."
+    return np.minimum(bd.gp_fit(X, y, seed)[0].kernel_.k1.k2.length_scale, L_MAX)
 
 
 def _standardised(X, Xt):
@@ -168,6 +164,7 @@ ARMS = {
     "gp_start": gp_start,
     "warp_normal": warped(True),
     "warp_uniform": warped(False),
+    "two_piece": bench_arm(bd.rj(prior=REGRESSOR_PRIOR.replace(log_scale_sd_up=0.5))),
     "default": bench_arm(bd.rj()),
 }
 WIDTHED = ("gp_scales", "gp_scales_held")
