@@ -183,15 +183,17 @@ def test_three_rows_are_enough_for_the_probit():
 def test_default_priors_per_link():
     """The probit's default prior is the regressor's (ridge, k ~ NB(10, 1/2): measured in 12_estimators, "Defaults that
     converge", to converge where the g-prior did not) on the paper's Omega (PROBIT_PRIOR: since stop 56 the regressor's
-    centres reach beyond the data, the probit's do not; 01_priors, "The reach follows the basis"), whatever the basis;
-    the discriminant keeps the 1999 paper's g-prior; prior= wins."""
+    centres reach beyond the data, the probit's do not, and since stop 67 the regressor's learned log scales have the
+    two-piece prior, which the probit, learning no scales, does not carry; 01_priors, "The reach follows the basis"),
+    whatever the basis; the discriminant keeps the 1999 paper's g-prior; prior= wins."""
     import dataclasses
 
     from rbf_bayes.priors import PROBIT_PRIOR, REGRESSOR_PRIOR, RBFPrior
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 2)); y = (x[:, 0] > 0).astype(int)
     fit = lambda **kw: RJMCMCClassifier(n_iter=200, burn_in=100, n_chains=1, random_state=0, **kw).fit(x, y)  # noqa: E731
-    assert PROBIT_PRIOR == REGRESSOR_PRIOR.replace(iota_far=None) and REGRESSOR_PRIOR.iota_far is not None
+    assert PROBIT_PRIOR == REGRESSOR_PRIOR.replace(iota_far=None, log_scale_sd_up=None)
+    assert REGRESSOR_PRIOR.iota_far is not None and REGRESSOR_PRIOR.log_scale_sd_up is not None
     assert fit().trace_.meta["prior"] == dataclasses.asdict(PROBIT_PRIOR)
     assert fit(basis="gaussian").trace_.meta["prior"] == dataclasses.asdict(PROBIT_PRIOR)
     assert fit(link="discriminant").trace_.meta["prior"] == dataclasses.asdict(RBFPrior())
