@@ -5,7 +5,7 @@
     python bench/study_gp_scales.py --cases robot --arms per_output default
     python bench/study_gp_scales.py --cases boston --splits 5 --arms gp_limit_k60
     python bench/study_gp_scales.py --cases boston robot --splits 5 --loo     # PSIS-LOO between default and gp_scales
-    python bench/study_gp_scales.py --cases boston friedman1 friedman3 robot --splits 5 --arms two_piece
+    python bench/study_gp_scales.py --cases boston friedman1 friedman3 robot --splits 5 --arms symmetric_scales default
 
 Arms (every one on bench_defaults' splits and error; the GP is its `gp` configuration, fitted in the same run):
 - `gp_scales`: the GP's ML-II length scales l (ARD, shared by the outputs; capped at 100 standardised units) divide the
@@ -27,8 +27,9 @@ Arms (every one on bench_defaults' splits and error; the GP is its `gp` configur
 - `warp_normal`, `warp_uniform`: the default regressor on inputs warped by their training marginal: u = the empirical
   CDF (midranks, linear between the sorted training values, new inputs clamped to the training range), then the
   normal score Phi^-1(u), or u itself.
-- `two_piece`: the default with the two-piece prior on the log scales (`log_scale_sd_up=0.5`, 05d: sd 1 below 0,
-  0.5 above), which makes bases narrower than the default width along an input cost more.
+- `symmetric_scales`: the default until stop 67, with the symmetric normal on the log scales; the default's two-piece
+  (`log_scale_sd_up=0.5`, 05d: sd 1 below 0, 0.5 above) makes bases narrower than the default width cost more.
+  Stop 66's arms ran before that change, on the symmetric prior.
 - `default`: bench_defaults' default.
 --loo: on each split fit the default and `gp_scales` (w = 1.5), estimate each one's expected log predictive density
 by PSIS-LOO (`to_arviz(X, y)` and ArviZ's `loo`, on the scale of y: `gp_scales`' standardised y is put back), and
@@ -164,7 +165,7 @@ ARMS = {
     "gp_start": gp_start,
     "warp_normal": warped(True),
     "warp_uniform": warped(False),
-    "two_piece": bench_arm(bd.rj(prior=REGRESSOR_PRIOR.replace(log_scale_sd_up=0.5))),
+    "symmetric_scales": bench_arm(bd.CONFIGS["symmetric_scales"]),
     "default": bench_arm(bd.rj()),
 }
 WIDTHED = ("gp_scales", "gp_scales_held")

@@ -13,7 +13,8 @@ predictions at five test points per second, test MSE, and the birth and death ac
   between the near box and the far one), so it starts 43-54 nats down (03_moves' log_ratio_split);
 - `scale_step_0.7`, `scale_step_1.5`: the learned log scales' random-walk sd (the default's 0.3).
 The arms change only the default's run settings (`RJConfig`), through the estimator's config function for the one
-fit. One run per arm and split: read the seconds as ratios within a run.
+fit. `--symmetric`: the default's prior with the symmetric normal on the log scales, the default when stop 67 measured
+this (`bench_defaults`' `symmetric_scales`). One run per arm and split: read the seconds as ratios within a run.
 """
 import argparse
 import dataclasses
@@ -45,6 +46,7 @@ def main():
     ap.add_argument("--splits", type=int, nargs="*", default=[0, 1, 2])
     ap.add_argument("--n-iter", type=int, default=32_000)
     ap.add_argument("--arms", nargs="*", default=list(ARMS), choices=list(ARMS))
+    ap.add_argument("--symmetric", action="store_true", help="the symmetric scale prior (the default until stop 67)")
     a = ap.parse_args()
     base = estimators._rj_config
     print(f"{'split / arm':<34} {'sec':>7} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>7} {'k/s':>7} {'lp/s':>7} {'f/s':>7} "
@@ -54,7 +56,8 @@ def main():
         for arm in a.arms:
             estimators._rj_config = with_settings(ARMS[arm])
             try:
-                bm.measure(f"{s} {arm}", X, y, Xt, yt, random_state=s, n_iter=a.n_iter, burn_in=a.n_iter // 2)
+                bm.measure(f"{s} {arm}", X, y, Xt, yt, random_state=s, n_iter=a.n_iter, burn_in=a.n_iter // 2,
+                           **(dict(prior=bd.SYMMETRIC) if a.symmetric else {}))
             finally:
                 estimators._rj_config = base
         if s == max(a.splits): break
