@@ -92,10 +92,11 @@ SLOW_NOTE = ("*Slow cell: the full configuration, not run in this build (the sit
 
 # Chapters that keep their outputs in nbs/ (module docstring), each with its stamp: besides the experiments, the
 # chapters whose checks draw figures (the index's quick start among them), and the module chapters without a figure
-# whose execution takes longest (30-65 s each on 2 cores). CI's site would otherwise execute them all a second time
-# after nbdev_test.
+# whose execution takes longest (30-65 s each on 2 cores; since stop 68 also the next four, 8-21 s each). CI's site
+# would otherwise execute them all a second time after nbdev_test.
 FIGURE_CHAPTERS = ["index", "05d_learned_basis", "14_plot", "16_workflow"]
-SLOW_CHAPTERS = ["02_posterior", "05c_probit", "09_smc", "12_estimators"]
+SLOW_CHAPTERS = ["02_posterior", "05c_probit", "09_smc", "12_estimators",
+                 "03_moves", "05b_chains", "08_convergence", "10_bmars"]
 KEEP = FIGURE_CHAPTERS + SLOW_CHAPTERS + [d for cap, ds in NAV if cap == "Experiments" for d in ds]
 STAMPS = NBS / "kept_outputs.json"
 MAX_WIDTH = 720          # pixels: the widest kept PNG
