@@ -2,10 +2,15 @@
 
     python bench/bench_kernel.py
 
+    python bench/bench_kernel.py            # also every kept draw's output at new inputs: C loop vs design matrices
+
 Prints, for (N, m) = (200, 20) and (1e5, 50), c = 2 outputs and per-output ridge factors (the ridge
 prior, q = 2) and the g-prior (q = 1): microseconds per propose-and-reject of append / delete / replace
 (the common MCMC path: most proposals are rejected), per committed replace, and for the reference the
-same operations; then the speed ratio. One run, one machine: ratios, not absolute claims.
+same operations; then the speed ratio. Then the prediction path (05_rjmcmc, "Predicting with every kept draw"): the
+seconds to compute every kept draw's output f_s(x) = D_s(x) alpha_s at n new points, by the C loop
+(`_kernel.draw_values`) and by forming each draw's design matrix, for P draws of k_s ~ 1 + Poisson(9) centres.
+One run, one machine: ratios, not absolute claims.
 """
 import argparse
 import time
@@ -13,6 +18,7 @@ import time
 import numpy as np
 
 from rbf_bayes.kernel import GramFactor, GramFactorRef, basis_column
+from rbf_bayes.rjmcmc import _DrawValues
 
 
 def timeit(fn, min_time=0.3, max_reps=100_000):
@@ -73,6 +79,28 @@ def bench(N, m, c, ridge, ref_min_time):
     return out
 
 
+def draws(basis, n, P, d, learned, seed=0):
+    """(C seconds, design seconds, largest difference / largest value) for every kept draw's output at n points: P
+    draws of a trace-like object with k_s ~ 1 + Poisson(9) centres (learned: per-draw scales)."""
+    from types import SimpleNamespace
+    r = np.random.default_rng(seed)
+    ks = 1 + r.poisson(9, P)
+    co = np.concatenate([[0], np.cumsum(ks)]); cf = np.concatenate([[0], np.cumsum(1 + d + ks)])
+    t = SimpleNamespace(meta=SimpleNamespace(d=d, basis=basis, width=0.8), n_samples=P,
+                        centres=r.normal(size=(co[-1], d)), centre_offsets=co,
+                        coef_draw=r.normal(size=(cf[-1], 1)), coef_offsets=cf, kinds=None,
+                        scales=r.uniform(0.2, 2, (P, d)) if learned else None)
+    t.sample_centres = lambda s: t.centres[co[s]:co[s + 1]]
+    t._checked_inputs = lambda x: _DrawValues._checked_inputs(t, x)
+    x = r.normal(size=(n, d))
+    t0 = time.perf_counter()
+    got = np.concatenate([F for *_, F in _DrawValues._draw_values(t, x, t.coef_draw)])
+    t1 = time.perf_counter()
+    want = np.stack([D @ t.coef_draw[cf[s]:cf[s + 1]] for s, D in _DrawValues._designs(t, x)])
+    t2 = time.perf_counter()
+    return t1 - t0, t2 - t1, float(np.abs(got - want).max() / np.abs(want).max())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes only (smoke test)")
@@ -91,6 +119,12 @@ def main():
         np_col = timeit(lambda x=x, mu=mu: np.exp(-np.sum((x - mu) ** 2, axis=1) / 0.49))
         print(f"{N:>7} {'':>3} {'':>6} {'gaussian column':>15} {c_col * 1e6:>11.2f} {np_col * 1e6:>13.1f} "
               f"{np_col / c_col:>7.1f}   (d = 2; reference column: NumPy's exp)")
+    n, P = (200, 100) if args.quick else (6400, 4000)
+    print(f"\nevery kept draw's output at n = {n} points, P = {P} draws (k_s ~ 1 + Poisson(9)):")
+    print(f"{'basis':>12} {'d':>3} {'scales':>7} {'C s':>8} {'designs s':>10} {'ratio':>6} {'rel. diff':>10}")
+    for basis, d, learned in (("gaussian", 2, True), ("thin_plate", 2, False), ("cubic", 8, True)):
+        a, b, e = draws(basis, n, P, d, learned)
+        print(f"{basis:>12} {d:>3} {'learned' if learned else '-':>7} {a:>8.3f} {b:>10.3f} {b / a:>6.1f} {e:>10.1e}")
 
 
 if __name__ == "__main__":

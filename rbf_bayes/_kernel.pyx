@@ -190,6 +190,64 @@ def basis_column(const double[:, ::1] x, const double[::1] mu, str basis, double
     return out
 
 
+
+def draw_values(const double[:, ::1] x, const double[:, ::1] centres, const cnp.int64_t[::1] centre_offsets,
+                const double[:, ::1] coef, const cnp.int64_t[::1] coef_offsets, const cnp.int64_t[::1] kinds,
+                const double[:, ::1] scales, double width, Py_ssize_t s0, Py_ssize_t s1):
+    """f_s(x_i) = D_s(x_i) alpha_s for the kept draws s0 <= s < s1 of a trace at every row x_i: an array (s1 - s0, n, c)
+    (nbs/05_rjmcmc.ipynb, "Predicting with every kept draw"). Draw s has the centres centres[centre_offsets[s] :
+    centre_offsets[s + 1]], basis code kinds[s] (`BASIS_CODES`), per-input scales scales[s] (ones: none) and the rows
+    coef[coef_offsets[s] : coef_offsets[s + 1]] = (intercept, the d linear terms, one per centre), each with c
+    columns. Every basis column is evaluated once into a buffer of n (the loops of `_basis_loops.h`, the values of
+    `basis_column`) and added into the draw's outputs, so no design matrix is formed."""
+    cdef Py_ssize_t n = x.shape[0], d = x.shape[1], c = coef.shape[1], P = centre_offsets.shape[0] - 1
+    if not (0 <= s0 <= s1 <= P) or coef_offsets.shape[0] != P + 1 or kinds.shape[0] < P or scales.shape[0] < P:
+        raise ValueError(f"draws {s0}:{s1} of a trace with {P} kept draws (offsets, kinds, scales of matching length)")
+    if centres.shape[1] != d or scales.shape[1] != d:
+        raise ValueError(f"centres and scales must have d={d} columns, got {centres.shape[1]} and {scales.shape[1]}")
+    out = np.zeros((s1 - s0, n, c))
+    if n == 0 or s1 == s0:
+        return out
+    cdef const double[:, ::1] xT = np.ascontiguousarray(np.asarray(x).T)
+    cdef double[::1] buf = np.empty(n)
+    cdef double[:, :, ::1] o = out
+    cdef double* op
+    cdef double* b = &buf[0]
+    cdef double w2 = width * width, v, w
+    cdef Py_ssize_t s, i, j, q, a, jc, r
+    cdef int kind
+    for s in range(s0, s1):
+        kind = <int>kinds[s]
+        if kind < 0 or kind >= RBF_N_BASES:
+            raise ValueError(f"draw {s} has basis code {kind}, not one of {sorted(BASIS_CODES.values())}")
+        if coef_offsets[s + 1] - coef_offsets[s] != 1 + d + centre_offsets[s + 1] - centre_offsets[s]:
+            raise ValueError(f"draw {s}: {coef_offsets[s + 1] - coef_offsets[s]} coefficient rows for "
+                             f"{centre_offsets[s + 1] - centre_offsets[s]} centres and d={d}")
+    with nogil:
+        for s in range(s0, s1):
+            op = &o[s - s0, 0, 0]
+            a = coef_offsets[s]
+            for i in range(n):                       # the intercept and the linear terms, unscaled
+                for q in range(c):
+                    v = coef[a, q]
+                    for j in range(d):
+                        v = v + x[i, j] * coef[a + 1 + j, q]
+                    op[i * c + q] = v
+            for jc in range(centre_offsets[s], centre_offsets[s + 1]):
+                rbf_sqdist_scaled_t(&xT[0, 0], n, d, &centres[jc, 0], &scales[s, 0], b)
+                rbf_phi_inplace(b, n, <int>kinds[s], w2)
+                r = a + 1 + d + (jc - centre_offsets[s])
+                if c == 1:
+                    w = coef[r, 0]
+                    for i in range(n):
+                        op[i] += w * b[i]
+                else:
+                    for q in range(c):
+                        w = coef[r, q]
+                        for i in range(n):
+                            op[i * c + q] += w * b[i]
+    return out
+
 cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
     """a . b with four partial sums: four independent dependency chains instead of one running sum, about 3x the
     speed on the short vectors of the factor algebra (a running sum waits one floating-point add latency per term).

@@ -247,11 +247,8 @@ class _ClassDecisions:
         is its Phi (t: the trace, or a subset of its draws)."""
         t = self.trace_ if t is None else t
         s2 = t.sigma2[t.kept, 0]
-        z = []
-        for s, D in t._designs(Xs):
-            f = (D @ t.coef_draw[t.coef_offsets[s] : t.coef_offsets[s + 1], 0]) * self.y_scale_[0] + self.y_shift_[0]
-            z.append((f - 0.5) / (np.sqrt(s2[s]) * self.y_scale_[0]))
-        return np.stack(z, -1)
+        f = t.draw_outputs(Xs)[:, :, 0] * self.y_scale_[0] + self.y_shift_[0]     # (P, n), in C (05_rjmcmc)
+        return ((f - 0.5) / (np.sqrt(s2) * self.y_scale_[0])[:, None]).T
 
     def _discriminant_sd(self, Xs) -> np.ndarray:
         "Posterior sd of the discriminant's P(output > 1/2) across the kept draws (each draw's own predictive)."
@@ -267,11 +264,7 @@ class _ClassDecisions:
         t = self.trace_
         if isinstance(t, ProbitTrace):
             return t.latent_draws(Xs).T
-        out = []
-        for s, D in t._designs(Xs):
-            a, b = t.coef_offsets[s], t.coef_offsets[s + 1]
-            out.append((D @ t.coef_draw[a:b, 0]) * self.y_scale_[0] + self.y_shift_[0] - 0.5)
-        return np.array(out)
+        return t.draw_outputs(Xs)[:, :, 0] * self.y_scale_[0] + self.y_shift_[0] - 0.5
 
     def decision_function(self, X) -> np.ndarray:
         """Two classes, (n,), positive for classes_[1]. Probit: Phi^{-1} of P(class 1 | x, data), the predictive

@@ -219,9 +219,7 @@ class ProbitTrace(Trace):
     def latent_draws(self, x) -> np.ndarray:
         "f(x) = d(x)' alpha for every kept draw: (n, n_samples) for two classes, (n, C - 1, n_samples) for C > 2."
         if self.n_samples == 0 or len(self.coef_draw) == 0: raise self._no_samples("a prior_only run")
-        F = np.stack(
-            [D @ self.coef_draw[self.coef_offsets[s] : self.coef_offsets[s + 1]] for s, D in self._designs(x)], -1
-        )
+        F = self.draw_outputs(x).transpose(1, 2, 0)       # (n, c, n_samples), computed in C (05_rjmcmc)
         return F[:, 0] if self.n_classes == 2 else F
 
     def _draw_utilities(self, x):
@@ -248,9 +246,7 @@ class ProbitTrace(Trace):
     def predict_proba(self, x, return_std: bool = False):
         """Posterior mean of the class probabilities over the kept draws, and their posterior sd. Two classes:
         P(y = 1 | x, data), shape (n,); C > 2: P(y = j | x, data), shape (n, C)."""
-        P = self._draw_proba(x)
-        if self.n_classes == 2:
-            P = P[:, 1]
+        P = special.ndtr(self.latent_draws(x)) if self.n_classes == 2 else self._draw_proba(x)
         return (P.mean(-1), P.std(-1)) if return_std else P.mean(-1)
 
     def decision_function(self, x) -> np.ndarray:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ._kernel import BASIS_CODES, draw_values
 from ._rjmcmc import MOVES, Records, RJCore, Snapshots, ladder_run
 from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
 from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
@@ -185,14 +186,20 @@ def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)
     return RJCore(st, x, space.lo, space.hi, basis, width, k_max, core_settings(prior, config, k_max),
                   tuple(config.basis_types or ()), bitgen, space.near_lo, space.near_hi)
 
-# %% ../nbs/05_rjmcmc.ipynb #239b245b
-class _TracePredictive:
-    """A trace's predictions: designs at new inputs, the Rao-Blackwellised mean and sd, the predictive mixture."""
+# %% ../nbs/05_rjmcmc.ipynb #7b24166b
+class _DrawValues:
+    """Every kept draw's network at new inputs: the design matrices (the specification) and their products with the
+    coefficients, computed in C."""
 
-    def _designs(self, x):
+    def _checked_inputs(self, x) -> np.ndarray:
         x = as_inputs(x, "x")
         if x.shape[1] != self.meta.d:
             raise ValueError(f"x has {x.shape[1]} columns but the model was fitted with d={self.meta.d}")
+        return x
+
+    def _designs(self, x):
+        "(s, D_s(x)) for every kept draw s: the design matrices themselves (the specification `_draw_values` meets)."
+        x = self._checked_inputs(x)
         for s in range(self.n_samples):
             yield (
                 s,
@@ -205,6 +212,34 @@ class _TracePredictive:
                 ),
             )
 
+    def _draw_values(self, x, coef, budget: int = 1 << 22):
+        """(s0, s1, F) over runs of kept draws, F (s1 - s0, n, c') = D_s(x) coef_s for s0 <= s < s1, computed in C
+        (`_kernel.draw_values`) without forming a design; coef is flat as coef_mean (c' columns: e.g. coef_mean and
+        coef_draw side by side), and each run's F holds at most about `budget` numbers."""
+        x = self._checked_inputs(x)
+        P = self.n_samples
+        kinds = np.full(P, BASIS_CODES[self.meta.basis], np.int64) if self.kinds is None else \
+            np.asarray(self.kinds, np.int64)
+        scales = np.ones((P, x.shape[1])) if self.scales is None else np.ascontiguousarray(self.scales, float)
+        args = (x, np.ascontiguousarray(self.centres, float).reshape(-1, x.shape[1]),
+                np.asarray(self.centre_offsets, np.int64), np.ascontiguousarray(coef, float),
+                np.asarray(self.coef_offsets, np.int64), kinds, scales, float(self.meta.width))
+        step = max(1, budget // max(1, len(x) * coef.shape[1]))
+        for s0 in range(0, P, step):
+            s1 = min(P, s0 + step)
+            yield s0, s1, draw_values(*args, s0, s1)
+
+    def draw_outputs(self, x) -> np.ndarray:
+        "Every kept draw's network output D_s(x) alpha_s at x (alpha_s the coefficients drawn with it): (P, n, c)."
+        if self.n_samples == 0 or len(self.coef_draw) == 0:
+            raise self._no_samples("a prior_only run, or burn_in >= n_iter")
+        return np.concatenate([F for _, _, F in self._draw_values(x, self.coef_draw)])
+
+
+# %% ../nbs/05_rjmcmc.ipynb #dcb17905
+class _TracePredictive(_DrawValues):
+    """A trace's predictions: the Rao-Blackwellised mean and sd, the predictive mixture."""
+
     def predict(
         self,
         x,  # new inputs (n, d)
@@ -213,30 +248,26 @@ class _TracePredictive:
         "Rao-Blackwellised posterior mean (and predictive sd) at x, shape (n, c)."
         if self.n_samples == 0 or len(self.coef_mean) == 0:
             raise self._no_samples("a prior_only run, or burn_in >= n_iter")
-        mean = m2 = None
-        for s, D in self._designs(x):
-            a, b = self.coef_offsets[s], self.coef_offsets[s + 1]
-            f = D @ self.coef_mean[a:b]
-            mean = f if mean is None else mean + f
+        c = self.coef_mean.shape[1]
+        coef = np.hstack([self.coef_mean, self.coef_draw]) if return_std else self.coef_mean
+        mean, g1, g2 = 0.0, 0.0, 0.0
+        for _, _, F in self._draw_values(x, coef):
+            mean = mean + F[:, :, :c].sum(0)
             if return_std:
-                g = D @ self.coef_draw[a:b]
-                m2 = np.stack([g, g * g]) if m2 is None else m2 + np.stack([g, g * g])
-        mean /= self.n_samples
+                g = F[:, :, c:]
+                g1, g2 = g1 + g.sum(0), g2 + (g * g).sum(0)
+        P = self.n_samples
+        mean = mean / P
         if not return_std:
             return mean
-        P = self.n_samples
-        var_f = np.maximum(m2[1] / P - (m2[0] / P) ** 2, 0.0)
+        var_f = np.maximum(g2 / P - (g1 / P) ** 2, 0.0)
         s2 = self.sigma2[self.kept].mean(0)
         return mean, np.sqrt(var_f + s2)
 
     def predictive_mixture(self, x):
         """The predictive of a new observation at x as a mixture (`04a_results`): one normal per kept snapshot s,
         N(D_s(x) alpha_s, sigma^2_s), alpha_s the coefficients drawn with it, equal weights."""
-        if self.n_samples == 0 or len(self.coef_draw) == 0:
-            raise self._no_samples("a prior_only run, or burn_in >= n_iter")
-        means = np.stack(
-            [D @ self.coef_draw[self.coef_offsets[s] : self.coef_offsets[s + 1]] for s, D in self._designs(x)]
-        )
+        means = self.draw_outputs(x)
         sds = np.sqrt(self.sigma2[self.kept])[:, None, :]
         return np.full(self.n_samples, 1 / self.n_samples), means, np.broadcast_to(sds, means.shape)
 
