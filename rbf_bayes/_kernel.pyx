@@ -190,7 +190,6 @@ def basis_column(const double[:, ::1] x, const double[::1] mu, str basis, double
     return out
 
 
-
 def draw_values(const double[:, ::1] x, const double[:, ::1] centres, const cnp.int64_t[::1] centre_offsets,
                 const double[:, ::1] coef, const cnp.int64_t[::1] coef_offsets, const cnp.int64_t[::1] kinds,
                 const double[:, ::1] scales, double width, Py_ssize_t s0, Py_ssize_t s1):
@@ -247,6 +246,7 @@ def draw_values(const double[:, ::1] x, const double[:, ::1] centres, const cnp.
                         for i in range(n):
                             op[i * c + q] += w * b[i]
     return out
+
 
 cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
     """a . b with four partial sums: four independent dependency chains instead of one running sum, about 3x the
