@@ -27,6 +27,10 @@ Arms (every one on bench_defaults' splits and error; the GP is its `gp` configur
 - `warp_normal`, `warp_uniform`: the default regressor on inputs warped by their training marginal: u = the empirical
   CDF (midranks, linear between the sorted training values, new inputs clamped to the training range), then the
   normal score Phi^-1(u), or u itself.
+- `warp_yj`: the default regressor on inputs of which the skewed ones (|training sample skewness| > 1) go through
+  Yeo-Johnson's power transform with its maximum-likelihood lambda (`scipy.stats.yeojohnson`, fitted on the training
+  inputs; new inputs clamped to the training range first, as the regressor holds them); the other inputs as they are.
+  `gp_yj`: the GP on the same inputs (is a gain the network's, or the warp's?).
 - `symmetric_scales`: the default until stop 67, with the symmetric normal on the log scales; the default's two-piece
   (`log_scale_sd_up=0.5`, 05d: sd 1 below 0, 0.5 above) makes bases narrower than the default width cost more.
   Stop 66's arms ran before that change, on the symmetric prior.
@@ -122,6 +126,31 @@ def warped(normal: bool):
     return fit
 
 
+def yj_warp(X, Xt, skew_max=1.0):
+    "Yeo-Johnson (ML lambda on the training inputs) on every input with |skewness| > skew_max; the rest unchanged."
+    from scipy import stats
+    W, Wt = np.array(X, float), np.clip(np.array(Xt, float), np.min(X, 0), np.max(X, 0))
+    warped_cols = []
+    for j in range(W.shape[1]):
+        if len(np.unique(W[:, j])) > 2 and abs(stats.skew(W[:, j])) > skew_max:
+            W[:, j], lam = stats.yeojohnson(W[:, j])
+            Wt[:, j] = stats.yeojohnson(Wt[:, j], lam)
+            warped_cols.append(j)
+    return W, Wt, warped_cols
+
+
+def warp_yj(X, y, Xt, seed, w):
+    W, Wt, cols = yj_warp(X, Xt)
+    print(f"    warp_yj: inputs {cols} warped", flush=True)
+    m = RJMCMCRegressor(random_state=seed, n_jobs=2).fit(W, y)
+    return m.predict(Wt), float(np.mean(m.trace_.k)), m
+
+
+def gp_yj(X, y, Xt, seed, w):
+    W, Wt, _ = yj_warp(X, Xt)
+    return np.reshape(bd.gp(W, y, Wt, seed)["pred"], (len(Xt), -1)), float("nan"), None
+
+
 def loo_choice(case, s, X, y, Xt, yt, ft, eg):
     "The default and gp_scales (w = 1.5) on one split, and which one PSIS-LOO prefers."
     import arviz as az
@@ -165,6 +194,8 @@ ARMS = {
     "gp_start": gp_start,
     "warp_normal": warped(True),
     "warp_uniform": warped(False),
+    "warp_yj": warp_yj,
+    "gp_yj": gp_yj,
     "symmetric_scales": bench_arm(bd.CONFIGS["symmetric_scales"]),
     "default": bench_arm(bd.rj()),
 }
