@@ -6,6 +6,8 @@
     python bench/study_gp_scales.py --cases boston --splits 5 --arms gp_limit_k60
     python bench/study_gp_scales.py --cases boston robot --splits 5 --loo     # PSIS-LOO between default and gp_scales
     python bench/study_gp_scales.py --cases boston friedman1 friedman3 robot --splits 5 --arms symmetric_scales default
+    python bench/study_gp_scales.py --cases boston --splits 10 --arms warp_yj gp_yj
+    python bench/study_gp_scales.py --cases boston friedman1 robot --splits 10 --arms delta2_x10
 
 Arms (every one on bench_defaults' splits and error; the GP is its `gp` configuration, fitted in the same run):
 - `gp_scales`: the GP's ML-II length scales l (ARD, shared by the outputs; capped at 100 standardised units) divide the
@@ -31,6 +33,9 @@ Arms (every one on bench_defaults' splits and error; the GP is its `gp` configur
   Yeo-Johnson's power transform with its maximum-likelihood lambda (`scipy.stats.yeojohnson`, fitted on the training
   inputs; new inputs clamped to the training range first, as the regressor holds them); the other inputs as they are.
   `gp_yj`: the GP on the same inputs (is a gain the network's, or the warp's?).
+- `delta2_x10`: the default with ten times the scale of delta^2's inverse-gamma prior (`beta_delta2=100`, prior mean
+  100 against 10): the coefficients' prior variance sigma^2 delta^2 let ten times as large (stop 69; the same fit as
+  `bench_defaults.run` with that configuration, so the same errors).
 - `symmetric_scales`: the default until stop 67, with the symmetric normal on the log scales; the default's two-piece
   (`log_scale_sd_up=0.5`, 05d: sd 1 below 0, 0.5 above) makes bases narrower than the default width cost more.
   Stop 66's arms ran before that change, on the symmetric prior.
@@ -194,6 +199,7 @@ ARMS = {
     "gp_start": gp_start,
     "warp_normal": warped(True),
     "warp_uniform": warped(False),
+    "delta2_x10": bench_arm(bd.rj(prior=REGRESSOR_PRIOR.replace(beta_delta2=100.0))),
     "warp_yj": warp_yj,
     "gp_yj": gp_yj,
     "symmetric_scales": bench_arm(bd.CONFIGS["symmetric_scales"]),
