@@ -122,9 +122,9 @@ class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
                  n_iter: int|str="auto",
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
-                 # hyperparameters; None: `priors.default_prior(basis)`, `REGRESSOR_PRIOR` (ridge, delta^2 ~
-                 # IG(2, 100), k ~ NB(10, 1/2), centres reaching beyond the data; 01_priors, "The regressor's
-                 # default"), on the paper's Omega and delta^2 scale unless the basis is the Gaussian
+                 # hyperparameters; None: `priors.default_prior(basis)`, `REGRESSOR_PRIOR` (ridge, k ~ NB(10, 1/2),
+                 # centres reaching beyond the data; 01_priors, "The regressor's default"), on the paper's Omega unless
+                 # the basis is the Gaussian
                  prior: RBFPrior|None=None,
                  split_scale: float=0.1, # varsigma* of split/merge
                  rw_var: float=1e-3, # random-walk variance of the centre update

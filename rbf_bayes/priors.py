@@ -289,24 +289,19 @@ class SMCPrior:
 
 # %% ../nbs/01_priors.ipynb #c0e79060
 # RJMCMCRegressor's prior: ridge, k ~ NB(10, 1/2), centres reaching a spread beyond the data (00_basis, near/far),
-# the two-piece prior on the learned log scales, sd 1 below 0 and 0.5 above (05d_learned_basis, since stop 67), and
-# delta^2 ~ IG(2, 100), ten times the paper's scale (below, "And delta^2's scale"; since stop 69)
-REGRESSOR_PRIOR = RBFPrior(coef_prior="ridge", beta_delta2=100.0, eps1=9.5, eps2=1.0, iota_far=1.0, far_prob=0.5,
-                           log_scale_sd_up=0.5)
+# and the two-piece prior on the learned log scales, sd 1 below 0 and 0.5 above (05d_learned_basis, since stop 67)
+REGRESSOR_PRIOR = RBFPrior(coef_prior="ridge", eps1=9.5, eps2=1.0, iota_far=1.0, far_prob=0.5, log_scale_sd_up=0.5)
 
 # %% ../nbs/01_priors.ipynb #f6a96d2f
 def default_prior(basis: str, # the estimator's basis (a name of `basis.BASES`, or "auto")
                  ) -> RBFPrior:
-    """`REGRESSOR_PRIOR` for the bounded Gaussian basis; with any other basis the same prior on the paper's Omega, with
-    the symmetric normal on the learned log scales and the paper's delta^2 scale (the far reach, the two-piece and the
-    wider delta^2 are measured for the Gaussian only)."""
-    if basis == "gaussian":
-        return REGRESSOR_PRIOR
-    return REGRESSOR_PRIOR.replace(iota_far=None, log_scale_sd_up=None, beta_delta2=10.0)
+    """`REGRESSOR_PRIOR` for the bounded Gaussian basis; with any other basis the same prior on the paper's Omega and
+    with the symmetric normal on the learned log scales (the far reach and the two-piece are measured for the Gaussian
+    only)."""
+    return REGRESSOR_PRIOR if basis == "gaussian" else REGRESSOR_PRIOR.replace(iota_far=None, log_scale_sd_up=None)
 
 
 # the probit classifier's default, whatever its basis: the regressor's prior on the paper's Omega (the far reach is
 # measured to pay for regression only; on the classification benchmarks it did not, 12_estimators), without the
-# two-piece scale prior (the classifier learns no scales), with the paper's delta^2 scale (the wider one is measured
-# for regression only)
-PROBIT_PRIOR = REGRESSOR_PRIOR.replace(iota_far=None, log_scale_sd_up=None, beta_delta2=10.0)
+# two-piece scale prior (the classifier learns no scales)
+PROBIT_PRIOR = REGRESSOR_PRIOR.replace(iota_far=None, log_scale_sd_up=None)
