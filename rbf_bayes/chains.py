@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 import numpy as np
 
 from ._validation import check_int
+from .convergence import NotConvergedWarning
 from .progress import DeferredInterrupt, InterruptedWarning, Progress, _thread_stop, interrupt_message
 from .rjmcmc import _offsets
 
@@ -295,7 +296,17 @@ class _AutoRun:
             self.n += more
         out.meta.auto = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                                 ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds)
+        if not ok: _warn_at_cap(out, got)
         return out
+
+# %% ../nbs/05b_chains.ipynb #ac32c48c
+def _warn_at_cap(out, got: dict):
+    """A NotConvergedWarning for a run that stopped at max_iter unconverged: the summary's note (what to try) and the
+    numbers the rule stopped on. The default is quiet because its chains agree, not because a note is easy to miss."""
+    notes = out._run_length_judgement()[1] if hasattr(out, "_run_length_judgement") else []
+    said = ", ".join(f"{name} {r:.3f}, ESS {e:.0f}" for name, (r, e) in got.items())
+    text = notes[0] if notes else f"the chains reached max_iter = {out.meta.auto['max_iter']:,} without converging"
+    warnings.warn(f"{text} (at the cap, split R-hat and bulk ESS: {said})", NotConvergedWarning, stacklevel=6)
 
 # %% ../nbs/05b_chains.ipynb #3393ce73
 def fit_chains(one,  # one(rng) -> a finished chain of a fixed length (e.g. a partial of sample_rjmcmc)

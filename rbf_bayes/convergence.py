@@ -15,12 +15,18 @@ from ._validation import as_inputs, as_targets
 from .basis import CentreSpace, check_k_max
 
 # %% auto #0
-__all__ = ['ConvergenceWarning', 'check_conditions', 'tv_distance', 'tv_decay', 'fit_geometric_rate', 'moved', 'rhat', 'ess',
-           'ess_tail', 'mcse_mean']
+__all__ = ['ConvergenceWarning', 'NotConvergedWarning', 'check_conditions', 'tv_distance', 'tv_decay', 'fit_geometric_rate',
+           'moved', 'rhat', 'ess', 'ess_tail', 'mcse_mean']
 
 # %% ../nbs/08_convergence.ipynb #8a487ac4
 class ConvergenceWarning(UserWarning):
     "A sufficient condition of the convergence theorems does not hold."
+
+# %% ../nbs/08_convergence.ipynb #8da6f463
+class NotConvergedWarning(ConvergenceWarning):
+    """The chains of an automatic run length (n_iter="auto", `05b_chains`) reached max_iter before their split-R-hat
+    and bulk ESS passed: the fit's p(k | y) and predictions are not yet reliable. A ConvergenceWarning, so one filter
+    silences both."""
 
 # %% ../nbs/08_convergence.ipynb #cffdb18f
 def check_conditions(x, # inputs (N, d)

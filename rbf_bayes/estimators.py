@@ -41,6 +41,14 @@ def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
     "One probit chain (module level, picklable)."
     return sample_probit(X, yi, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
 
+# %% ../nbs/12_estimators.ipynb #49d85513
+def _discriminant_run(X, Y, **kw):
+    """The discriminant's reversible-jump run of `n_iter="auto"` (`rjmcmc_run` on the labels), its meta marked
+    link="discriminant": the summary and the warning at the cap then name the classifier's own arguments."""
+    run = rjmcmc_run(X, Y, **kw)
+    run.meta["link"] = "discriminant"
+    return run
+
 # %% ../nbs/12_estimators.ipynb #5ddce164
 def _rj_config(est, auto: bool, progress: bool, **extra) -> RJConfig:
     """The run settings both reversible-jump estimators take from their parameters (est: the estimator; with
@@ -424,9 +432,9 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
                  # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_tries: int=1,
-                 # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there
-                 # unconverged)
-                 max_iter: int=128_000,
+                 # n_iter="auto": the most iterations per chain (a NotConvergedWarning says if they stopped there);
+                 # four times the regressor's: cheap iterations, and Ripley's need up to 256,000 ("Defaults that ...")
+                 max_iter: int=512_000,
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
@@ -498,7 +506,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
         else:
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
             one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
-            start = functools.partial(rjmcmc_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width())
+            start = functools.partial(_discriminant_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width())
         tr = fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains, n_jobs=n_jobs,
                         executor=self.executor, max_iter=self.max_iter, progress=progress, desc=f"{self.link} chains")
         self._y_1d = True

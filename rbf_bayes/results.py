@@ -386,7 +386,9 @@ class _RunJudgements:
             )
             if not au["converged"]:
                 cfg = self.meta.get("config") or {}
-                rj = "n_temps" in cfg and self.meta.get("link") != "probit"
+                # a reversible-jump run takes n_tries; only the regressor's takes a ladder (not the classifier's)
+                rj = "n_tries" in cfg
+                ladder = "n_temps" in cfg and self.meta.get("link") not in ("probit", "discriminant")
                 temps = int(cfg.get("n_temps") or 1)
                 notes.append(
                     f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
@@ -398,6 +400,8 @@ class _RunJudgements:
                             if temps > 1
                             else ", or use a tempered ladder (n_temps) and multiple tries (n_tries)"
                         )
+                        if ladder
+                        else ", or use multiple tries (n_tries)"
                         if rj
                         else ""
                     )

@@ -103,11 +103,18 @@ def test_ctrl_c_during_the_automatic_run_length_then_continue_fit(monkeypatch):
     kw = dict(random_state=4, n_jobs=2, max_iter=16_000)
     m = _fit_with_sigint(RJMCMCRegressor(**kw), monkeypatch)
     assert m.interrupted_ and "auto" not in m.trace_.meta
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    # no warning but the one the uninterrupted fit gives too: these chains stop at the cap of 16,000 unconverged
+    # (NotConvergedWarning, since stop 70; until then continue_fit was checked to raise no warning at all)
+    with warnings.catch_warnings(record=True) as resumed:
+        warnings.simplefilter("always")
         m.continue_fit()
     assert not m.interrupted_
-    full = RJMCMCRegressor(**kw).fit(D.x, D.y)
+    with warnings.catch_warnings(record=True) as straight:
+        warnings.simplefilter("always")
+        full = RJMCMCRegressor(**kw).fit(D.x, D.y)
+    from rbf_bayes.convergence import NotConvergedWarning
+    assert [(w.category, str(w.message)) for w in resumed] == [(w.category, str(w.message)) for w in straight]
+    assert [w.category for w in resumed] == [NotConvergedWarning]
     assert m.trace_.meta["auto"]["rounds"] == full.trace_.meta["auto"]["rounds"] and m.n_iter_ == full.n_iter_
     _same(m, full)
 
@@ -189,21 +196,48 @@ def test_classifier_chains(link):
 
 
 def test_the_cap_note_says_what_to_try():
-    """A run stopped at max_iter says so and what to try: a tempered ladder and tries for the reversible-jump
-    regressor, and more replicas when the run was tempered (the default with input selection, 12_estimators); BMARS,
-    which has neither, is told to raise max_iter only."""
-    from rbf_bayes import BMARSRegressor, RJMCMCRegressor
+    """A run stopped at max_iter says so, in a NotConvergedWarning at fit time and in the summary, and what to try: a
+    tempered ladder and tries for the reversible-jump regressor, and more replicas when the run was tempered (the
+    default with input selection, 12_estimators); tries for the classifier (both links: neither takes a ladder, and
+    the discriminant was told to use one until stop 70); BMARS, which has neither, is told to raise max_iter only."""
+    from rbf_bayes import BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor
+    from rbf_bayes.convergence import ConvergenceWarning, NotConvergedWarning
+    assert issubclass(NotConvergedWarning, ConvergenceWarning)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3)); y = X[:, 0] + 0.1 * rng.normal(size=40)
+    labels = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(int)
 
-    def note(est):
+    def note(make):
+        with pytest.warns(NotConvergedWarning, match=r"max_iter = 200 iterations without converging") as rec:
+            est = make()
+        said = [str(w.message) for w in rec if w.category is NotConvergedWarning]
+        assert len(said) == 1 and "at the cap, split R-hat and bulk ESS: k " in said[0]
         ns = [n for n in est.summary().notes if "reached max_iter" in n]
-        assert len(ns) == 1 and "max_iter = 200 iterations without converging" in ns[0]
-        return ns[0]
-    sel = RJMCMCRegressor(max_iter=200, random_state=0).fit(X, y)     # 3 inputs: selection and 4 replicas by default
+        assert len(ns) == 1 and "max_iter = 200 iterations without converging" in ns[0] and said[0].startswith(ns[0])
+        return est, ns[0]
+    sel, said = note(lambda: RJMCMCRegressor(max_iter=200, random_state=0).fit(X, y))  # 3 inputs: selection, 4 replicas
     assert sel.trace_.meta["config"]["n_temps"] == 4
-    assert "add replicas to the tempered ladder (n_temps, 4 in this run)" in note(sel)
-    plain = note(RJMCMCRegressor(max_iter=200, select_inputs=False, random_state=0).fit(X, y))
+    assert "add replicas to the tempered ladder (n_temps, 4 in this run)" in said
+    _, plain = note(lambda: RJMCMCRegressor(max_iter=200, select_inputs=False, random_state=0).fit(X, y))
     assert "use a tempered ladder (n_temps)" in plain and "in this run" not in plain
-    bm = note(BMARSRegressor(max_iter=200, random_state=0).fit(X, y))
+    for link in ("probit", "discriminant"):
+        cl, said = note(lambda link=link: RJMCMCClassifier(link=link, max_iter=200, random_state=0).fit(X, labels))
+        assert said.endswith("raise max_iter, or use multiple tries (n_tries)") and "n_temps" not in said
+        assert cl.trace_.meta["link"] == link
+    _, bm = note(lambda: BMARSRegressor(max_iter=200, random_state=0).fit(X, y))
     assert bm.endswith("raise max_iter")
+
+
+def test_a_converged_default_is_quiet():
+    """The other side of the warning: a default fit whose chains converge raises none (Ripley, the discriminant, whose
+    chains need 256,000 iterations with random_state=0: over the regressor's cap of 128,000, the classifier's default
+    until stop 70, where they stopped at ESS(k) 315 with only a note)."""
+    from rbf_bayes import RJMCMCClassifier
+    from rbf_bayes.datasets import load_ripley
+    x, y, xt, yt = load_ripley()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = RJMCMCClassifier(link="discriminant", random_state=0).fit(x, y)
+    au = m.trace_.meta["auto"]
+    assert au["converged"] and au["n_iter"] == 256_000
+    assert np.mean(m.predict(xt) != yt) < 0.1
