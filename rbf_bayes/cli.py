@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -20,6 +21,7 @@ import numpy as np
 from . import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor, __version__
 from ._base import WARN_BEYOND, ExtrapolationWarning
 from .basis import BASES, CentreSpace, design_matrix
+from .convergence import NotConvergedWarning
 from .datasets import robot_arm
 from .kernel import basis_column, rbf_state, state_log_ml
 from .posterior import coef_posterior, log_marginal_likelihood, log_posterior
@@ -221,6 +223,56 @@ def load_model(path):
     except (FileNotFoundError, IsADirectoryError, ValueError) as e:
         raise CLIError(str(e)) from None
 
+# %% ../nbs/15_cli.ipynb #04bbda67
+def _run_length_options(args, defaults: dict) -> dict:
+    """fit's --n-iter, --burn-in and --max-iter as the model's arguments (defaults: its parameters); what the model
+    cannot take is a CLIError."""
+    kw, fixed = {}, args.n_iter not in (None, "auto")
+    if args.n_iter == "auto" and "max_iter" not in defaults:
+        raise CLIError(f"--n-iter auto: the {args.model} model does not choose its run length (rjmcmc and bmars do)")
+    if args.n_iter is not None and "n_iter" not in defaults:
+        raise CLIError(f"--n-iter: the {args.model} model has no iterations to set (it makes one pass over the data)")
+    if args.n_iter is not None:
+        kw.update(n_iter=args.n_iter)
+    if "burn_in" in defaults:
+        if args.burn_in is not None and fixed and args.burn_in >= args.n_iter:
+            raise CLIError(f"--burn-in ({args.burn_in}) must be < --n-iter ({args.n_iter})")
+        if args.burn_in is not None:
+            kw.update(burn_in=args.burn_in)
+        elif fixed and defaults["burn_in"] >= args.n_iter:
+            kw.update(burn_in=args.n_iter // 2)
+    if args.max_iter is not None:
+        if "max_iter" not in defaults:
+            raise CLIError(f"--max-iter: the {args.model} model does not choose its run length (rjmcmc and bmars do)")
+        if fixed:
+            raise CLIError(f"--max-iter bounds the run length the chains choose (--n-iter auto): not with --n-iter "
+                           f"{args.n_iter}")
+        if args.max_iter < 8:
+            raise CLIError(f"--max-iter must be >= 8, got {args.max_iter}")
+        kw.update(max_iter=args.max_iter)
+    return kw
+
+# %% ../nbs/15_cli.ipynb #082a4b8e
+# the library's argument names in a warning, as the CLI's options
+_OPTION_NAMES = {"max_iter": "--max-iter", "n_temps": "--temps", "n_tries": "--tries"}
+
+
+def _fit_in_cli_words(model, X, y):
+    """model.fit, its warnings said in the CLI's words: Ctrl-C's dropped (cmd_fit says it its own way); chains stopped
+    unconverged at the cap (NotConvergedWarning) said once on stderr with the CLI's option names; others passed on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    for w in caught:
+        if issubclass(w.category, InterruptedWarning):
+            continue
+        if issubclass(w.category, NotConvergedWarning):
+            text = re.sub(r"\b(max_iter|n_temps|n_tries)\b", lambda m: _OPTION_NAMES[m.group(1)], str(w.message))
+            print(f"rbf-bayes: warning (NotConvergedWarning): {text}; the model is saved, but its p(k | y) and "
+                  "predictions are not yet reliable", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
 # %% ../nbs/15_cli.ipynb #09bfa025
 def cmd_fit(args):
     "fit: read the CSV, fit the chosen model, save it with the column names."
@@ -240,19 +292,7 @@ def cmd_fit(args):
     kw = dict(random_state=args.seed, progress=not args.no_progress)
     cls = MODELS[args.model]
     defaults = cls().get_params()
-    if args.n_iter == "auto" and "max_iter" not in defaults:
-        raise CLIError(f"--n-iter auto: the {args.model} model does not choose its run length (rjmcmc and bmars do)")
-    if args.n_iter is not None and "n_iter" not in defaults:
-        raise CLIError(f"--n-iter: the {args.model} model has no iterations to set (it makes one pass over the data)")
-    if args.n_iter is not None:
-        kw.update(n_iter=args.n_iter)
-    if "burn_in" in defaults:
-        if args.burn_in is not None and args.n_iter not in (None, "auto") and args.burn_in >= args.n_iter:
-            raise CLIError(f"--burn-in ({args.burn_in}) must be < --n-iter ({args.n_iter})")
-        if args.burn_in is not None:
-            kw.update(burn_in=args.burn_in)
-        elif args.n_iter not in (None, "auto") and defaults["burn_in"] >= args.n_iter:
-            kw.update(burn_in=args.n_iter // 2)
+    kw.update(_run_length_options(args, defaults))
     for opt, par in (("temps", "n_temps"), ("tries", "n_tries")):
         v = getattr(args, opt)
         if v is None:
@@ -284,9 +324,7 @@ def cmd_fit(args):
         flush=True,
     )
     t0 = time.perf_counter()
-    with warnings.catch_warnings():  # Ctrl-C: the library's warning names continue_fit; the CLI says it its own way
-        warnings.simplefilter("ignore", InterruptedWarning)
-        model.fit(X, Y[:, 0] if len(targets) == 1 else Y)
+    _fit_in_cli_words(model, X, Y[:, 0] if len(targets) == 1 else Y)
     secs = time.perf_counter() - t0
     out = model.save(
         out,
@@ -506,6 +544,11 @@ _OPTS = {  # option -> argparse keywords; every default is filled in after parsi
     "--tries": dict(
         type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"
     ),
+    "--max-iter": dict(
+        type=int,
+        help="fit, rjmcmc and bmars with --n-iter auto (their default): the most iterations per chain (default "
+        "128,000); chains stopped there unconverged are said on stderr",
+    ),
 }
 
 # %% ../nbs/15_cli.ipynb #e33b51fa
@@ -531,6 +574,7 @@ _COMMANDS = {  # command -> (positional arguments, options, help)
             "--jobs",
             "--temps",
             "--tries",
+            "--max-iter",
         ),
         "fit a model to a CSV file and save it",
     ),
@@ -567,6 +611,7 @@ _DEFAULTS = dict(
     jobs=None,
     temps=None,
     tries=None,
+    max_iter=None,
     interval=None,
     json=False,
     data=None,

@@ -210,3 +210,30 @@ def test_predict_far_out_holds_and_warns_unless_extrapolate(tmp_path):
     free = np.array([[float(v) for v in ln.split(",")] for ln in r.stdout.splitlines()[1:]])
     np.testing.assert_allclose(free[0], held[0], rtol=1e-10)
     assert abs(free[1, 0] - held[1, 0]) > 0.1
+
+
+def test_fit_stopped_at_the_cap_says_so_in_the_clis_words(tmp_path, capsys):
+    """--max-iter reaches the model; chains stopped there unconverged are said once on stderr as a NotConvergedWarning
+    with the CLI's option names (--max-iter, --temps, --tries, not the library's), and the model is still saved;
+    --max-iter with a fixed --n-iter, with a model that does not choose its length, or below 8 is a one-line error.
+    (In process: the round trips of the subprocess tests cost CI a quarter of a minute each.)"""
+    _csv(tmp_path / "train.csv")
+    out = tmp_path / "m.npz"
+    assert main(["fit", str(tmp_path / "train.csv"), "--target", "y", "--features", "a,b", "--chains", "2",
+                 "--jobs", "2", "--max-iter", "200", "--no-progress", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if line.startswith("rbf-bayes: warning (NotConvergedWarning):")]
+    assert len(said) == 1, err
+    assert "--max-iter = 200 iterations without converging" in said[0] and "raise --max-iter" in said[0]
+    assert "(--temps)" in said[0] and "(--tries)" in said[0] and "n_temps" not in said[0] and "max_iter" not in said[0]
+    m = load_model(out)
+    assert m.max_iter == 200 and not m.trace_.meta["auto"]["converged"]
+    for args, msg in (
+        (("--n-iter", "500", "--max-iter", "1000"), "--max-iter bounds the run length the chains choose"),
+        (("--model", "smc", "--max-iter", "1000"), "--max-iter: the smc model does not choose its run length"),
+        (("--max-iter", "4"), "--max-iter must be >= 8, got 4"),
+    ):
+        assert main(["fit", str(tmp_path / "train.csv"), "--target", "y", "--no-progress", "--out",
+                     str(tmp_path / "x.npz"), *args]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("rbf-bayes: error:") and msg in err[0], err
