@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, ExtrapolationWarning, RJMCMCRegressor, SMCRegressor
+from rbf_bayes.convergence import NotConvergedWarning
 from rbf_bayes.datasets import friedman, load_boston, robot_arm, sinc_data
 from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
 
@@ -226,7 +227,7 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
     if quick: QUICK.update(max_iter=1000)   # one short round (the automatic run's first is 4,000): a smoke run
     rows = []
     log(f"{'case':<10} {'split':>5} {'config':<20} {'error':>10} {'cover':>6} {'MLPD':>8} {'sec':>7} {'R(k)':>6} "
-        f"{'R(lp)':>6} {'ESS(k)':>6}")
+        f"{'R(lp)':>6} {'ESS(k)':>6} {'conv':>4}")
     for i, (case, s, X, y, Xt, yt, ft) in enumerate(cases(quick, n_splits)):
         if case not in case_names or (splits is not None and s not in splits): continue
         for j, name in enumerate(config_names):
@@ -237,6 +238,8 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 warnings.simplefilter(
                     "ignore", ExtrapolationWarning
                 )  # far-out test rows: held in the range, as documented
+                # chains stopped at the cap unconverged: the row says so (conv "no"), once per fit, in the table
+                warnings.simplefilter("ignore", NotConvergedWarning)
                 res = CONFIGS[name](X, y, Xt, s)
                 sec = time.perf_counter() - t0
                 mlpd = float(np.mean(res["lpd"](yt)))
@@ -250,18 +253,21 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 e_k = float(ess(np.stack(tr.chain_series(tr.k, b))))
                 lps = tr.log_posterior if hasattr(tr, "log_posterior") else tr.log_marginal_likelihood   # BMARS's
                 r_lp = float(rhat(np.stack(tr.chain_series(lps, b))))
+            auto = (m.trace_.meta.get("auto") or {}) if m is not None and hasattr(m, "trace_") else {}
+            conv = bool(auto["converged"]) if auto else None   # None: no automatic run length (a peer, SMC, ...)
             rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
-                             sec=sec, rhat=r, rhat_lp=r_lp, ess_k=e_k))
+                             sec=sec, rhat=r, rhat_lp=r_lp, ess_k=e_k, converged=conv))
             if keep_models: rows[-1].update(model=m, pred=pred)
             log(f"{case:<10} {s:>5} {name:<20} {rows[-1]['error']:10.5f} {cover:6.3f} {mlpd:8.3f} {sec:7.2f} {r:6.3f} "
-                f"{r_lp:6.3f} {e_k:6.0f}")
+                f"{r_lp:6.3f} {e_k:6.0f} {'-' if conv is None else 'yes' if conv else 'no':>4}")
     return rows
 
 
 def summarise(rows, peer="gp"):
     """Per case and configuration: the mean error, the mean and worst ratio to the peer's error on the same split, the
     paired difference from the peer (mean over splits of error - peer's error, and its standard error), the mean
-    coverage, MLPD and seconds."""
+    coverage, MLPD and seconds, and how many fits' chains converged before the cap ("3/10"; "-" without an automatic
+    run length)."""
     out = []
     for case in dict.fromkeys(r["case"] for r in rows):
         ref = {r["split"]: r for r in rows if r["case"] == case and r["config"] == peer}
@@ -284,17 +290,25 @@ def summarise(rows, peer="gp"):
                     cover=float(np.mean([r["cover"] for r in sel])),
                     mlpd=float(np.mean([r["mlpd"] for r in sel])),
                     sec=float(np.mean([r["sec"] for r in sel])),
+                    converged=_converged_count(sel),
                 )
             )
     return out
 
 
+def _converged_count(sel) -> str:
+    "'c/n': of the n fits with an automatic run length, c converged before the cap; '-' if none has one."
+    auto = [r["converged"] for r in sel if r.get("converged") is not None]
+    return f"{sum(auto)}/{len(auto)}" if auto else "-"
+
+
 def print_summary(summary, peer="gp", log=print):
     log(f"\n{'case':<10} {'config':<20} {'mean error':>10} {'/' + peer + ' mean':>8} {'/' + peer + ' worst':>9} "
-        f"{'- ' + peer + ' (se)':>20} {'cover':>6} {'MLPD':>8} {'sec':>7}")
+        f"{'- ' + peer + ' (se)':>20} {'cover':>6} {'MLPD':>8} {'sec':>7} {'conv':>6}")
     for r in summary:
         log(f"{r['case']:<10} {r['config']:<20} {r['error']:10.5f} {r['ratio']:8.2f} {r['worst']:9.2f} "
-            f"{r['diff']:10.5f} ({r['diff_se']:7.5f}) {r['cover']:6.3f} {r['mlpd']:8.3f} {r['sec']:7.2f}")
+            f"{r['diff']:10.5f} ({r['diff_se']:7.5f}) {r['cover']:6.3f} {r['mlpd']:8.3f} {r['sec']:7.2f} "
+            f"{r.get('converged', '-'):>6}")
 
 
 def main():

@@ -4,10 +4,12 @@ trans-dimensional SMC and Bayesian MARS, and probit classification (see ARCHITEC
 from ._base import ExtrapolationWarning
 from .annealing import AnnealedRBFRegressor
 from .bmars import BMARSRegressor
+from .convergence import NotConvergedWarning
 from .estimators import RJMCMCClassifier, RJMCMCRegressor
 from .smc import SMCRegressor
 
-__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier", "ExtrapolationWarning", "explore"]
+__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier", "ExtrapolationWarning",
+           "NotConvergedWarning", "explore"]
 
 
 def __getattr__(name):
