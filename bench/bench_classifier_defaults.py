@@ -2,7 +2,7 @@
 against the other coefficient prior, per data set and link: seconds, split-R-hat of k and of the log posterior, bulk
 ESS of k (on the kept draws, as the summary), test error, Brier score (the mean over test points of the squared
 distance between the probability vector and the class's indicator, halved for two classes, so that it is
-(p1 - y)^2) and iterations per chain (128,000 = the cap).
+(p1 - y)^2) and iterations per chain (512,000 = the cap; 128,000 until stop 70).
 
     python bench/bench_classifier_defaults.py                      # probit and discriminant, the default prior
     python bench/bench_classifier_defaults.py --links probit --tremor ../shared/data

@@ -80,7 +80,7 @@ def main():
     d = robot_arm(np.random.default_rng(12345))
     n = lambda it: max(it // 50, 200) if a.quick else it  # noqa: E731   (the smoke run: 1/50 of the lengths)
     configs = [("5k iterations (the old default)", dict(n_iter=5000, burn_in=2500)),
-               ("default (n_iter='auto')", dict(max_iter=n(128_000))),
+               ("auto, 128k cap (until stop 70)", dict(max_iter=n(128_000))),
                ("default, 60k iterations", dict(n_iter=n(60_000), burn_in=n(20_000))),
                ("n_tries=4, 60k", dict(n_iter=n(60_000), burn_in=n(20_000), n_tries=4)),
                ("n_temps=8, 60k", dict(n_iter=n(60_000), burn_in=n(20_000), n_temps=8)),
@@ -104,7 +104,7 @@ def main():
         print("\nBoston split 0 (300/206), learn_scales=True; 'f error' = test MSE against the noisy targets")
         for name, kw in [("learn_scales, 5k", dict(n_iter=5000, burn_in=2500, n_temps=1)),
                          ("auto, n_temps=1 (until stop 59)", dict(max_iter=n(128_000), n_temps=1)),
-                         ("learn_scales, auto (default)", dict(max_iter=n(128_000))),
+                         ("learn_scales, auto, 128k cap", dict(max_iter=n(128_000))),
                          ("learn_scales, 20k", dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=1)),
                          ("learn_scales, n_temps=4, n_tries=4, 20k",
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:
@@ -116,7 +116,7 @@ def main():
         )
         for name, kw in [("select_inputs, 5k", dict(n_iter=5000, burn_in=2500, n_temps=1)),
                          ("auto, n_temps=1 (until stop 59)", dict(max_iter=n(128_000), n_temps=1)),
-                         ("select_inputs, auto (default)", dict(max_iter=n(128_000))),
+                         ("select_inputs, auto, 128k cap", dict(max_iter=n(128_000))),
                          ("select_inputs, 20k", dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=1)),
                          ("select_inputs, n_temps=4, n_tries=4, 20k",
                           dict(n_iter=n(20_000), burn_in=n(5_000), n_temps=4, n_tries=4))]:

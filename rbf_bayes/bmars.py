@@ -677,9 +677,9 @@ class BMARSRegressor(BaseBayesEstimator):
                  # chains run at once on threads (-1, the default: one per core); the C loop releases the GIL
                  n_jobs: int=-1,
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
-                 # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there
-                 # unconverged)
-                 max_iter: int=128_000,
+                 # n_iter="auto": the most iterations per chain (a NotConvergedWarning says if they stopped there;
+                 # the estimators' common cap, 128,000 until stop 70)
+                 max_iter: int=512_000,
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,

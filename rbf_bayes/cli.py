@@ -547,7 +547,7 @@ _OPTS = {  # option -> argparse keywords; every default is filled in after parsi
     "--max-iter": dict(
         type=int,
         help="fit, rjmcmc and bmars with --n-iter auto (their default): the most iterations per chain (default "
-        "128,000); chains stopped there unconverged are said on stderr",
+        "512,000); chains stopped there unconverged are said on stderr",
     ),
 }
 

@@ -158,9 +158,9 @@ class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
                  # replicas of a tempered ladder per chain (replica exchange, `05_rjmcmc`); None: 4 when the fit
                  # selects inputs and four designs fit in 1 GiB ("Defaults that converge"), else 1 (no tempering)
                  n_temps: int|None=None,
-                 # n_iter="auto": the most iterations per chain (the summary says if the chains stopped there
-                 # unconverged)
-                 max_iter: int=128_000,
+                 # n_iter="auto": the most iterations per chain (a NotConvergedWarning says if they stopped there;
+                 # 128,000 until stop 70, where 22 of 40 benchmark fits stopped at it: "Defaults that converge")
+                 max_iter: int=512_000,
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
@@ -432,8 +432,8 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  executor=None, # a concurrent.futures.Executor to run the chains on instead (e.g. Dask's)
                  # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_tries: int=1,
-                 # n_iter="auto": the most iterations per chain (a NotConvergedWarning says if they stopped there);
-                 # four times the regressor's: cheap iterations, and Ripley's need up to 256,000 ("Defaults that ...")
+                 # n_iter="auto": the most iterations per chain (a NotConvergedWarning says if they stopped there;
+                 # Ripley's need up to 256,000: "Defaults that converge")
                  max_iter: int=512_000,
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie

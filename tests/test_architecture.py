@@ -74,8 +74,6 @@ def test_a_shared_parameter_has_one_default():
         "burn_in": "BMARS's chains run cheaper iterations",
         "thin": "BMARS's chains run cheaper iterations",
         "k_max": "BMARS's limit on the hinge bases; the annealer's None is the RBF default",
-        # since stop 70: Ripley's discriminant needs 256,000 iterations to converge (12_estimators)
-        "max_iter": "the classifier's iterations are cheap: four times the regressors' cap",
     }
     seen = {}
     for est in (RJMCMCRegressor, RJMCMCClassifier, SMCRegressor, BMARSRegressor, AnnealedRBFRegressor):

@@ -230,8 +230,8 @@ def test_the_cap_note_says_what_to_try():
 
 def test_a_converged_default_is_quiet():
     """The other side of the warning: a default fit whose chains converge raises none (Ripley, the discriminant, whose
-    chains need 256,000 iterations with random_state=0: over the regressor's cap of 128,000, the classifier's default
-    until stop 70, where they stopped at ESS(k) 315 with only a note)."""
+    chains need 256,000 iterations with random_state=0: over the cap of 128,000, every estimator's default until stop
+    70, where they stopped at ESS(k) 315 with only a note)."""
     from rbf_bayes import RJMCMCClassifier
     from rbf_bayes.datasets import load_ripley
     x, y, xt, yt = load_ripley()
