@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import math
 import os
+import sys
 import threading
 import time
 import warnings
@@ -306,7 +307,18 @@ def _warn_at_cap(out, got: dict):
     notes = out._run_length_judgement()[1] if hasattr(out, "_run_length_judgement") else []
     said = ", ".join(f"{name} {r:.3f}, ESS {e:.0f}" for name, (r, e) in got.items())
     text = notes[0] if notes else f"the chains reached max_iter = {out.meta.auto['max_iter']:,} without converging"
-    warnings.warn(f"{text} (at the cap, split R-hat and bulk ESS: {said})", NotConvergedWarning, stacklevel=6)
+    warnings.warn(f"{text} (at the cap, split R-hat and bulk ESS: {said})", NotConvergedWarning,
+                  stacklevel=_outside_the_package())
+
+# %% ../nbs/05b_chains.ipynb #5333073c
+def _outside_the_package() -> int:
+    """The stacklevel of the first caller outside rbf_bayes, counted from `_warn_at_cap`: a warning then names the
+    user's line, whether it came through an estimator's fit, continue_fit or auto_chains called directly."""
+    here = os.path.dirname(os.path.abspath(sys.modules["rbf_bayes"].__file__)) + os.sep
+    frame, level = sys._getframe(2), 2       # 1: _warn_at_cap; 2: its caller
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
 
 # %% ../nbs/05b_chains.ipynb #3393ce73
 def fit_chains(one,  # one(rng) -> a finished chain of a fixed length (e.g. a partial of sample_rjmcmc)

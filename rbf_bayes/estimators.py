@@ -159,7 +159,7 @@ class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
                  # selects inputs and four designs fit in 1 GiB ("Defaults that converge"), else 1 (no tempering)
                  n_temps: int|None=None,
                  # n_iter="auto": the most iterations per chain (a NotConvergedWarning says if they stopped there;
-                 # 128,000 until stop 70, where 22 of 40 benchmark fits stopped at it: "Defaults that converge")
+                 # 128,000 until stop 70, where 18 of 40 benchmark fits stopped at it: "Defaults that converge")
                  max_iter: int=512_000,
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
