@@ -304,9 +304,8 @@ class _AutoRun:
 def _warn_at_cap(out, got: dict):
     """A NotConvergedWarning for a run that stopped at max_iter unconverged: the summary's note (what to try) and the
     numbers the rule stopped on. The default is quiet because its chains agree, not because a note is easy to miss."""
-    notes = out._run_length_judgement()[1] if hasattr(out, "_run_length_judgement") else []
+    text = out._run_length_judgement()[1][0]   # out.meta.auto says the run stopped unconverged: the first note says so
     said = ", ".join(f"{name} {r:.3f}, ESS {e:.0f}" for name, (r, e) in got.items())
-    text = notes[0] if notes else f"the chains reached max_iter = {out.meta.auto['max_iter']:,} without converging"
     warnings.warn(f"{text} (at the cap, split R-hat and bulk ESS: {said})", NotConvergedWarning,
                   stacklevel=_outside_the_package())
 

@@ -93,8 +93,10 @@ class RJConfig:
     # candidate centres per birth and death (the multiple-try moves of 03_moves); 1: the plain moves
     n_tries: int = 1
     n_temps: int = 1            # replicas of the tempered ladder (replica exchange, "Tempering" below); 1: no tempering
-    # the hottest replica's likelihood power; None: placed by the ladder's adaptation in burn-in
+    # the hottest replica's likelihood power; None: placed by the ladder's adaptation ("Tempering" below)
     beta_min: float|None = None
+    # when that adaptation runs: "run" (the whole run; the default since stop 72) or "burn_in" (then it is fixed)
+    adapt_ladder: str = "run"
     swap_every: int = 2         # iterations between rounds of swaps between neighbouring replicas
 
     def __post_init__(self):
@@ -143,6 +145,8 @@ class RJConfig:
         check_int("n_tries", self.n_tries, 1)
         check_int("n_temps", self.n_temps, 1)
         check_int("swap_every", self.swap_every, 1)
+        if self.adapt_ladder not in ("run", "burn_in"):
+            raise ValueError(f"adapt_ladder must be 'run' or 'burn_in', got {self.adapt_ladder!r}")
         if self.beta_min is not None and not (isinstance(self.beta_min, (int, float)) and 0 < self.beta_min < 1):
             raise ValueError(f"beta_min must be None or a number in (0, 1), got {self.beta_min!r}")
         if not self.sample_nuisance and self.fix_delta2 is None and not self.prior_only:
@@ -829,7 +833,7 @@ class _PTRoundInPython:
         )
         for i in self.rung[1:]:
             self.cores[i].run(n, Records(*scratch), 0)
-        adapting = self.adapt and self.done < self.config.burn_in
+        adapting = self.adapt and self.done < self._adapt_until()
         for r in range(self.rounds % 2, len(self.cores) - 1, 2):
             a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]
             la = (self.betas[r] - self.betas[r + 1]) * (b.lml - a.lml)
@@ -866,7 +870,6 @@ class _PTLadderInC:
 
     def _run_kept(self, todo, *args):
         "The ladder's C loop in place of one core's `run_kept` (`_chunk_in_c` sizes the snapshot buffers)."
-        adapt_until = self.config.burn_in if self.adapt else 0
         ns, self.rounds = ladder_run(
             self.cores,
             self.rung,
@@ -878,7 +881,7 @@ class _PTLadderInC:
             self.rounds,
             todo,
             self.config.swap_every,
-            adapt_until,
+            self._adapt_until(),
             SWAP_TARGET,
             self.cold_prop,
             self.cold_acc,
@@ -892,9 +895,10 @@ class _PTLadderInC:
 class _PTRun(_PTLadderInC, _PTRoundInPython, _RJRun):
     """Replica exchange: core rung[r] runs at likelihood power betas[r]; the replica at power 1 (rung 0) is the chain
     that is recorded. After every `swap_every` iterations neighbouring rungs propose to swap their powers, even pairs
-    and odd pairs in turn (the deterministic even-odd scheme); in burn-in the ladder adapts towards swap acceptance
-    SWAP_TARGET, then it is fixed. The loop is `_rjmcmc.ladder_run` (C); `in_python=True` runs the same steps from
-    Python (the reference the C loop is tested against, bit for bit)."""
+    and odd pairs in turn (the deterministic even-odd scheme); the ladder adapts towards swap acceptance SWAP_TARGET
+    for the whole run (or, with `adapt_ladder="burn_in"`, in burn-in, then it is fixed). The loop is
+    `_rjmcmc.ladder_run` (C); `in_python=True` runs the same steps from Python (the reference the C loop is tested
+    against, bit for bit)."""
     desc = "RJMCMC (tempered)"
     def __init__(self, cores, config, c, meta, callback, rng, in_python=False):
         super().__init__(cores[0], cores[0].factor, config, c, meta, callback)
@@ -911,6 +915,11 @@ class _PTRun(_PTLadderInC, _PTRoundInPython, _RJRun):
             np.zeros(R - 1),
         )
         self.rounds, self.cold_prop, self.cold_acc = 0, np.zeros(5, np.int64), np.zeros(5, np.int64)
+
+    def _adapt_until(self) -> int:
+        "The iteration before which the ladder adapts: the run's end (it may be extended), burn-in's, or none."
+        if not self.adapt: return 0
+        return self.total if self.config.adapt_ladder == "run" else self.config.burn_in
 
     def _set_betas(self):
         "betas from the log gaps (scalar arithmetic in the C loop's order), given to the cores at their rungs."
@@ -931,6 +940,7 @@ class _PTRun(_PTLadderInC, _PTRoundInPython, _RJRun):
             swap_probability=(self.p_swap / np.maximum(self.n_swap, 1)).tolist(),
             swap_proposed=self.n_swap.tolist(),
             adapted=self.adapt,
+            adapted_until=self._adapt_until(),
         )
         return tr
 

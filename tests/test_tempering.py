@@ -125,7 +125,47 @@ def test_tempered_run_is_reproducible_and_resumes():
     assert a.meta["tempering"] == b.meta["tempering"]
 
 
+def _ladder(in_python, n_iter, scheme, extend=0):
+    """A tempered run of sample_rjmcmc's settings on a small 2-d problem, its rounds in C or in Python, optionally run
+    to n_iter and then extended by `extend` iterations (as the automatic run length does)."""
+    import rbf_bayes.rjmcmc as rj
+    d_x = np.random.default_rng(0).uniform(size=(40, 2)); d_y = np.sin(3 * d_x).sum(1)
+    cfg = RJConfig(n_iter=n_iter, burn_in=1000, n_tries=2, n_temps=3, chunk_size=500, adapt_ladder=scheme)
+    orig = rj._PTRun.__init__
+    rj._PTRun.__init__ = lambda self, *a, **k: orig(self, *a, **k, in_python=in_python)
+    try:
+        run = rj.rjmcmc_run(d_x, d_y, config=cfg, rng=np.random.default_rng(5))
+        tr = run.run()
+        if extend:
+            run.extend(extend); tr = run.run()
+        return tr
+    finally:
+        rj._PTRun.__init__ = orig
+
+
+@pytest.mark.parametrize("scheme", ["run", "burn_in"])
+def test_ladder_adaptation_in_c_is_python_and_extends(scheme):
+    """Both adaptation schemes: the C loop is the Python rounds bit for bit, and a run extended from 2,000 to 3,000
+    iterations is the 3,000-iteration run (the whole-run scheme adapts to the extended end)."""
+    a, b, c = _ladder(False, 3000, scheme), _ladder(True, 3000, scheme), _ladder(False, 2000, scheme, extend=1000)
+    for f in ("k", "log_posterior", "delta2", "centres"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+        np.testing.assert_array_equal(getattr(a, f), getattr(c, f))
+    assert a.meta["tempering"] == b.meta["tempering"] == c.meta["tempering"]
+    assert a.meta["tempering"]["adapted_until"] == (3000 if scheme == "run" else 1000)
+
+
+def test_the_ladder_adapts_after_burn_in_only_under_the_whole_run_scheme():
+    """The ladder after 1,001 iterations (burn-in 1,000) against after 3,000: moved under "run", fixed under
+    "burn_in" (the check can fail both ways: a scheme that stopped early or never stopped)."""
+    betas = {(s, n): _ladder(False, n, s).meta["tempering"]["betas"] for s in ("run", "burn_in") for n in (1001, 3000)}
+    assert betas[("burn_in", 1001)] == betas[("burn_in", 3000)]
+    assert max(abs(u - v) for u, v in zip(betas[("run", 1001)], betas[("run", 3000)], strict=True)) > 1e-3
+
+
 def test_config_checks():
+    with pytest.raises(ValueError, match="adapt_ladder"):
+        RJConfig(adapt_ladder="never")
     for bad in (dict(n_tries=0), dict(n_temps=0), dict(swap_every=0), dict(beta_min=1.0), dict(beta_min=0.0)):
         with pytest.raises(ValueError):
             RJConfig(**bad)
