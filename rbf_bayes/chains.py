@@ -260,13 +260,18 @@ def auto_chains(
     max_iter: int = 128_000,  # the most iterations per chain
     progress: bool = False,
     desc: str = "RJMCMC chains",
+    # what the caller can change beside max_iter to help its chains mix, named in the note and the warning at the cap:
+    # "n_temps" (a tempered ladder, for runs that take one) and/or "n_tries" (multiple tries); () for neither
+    advice: tuple = (),
 ):
     """Run the chains in rounds, doubling, until the second half of every chain passes `_auto_check` or max_iter is
     reached; the pooled result keeps the snapshots of the second halves (at most about 1,000 per chain) and says in
-    meta.auto whether it converged, after how many iterations, and each round's diagnostics."""
+    meta.auto whether it converged, after how many iterations, each round's diagnostics, and the advice."""
     max_iter = check_int("max_iter", max_iter, 8)
+    bad = [a for a in advice if a not in ("n_temps", "n_tries")]
+    if bad: raise ValueError(f"advice must name 'n_temps' or 'n_tries', got {bad}")
     n = min(AUTO_START, max_iter)
-    return _AutoRun([make_run(r, n) for r in rngs], n, n_jobs, max_iter, desc).run(progress)
+    return _AutoRun([make_run(r, n) for r in rngs], n, n_jobs, max_iter, desc, tuple(advice)).run(progress)
 
 # %% ../nbs/05b_chains.ipynb #a0e41d6e
 class _AutoRun:
@@ -274,8 +279,9 @@ class _AutoRun:
     length per chain, the rounds checked so far. An interrupted automatic fit carries it (`_run`), so continue_fit()
     finishes the round in progress and goes on with the rounds, as the uninterrupted fit does (the same chains bit for
     bit: the chains and the round boundaries do not depend on when the user pressed Ctrl-C)."""
-    def __init__(self, runs, n, n_jobs, max_iter, desc):
+    def __init__(self, runs, n, n_jobs, max_iter, desc, advice=()):
         self.runs, self.n, self.n_jobs, self.max_iter, self.desc = runs, n, n_jobs, max_iter, desc
+        self.advice = advice
         self.rounds, self.seconds = [], 0.0
 
     def run(self, progress: bool=False):
@@ -296,7 +302,7 @@ class _AutoRun:
             for r in self.runs: r.extend(more)
             self.n += more
         out.meta.auto = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
-                                ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds)
+                                ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds, advice=list(self.advice))
         if not ok: _warn_at_cap(out, got)
         return out
 
@@ -325,12 +331,13 @@ def fit_chains(one,  # one(rng) -> a finished chain of a fixed length (e.g. a pa
                rng: np.random.Generator,  # the estimator's generator (from random_state)
                n_chains: int,
                *, n_jobs: int=1, executor=None, max_iter: int=128_000, progress: bool=False,
-               desc: str="RJMCMC chains"):
-    """An estimator's chains, the three ways: with make_run, rounds until they converge (`auto_chains`); else one
-    chain on rng itself, or n_chains on its children, pooled (`sample_chains`)."""
+               desc: str="RJMCMC chains", advice: tuple=()):
+    """An estimator's chains, the three ways: with make_run, rounds until they converge (`auto_chains`, told the
+    estimator's own arguments that help its chains mix: `advice`); else one chain on rng itself, or n_chains on its
+    children, pooled (`sample_chains`)."""
     if make_run is not None:
         return auto_chains(make_run, chain_generators(rng, n_chains), n_jobs=n_jobs, max_iter=max_iter,
-                           progress=progress, desc=desc)
+                           progress=progress, desc=desc, advice=advice)
     if n_chains == 1:
         return one(rng)
     return sample_chains(one, chain_generators(rng, n_chains), n_jobs=n_jobs, executor=executor, progress=progress,

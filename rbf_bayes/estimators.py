@@ -44,7 +44,7 @@ def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
 # %% ../nbs/12_estimators.ipynb #49d85513
 def _discriminant_run(X, Y, **kw):
     """The discriminant's reversible-jump run of `n_iter="auto"` (`rjmcmc_run` on the labels), its meta marked
-    link="discriminant": the summary and the warning at the cap then name the classifier's own arguments."""
+    link="discriminant" (as the probit's run marks its own): the trace records which classifier made it."""
     run = rjmcmc_run(X, Y, **kw)
     run.meta["link"] = "discriminant"
     return run
@@ -198,7 +198,7 @@ class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
         start = functools.partial(rjmcmc_run, X, Y, prior=prior, basis=basis, width=width)
         self._set_fitted(
             fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains, n_jobs=n_jobs,
-                       executor=self.executor, max_iter=self.max_iter, progress=progress)
+                       executor=self.executor, max_iter=self.max_iter, progress=progress, advice=("n_temps", "n_tries"))
         )
         return self
 
@@ -508,7 +508,8 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
             one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
             start = functools.partial(_discriminant_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width())
         tr = fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains, n_jobs=n_jobs,
-                        executor=self.executor, max_iter=self.max_iter, progress=progress, desc=f"{self.link} chains")
+                        executor=self.executor, max_iter=self.max_iter, progress=progress, desc=f"{self.link} chains",
+                        advice=("n_tries",))   # neither link takes a ladder
         self._y_1d = True
         self._set_fitted(tr)
         return self

@@ -386,9 +386,9 @@ class _RunJudgements:
             )
             if not au["converged"]:
                 cfg = self.meta.get("config") or {}
-                # a reversible-jump run takes n_tries; only the regressor's takes a ladder (not the classifier's)
-                rj = "n_tries" in cfg
-                ladder = "n_temps" in cfg and self.meta.get("link") not in ("probit", "discriminant")
+                # what the estimator said its user can change (`auto_chains`' advice; none in files saved before it)
+                advice = au.get("advice") or ()
+                rj, ladder = "n_tries" in advice, "n_temps" in advice
                 temps = int(cfg.get("n_temps") or 1)
                 notes.append(
                     f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "

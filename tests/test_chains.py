@@ -243,3 +243,25 @@ def test_a_converged_default_is_quiet():
     au = m.trace_.meta["auto"]
     assert au["converged"] and au["n_iter"] == 256_000
     assert np.mean(m.predict(xt) != yt) < 0.1
+
+
+def test_the_cap_advice_comes_from_the_caller():
+    """auto_chains names in its note at the cap only what its caller said the user can change (`advice`, since stop
+    72; before, the summary guessed it from the run's config and a link marker): called directly with no advice, a
+    tempered run is told to raise max_iter only; an unknown name is refused, naming the argument."""
+    import dataclasses
+
+    from rbf_bayes.chains import auto_chains, chain_generators
+    from rbf_bayes.convergence import NotConvergedWarning
+    from rbf_bayes.rjmcmc import RJConfig, rjmcmc_run
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2)); y = X[:, 0] + 0.1 * rng.normal(size=30)
+    cfg = RJConfig(n_iter=8, burn_in=0, n_temps=2, n_tries=2)
+    mk = lambda r, n: rjmcmc_run(X, y, config=dataclasses.replace(cfg, n_iter=n), rng=r)  # noqa: E731
+    for advice, end in (((), "raise max_iter"), (("n_tries",), "raise max_iter, or use multiple tries (n_tries)")):
+        with pytest.warns(NotConvergedWarning):
+            out = auto_chains(mk, chain_generators(np.random.default_rng(1), 2), max_iter=200, advice=advice)
+        note = [n for n in out.summary().notes if "reached max_iter" in n]
+        assert len(note) == 1 and note[0].endswith(end) and out.meta.auto["advice"] == list(advice)
+    with pytest.raises(ValueError, match="advice"):
+        auto_chains(mk, chain_generators(np.random.default_rng(1), 2), max_iter=200, advice=("n_temp",))
