@@ -507,11 +507,10 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
             one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
             start = functools.partial(_discriminant_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width())
-        tr = fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains, n_jobs=n_jobs,
-                        executor=self.executor, max_iter=self.max_iter, progress=progress, desc=f"{self.link} chains",
-                        advice=("n_tries",))   # neither link takes a ladder
         self._y_1d = True
-        self._set_fitted(tr)
+        self._set_fitted(fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains,
+                                    n_jobs=n_jobs, executor=self.executor, max_iter=self.max_iter, progress=progress,
+                                    desc=f"{self.link} chains", advice=("n_tries",)))   # neither link takes a ladder
         return self
 
     def _fitted_json(self) -> dict:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._kernel import BASIS_CODES, draw_values
 from ._rjmcmc import MOVES, Records, RJCore, Snapshots, ladder_run
-from ._validation import as_inputs, as_targets, check_int, check_memory, check_positive
+from ._validation import as_inputs, as_targets, check_choice, check_int, check_memory, check_positive
 from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import GramFactorRef, rbf_state
 from rbf_bayes.moves import (
@@ -93,10 +93,8 @@ class RJConfig:
     # candidate centres per birth and death (the multiple-try moves of 03_moves); 1: the plain moves
     n_tries: int = 1
     n_temps: int = 1            # replicas of the tempered ladder (replica exchange, "Tempering" below); 1: no tempering
-    # the hottest replica's likelihood power; None: placed by the ladder's adaptation ("Tempering" below)
-    beta_min: float|None = None
-    # when that adaptation runs: "run" (the whole run; the default since stop 72) or "burn_in" (then it is fixed)
-    adapt_ladder: str = "run"
+    beta_min: float|None = None     # the hottest replica's likelihood power; None: adapted ("Tempering" below)
+    adapt_ladder: str = "run"       # the ladder adapts the whole "run" (since stop 72) or in "burn_in", then fixed
     swap_every: int = 2         # iterations between rounds of swaps between neighbouring replicas
 
     def __post_init__(self):
@@ -130,12 +128,8 @@ class RJConfig:
             raise ValueError("birth and death must be enabled together (each is the other's reverse)")
         if ("split" in mv) != ("merge" in mv):
             raise ValueError("split and merge must be enabled together (each is the other's reverse)")
-        if self.fix_Lambda is not None:
-            check_positive("fix_Lambda", self.fix_Lambda)
-        if self.fixed_sigma2 is not None:
-            check_positive("fixed_sigma2", self.fixed_sigma2)
-        if self.fix_delta2 is not None:
-            check_positive("fix_delta2", self.fix_delta2)
+        for n in ("fix_Lambda", "fixed_sigma2", "fix_delta2"):
+            if getattr(self, n) is not None: check_positive(n, getattr(self, n))
         if self.fixed_probs is not None:
             fp = tuple(float(v) for v in self.fixed_probs)
             if len(fp) != 4 or min(fp) < 0 or sum(fp) > 1:
@@ -145,8 +139,7 @@ class RJConfig:
         check_int("n_tries", self.n_tries, 1)
         check_int("n_temps", self.n_temps, 1)
         check_int("swap_every", self.swap_every, 1)
-        if self.adapt_ladder not in ("run", "burn_in"):
-            raise ValueError(f"adapt_ladder must be 'run' or 'burn_in', got {self.adapt_ladder!r}")
+        check_choice("adapt_ladder", self.adapt_ladder, ("run", "burn_in"))
         if self.beta_min is not None and not (isinstance(self.beta_min, (int, float)) and 0 < self.beta_min < 1):
             raise ValueError(f"beta_min must be None or a number in (0, 1), got {self.beta_min!r}")
         if not self.sample_nuisance and self.fix_delta2 is None and not self.prior_only:

@@ -210,7 +210,7 @@ CELL_LINES_OWED = {
     "PredictiveMixin": 96,  # 00b_base
     "BaseBayesEstimator": 83,  # 00b_base
     "DiagnosticsMixin": 65,  # 04a_results
-    "RJConfig": 85,  # 05_rjmcmc
+    "RJConfig": 82,  # 05_rjmcmc
     "_TraceDraws": 84,  # 05_rjmcmc
     "_RJChunks": 76,  # 05_rjmcmc
     "_RJRun": 87,  # 05_rjmcmc
