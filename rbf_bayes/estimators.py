@@ -41,6 +41,15 @@ def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
     "One probit chain (module level, picklable)."
     return sample_probit(X, yi, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
 
+# %% ../nbs/12_estimators.ipynb #d15c0c4a
+def _one_discriminant_chain(X, Y, prior, cfg, basis, width, rng):
+    """One chain of the discriminant's fixed-length run (`_one_chain` on the labels), its meta marked
+    link="discriminant" as `_discriminant_run` marks an automatic run's: every trace records which classifier made
+    it."""
+    t = _one_chain(X, Y, prior, cfg, basis, width, rng)
+    t.meta["link"] = "discriminant"
+    return t
+
 # %% ../nbs/12_estimators.ipynb #49d85513
 def _discriminant_run(X, Y, **kw):
     """The discriminant's reversible-jump run of `n_iter="auto"` (`rjmcmc_run` on the labels), its meta marked
@@ -505,7 +514,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
             start = functools.partial(probit_run, Xs, yi, prior=prior, basis=self.basis, width=self._fit_width())
         else:
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
-            one = functools.partial(_one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
+            one = functools.partial(_one_discriminant_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
             start = functools.partial(_discriminant_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width())
         self._y_1d = True
         self._set_fitted(fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains,

@@ -198,3 +198,16 @@ def test_default_priors_per_link():
     assert fit(basis="gaussian").trace_.meta["prior"] == dataclasses.asdict(PROBIT_PRIOR)
     assert fit(link="discriminant").trace_.meta["prior"] == dataclasses.asdict(RBFPrior())
     assert fit(prior=RBFPrior()).trace_.meta["prior"] == dataclasses.asdict(RBFPrior())
+
+
+@pytest.mark.parametrize("link", ["probit", "discriminant"])
+def test_every_trace_records_its_link(link, tmp_path):
+    """The trace says which classifier made it, whatever the run length (until stop 73 a fixed-length discriminant
+    fit's trace had no link: only its automatic run marked one), and the mark survives a file."""
+    x, y = _circle(60, 5)
+    for kw in (dict(n_iter=300, burn_in=100), dict(n_iter="auto", max_iter=400)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # a capped automatic run warns; not what this test is about
+            m = RJMCMCClassifier(link=link, n_chains=2, n_jobs=1, random_state=0, **kw).fit(x, y)
+        assert m.trace_.meta["link"] == link, kw
+        assert RJMCMCClassifier.load(m.save(tmp_path / f"{link}.npz")).trace_.meta["link"] == link
