@@ -310,10 +310,10 @@ class _AutoRun:
 def _warn_at_cap(out, got: dict):
     """A NotConvergedWarning for a run that stopped at max_iter unconverged: the summary's note (what to try) and the
     numbers the rule stopped on. The default is quiet because its chains agree, not because a note is easy to miss."""
-    text = out._run_length_judgement()[1][0]   # out.meta.auto says the run stopped unconverged: the first note says so
-    said = ", ".join(f"{name} {r:.3f}, ESS {e:.0f}" for name, (r, e) in got.items())
-    warnings.warn(f"{text} (at the cap, split R-hat and bulk ESS: {said})", NotConvergedWarning,
-                  stacklevel=_outside_the_package())
+    nums = ", ".join(f"{name} {r:.3f}, ESS {e:.0f}" for name, (r, e) in got.items())
+    # out.meta.auto says the run stopped unconverged: the first note says so, with the arguments named as names says
+    said = lambda names=None: f"{out._run_length_judgement(names)[1][0]} (at the cap, split R-hat and bulk ESS: {nums})"  # noqa: E731
+    warnings.warn(NotConvergedWarning(said(), say=said), stacklevel=_outside_the_package())
 
 # %% ../nbs/05b_chains.ipynb #5333073c
 def _outside_the_package() -> int:

@@ -10,7 +10,6 @@ import csv
 import json
 import math
 import os
-import re
 import sys
 import time
 import warnings
@@ -267,7 +266,7 @@ def _fit_in_cli_words(model, X, y):
         if issubclass(w.category, InterruptedWarning):
             continue
         if issubclass(w.category, NotConvergedWarning):
-            text = re.sub(r"\b(max_iter|n_temps|n_tries)\b", lambda m: _OPTION_NAMES[m.group(1)], str(w.message))
+            text = w.message.in_words(_OPTION_NAMES)
             print(f"rbf-bayes: warning (NotConvergedWarning): {text}; the model is saved, but its p(k | y) and "
                   "predictions are not yet reliable", file=sys.stderr)
         else:

@@ -26,7 +26,14 @@ class ConvergenceWarning(UserWarning):
 class NotConvergedWarning(ConvergenceWarning):
     """The chains of an automatic run length (n_iter="auto", `05b_chains`) reached max_iter before their split-R-hat
     and bulk ESS passed: the fit's p(k | y) and predictions are not yet reliable. A ConvergenceWarning, so one filter
-    silences both."""
+    silences both. `in_words` says it with the argument names it advises put another way (the CLI's options)."""
+    def __init__(self, message: str = "", say=None):
+        super().__init__(message)
+        self.say = say   # say(names) -> the message with names' words for the arguments (None: the message as it is)
+
+    def in_words(self, names: dict) -> str:
+        "The message with each argument name it advises said as `names` maps it (e.g. max_iter -> --max-iter)."
+        return str(self) if self.say is None else self.say(names)
 
 # %% ../nbs/08_convergence.ipynb #cffdb18f
 def check_conditions(x, # inputs (N, d)

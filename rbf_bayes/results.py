@@ -371,9 +371,11 @@ class _RunJudgements:
     what to try), and the notes on an interrupted run or a posterior piled against k_max. A part of
     `_SummaryJudgements`."""
 
-    def _run_length_judgement(self) -> tuple[list, list]:
-        "(rows, notes) of n_iter=\"auto\" (05b_chains): the run length the chains chose, or the cap they stopped at."
+    def _run_length_judgement(self, names: dict | None = None) -> tuple[list, list]:
+        """(rows, notes) of n_iter="auto" (05b_chains): the run length the chains chose, or the cap they stopped at;
+        names: how to say the arguments the cap's note advises (the CLI's options; None: the library's names)."""
         rows, notes = [], []
+        nm = {a: (names or {}).get(a, a) for a in ("max_iter", "n_temps", "n_tries")}
         au = self.meta.auto
         if au:
             rows.append(
@@ -390,22 +392,13 @@ class _RunJudgements:
                 advice = au.get("advice") or ()
                 rj, ladder = "n_tries" in advice, "n_temps" in advice
                 temps = int(cfg.get("n_temps") or 1)
-                notes.append(
-                    f"the chains reached max_iter = {au['max_iter']:,} iterations without converging (split R-hat "
-                    f"<= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): raise max_iter"
-                    + (
-                        (
-                            f", or add replicas to the tempered ladder (n_temps, {temps} in this run) and use multiple"
-                            " tries (n_tries)"
-                            if temps > 1
-                            else ", or use a tempered ladder (n_temps) and multiple tries (n_tries)"
-                        )
-                        if ladder
-                        else ", or use multiple tries (n_tries)"
-                        if rj
-                        else ""
-                    )
-                )
+                tries, nt = f"multiple tries ({nm['n_tries']})", nm["n_temps"]
+                more = (f", or add replicas to the tempered ladder ({nt}, {temps} in this run) and use {tries}"
+                        if ladder and temps > 1 else f", or use a tempered ladder ({nt}) and {tries}" if ladder
+                        else f", or use {tries}" if rj else "")
+                notes.append(f"the chains reached {nm['max_iter']} = {au['max_iter']:,} iterations without converging "
+                             f"(split R-hat <= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): "
+                             f"raise {nm['max_iter']}{more}")
         return rows, notes
 
     def _run_notes(self, burn_in: int | None, n: int) -> list:

@@ -230,6 +230,24 @@ def test_the_cap_note_says_what_to_try():
     assert bm.endswith("raise max_iter")
 
 
+def test_the_cap_warning_in_other_words():
+    """NotConvergedWarning.in_words: the same warning with the arguments it advises named another way (the CLI's
+    options, 15_cli), built from the run's record rather than by rewriting the text; with no names it is the text."""
+    from rbf_bayes import RJMCMCRegressor
+    from rbf_bayes.convergence import NotConvergedWarning
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)); y = X[:, 0] + 0.1 * rng.normal(size=40)
+    with pytest.warns(NotConvergedWarning) as rec:
+        RJMCMCRegressor(max_iter=200, random_state=0).fit(X, y)
+    w = [r.message for r in rec if r.category is NotConvergedWarning][0]
+    assert w.in_words({}) == str(w) and "n_temps, 4 in this run" in str(w)
+    said = w.in_words({"max_iter": "MAXI", "n_temps": "TEMPS", "n_tries": "TRIES"})
+    assert said.startswith("the chains reached MAXI = 200 iterations") and "raise MAXI, or add replicas" in said
+    assert "(TEMPS, 4 in this run)" in said and "(TRIES)" in said
+    assert said.replace("MAXI", "max_iter").replace("TEMPS", "n_temps").replace("TRIES", "n_tries") == str(w)
+    assert NotConvergedWarning("plain").in_words({"max_iter": "MAXI"}) == "plain"
+
+
 def test_a_converged_default_is_quiet():
     """The other side of the warning: a default fit whose chains converge raises none (Ripley, the discriminant, whose
     chains need 256,000 iterations with random_state=0: over the cap of 128,000, every estimator's default until stop
