@@ -208,6 +208,8 @@ CONFIGS = {
     # delta^2 | k ~ IG(2, 300 / max(k, 1)) and k ~ NB with mean 30: the coefficient prior's GP limit (01_priors),
     # sized so that a coefficient's prior variance at k = 30 is the default's
     "gp_limit": rj(prior=REGRESSOR_PRIOR.replace(eps1=29.5, beta_delta2=300.0, delta2_per_basis=True)),
+    # the inputs' pairwise products and squares join them as inputs (RJMCMCRegressor(quadratic=True), stop 73)
+    "quadratic": rj(quadratic=True),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
     "smc": other(SMCRegressor),

@@ -255,9 +255,8 @@ class ArvizMixin:
         )
         coords = {
             "output": [f"y{j}" for j in range(int(self.n_outputs_))],
-            "input": [
-                str(f) for f in getattr(self, "feature_names_in_", [f"x{j}" for j in range(int(self.n_features_in_))])
-            ],
+            "input": [str(f) for f in getattr(self, "model_inputs_", None) or getattr(  # quadratic=True: with products
+                self, "feature_names_in_", [f"x{j}" for j in range(int(self.n_features_in_))])],
         }
         if X is not None:
             Xv = self._validate_predict(X)

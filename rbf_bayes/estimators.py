@@ -108,8 +108,79 @@ class _RegressorChoices:
         rms = float(np.sqrt(np.mean(np.var(X, axis=0))))
         return float(np.sqrt(d)) * (rms if math.isfinite(rms) and rms > 0 else 1.0)
 
+# %% ../nbs/12_estimators.ipynb #e4f5a6b7
+class _QuadraticRecord:
+    """What a quadratic=True fit keeps of its products: their statistics in a saved file (checked on load) and a
+    summary row naming them. A part of `_QuadraticInputs`."""
+    _Q_STATS = ("q_shift_", "q_scale_", "q_min_", "q_max_")
+
+    def _fitted_json(self) -> dict:
+        return {**super()._fitted_json(), **{n: getattr(self, n).tolist() for n in self._Q_STATS if hasattr(self, n)}}
+
+    def _load_fitted_json(self, f: dict) -> None:
+        super()._load_fitted_json(f)
+        q = int(self.n_features_in_) * (int(self.n_features_in_) + 1) // 2
+        for n in (n for n in self._Q_STATS if n in f):
+            a = np.asarray(f[n], float)
+            if a.shape != (q,) or not np.isfinite(a).all():
+                raise ValueError(f"{n} has shape {a.shape} (or non-finite entries); the model has {q} products")
+            setattr(self, n, a)
+        if self.quadratic and not all(hasattr(self, n) for n in self._Q_STATS):
+            raise ValueError("the file's model has quadratic=True but not the products' statistics")
+        self.model_inputs_ = self._input_names()
+
+    def summary(self):
+        "The estimator's summary, with a row saying which products the inputs x_d, x_(d+1), ... of its rows are."
+        s, d = super().summary(), int(self.n_features_in_)
+        if len(getattr(self, "model_inputs_", ())) > d:
+            said = ", ".join(f"x{d + j} = {n}" for j, n in enumerate(self.model_inputs_[d:]))
+            s.rows.insert(1, ("model inputs", said))
+        return s
+
+# %% ../nbs/12_estimators.ipynb #c2d3e4f5
+class _QuadraticInputs(_QuadraticRecord):
+    """quadratic=True (`experiments/exp6_learned_basis`, "Products of the inputs"): the model's inputs are the
+    standardised inputs z and their d(d + 1)/2 products z_i z_j (i <= j), each product standardised by its training
+    mean and sd, so that input selection switches each in or out and the learned scales weigh each in the bases like
+    an input. `model_inputs_` names them in order (input_relevance_ and input_scales_ follow it). New inputs are held
+    in the training range first (`extrapolate=False`), then each product in its own. A part of `RJMCMCRegressor`."""
+    @staticmethod
+    def _products(Z: np.ndarray) -> np.ndarray:
+        "The products z_i z_j, i <= j, of the columns of Z (N, d): (N, d (d + 1) / 2), in the order of model_inputs_."
+        i, j = np.triu_indices(Z.shape[1])
+        return Z[:, i] * Z[:, j]
+
+    def _input_names(self) -> list:
+        "model_inputs_: the inputs' names (feature_names_in_, else x0, x1, ...), then with quadratic=True the products."
+        d = int(self.n_features_in_)
+        names = [str(f) for f in getattr(self, "feature_names_in_", [f"x{j}" for j in range(d)])]
+        pairs = zip(*np.triu_indices(d), strict=True) if check_bool("quadratic", self.quadratic) else ()
+        return names + [f"{names[a]}^2" if a == b else f"{names[a]}*{names[b]}" for a, b in pairs]
+
+    def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        Xs, Ys = super()._fit_scaling(X, Y)
+        for n in self._Q_STATS:
+            self.__dict__.pop(n, None)
+        self.model_inputs_ = self._input_names()
+        if self.quadratic and not self.standardize:
+            raise ValueError("quadratic=True needs standardize=True: the products are of the standardised inputs")
+        if not self.quadratic:
+            return Xs, Ys
+        P, sd = self._products(Xs), self._products(Xs).std(0)
+        self.q_shift_, self.q_scale_ = P.mean(0), np.where(sd > 0, sd, 1.0)
+        self.q_min_, self.q_max_ = P.min(0), P.max(0)
+        return np.hstack([Xs, (P - self.q_shift_) / self.q_scale_]), Ys
+
+    def _scale_x(self, X, hold: bool = True) -> np.ndarray:
+        Z = super()._scale_x(X, hold)
+        if not getattr(self, "quadratic", False):
+            return Z
+        P = self._products(Z)
+        P = np.clip(P, self.q_min_, self.q_max_) if hold and not self.extrapolate else P
+        return np.hstack([Z, (P - self.q_shift_) / self.q_scale_])
+
 # %% ../nbs/12_estimators.ipynb #304363fc
-class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
+class RJMCMCRegressor(_QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
     """Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999).
 
     Examples
@@ -173,8 +244,10 @@ class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
+                 # the inputs' products and squares join them as inputs (`_QuadraticInputs`): sets model_inputs_
+                 quadratic: bool=False,
                 ):
-        self.extrapolate = extrapolate
+        self.extrapolate, self.quadratic = extrapolate, quadratic
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
         self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
@@ -192,15 +265,9 @@ class RJMCMCRegressor(_RegressorChoices, BaseBayesEstimator):
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         select = self._select_inputs(X.shape[1])
-        cfg = _rj_config(
-            self,
-            auto,
-            progress and n_chains == 1,
-            learn_scales=check_bool("learn_scales", self.learn_scales),
-            select_inputs=select,
-            basis_types=AUTO_BASES if self.basis == "auto" else None,
-            n_temps=self._n_temps(select, *X.shape),
-        )
+        learn, kinds = check_bool("learn_scales", self.learn_scales), AUTO_BASES if self.basis == "auto" else None
+        cfg = _rj_config(self, auto, progress and n_chains == 1, learn_scales=learn, select_inputs=select,
+                         n_temps=self._n_temps(select, *X.shape), basis_types=kinds)
         prior, width = self._prior(), self._fit_width(X)
         basis = AUTO_BASES[0] if self.basis == "auto" else self.basis  # basis="auto": the chain starts cubic
         one = functools.partial(_one_chain, X, Y, prior, cfg, basis, width)
