@@ -227,7 +227,7 @@ CELL_LINES_OWED = {
     "SMCRegressor": 124,  # 09_smc
     "_BMARSRun": 67,  # 10_bmars
     "BMARSRegressor": 76,  # 10_bmars
-    "RJMCMCRegressor": 145,  # 12_estimators
+    "RJMCMCRegressor": 141,  # 12_estimators
     "ClassProbabilitiesMixin": 78,  # 12_estimators
     "RJMCMCClassifier": 141,  # 12_estimators
     "decision_boundary": 63,  # 14_plot
