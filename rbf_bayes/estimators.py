@@ -166,7 +166,8 @@ class _QuadraticInputs(_QuadraticRecord):
             raise ValueError("quadratic=True needs standardize=True: the products are of the standardised inputs")
         if not self.quadratic:
             return Xs, Ys
-        P, sd = self._products(Xs), self._products(Xs).std(0)
+        P = self._products(Xs)
+        sd = P.std(0)
         self.q_shift_, self.q_scale_ = P.mean(0), np.where(sd > 0, sd, 1.0)
         self.q_min_, self.q_max_ = P.min(0), P.max(0)
         return np.hstack([Xs, (P - self.q_shift_) / self.q_scale_]), Ys
