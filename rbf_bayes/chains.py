@@ -312,7 +312,8 @@ def _warn_at_cap(out, got: dict):
     numbers the rule stopped on. The default is quiet because its chains agree, not because a note is easy to miss."""
     nums = ", ".join(f"{name} {r:.3f}, ESS {e:.0f}" for name, (r, e) in got.items())
     # out.meta.auto says the run stopped unconverged: the first note says so, with the arguments named as names says
-    said = lambda names=None: f"{out._run_length_judgement(names)[1][0]} (at the cap, split R-hat and bulk ESS: {nums})"  # noqa: E731
+    meta, judge = out.meta, out._run_length_judgement   # static: the closure keeps the meta, not the result
+    said = lambda names=None: f"{judge(meta, names)[1][0]} (at the cap, split R-hat and bulk ESS: {nums})"  # noqa: E731
     warnings.warn(NotConvergedWarning(said(), say=said), stacklevel=_outside_the_package())
 
 # %% ../nbs/05b_chains.ipynb #5333073c

@@ -371,12 +371,14 @@ class _RunJudgements:
     what to try), and the notes on an interrupted run or a posterior piled against k_max. A part of
     `_SummaryJudgements`."""
 
-    def _run_length_judgement(self, names: dict | None = None) -> tuple[list, list]:
-        """(rows, notes) of n_iter="auto" (05b_chains): the run length the chains chose, or the cap they stopped at;
-        names: how to say the arguments the cap's note advises (the CLI's options; None: the library's names)."""
+    @staticmethod
+    def _run_length_judgement(meta, names: dict | None = None) -> tuple[list, list]:
+        """(rows, notes) of n_iter="auto" (05b_chains) from a result's meta: the run length the chains chose, or the
+        cap they stopped at; names: how to say the arguments the cap's note advises (the CLI's options; None: the
+        library's names). Static, so that a warning that says it again holds the meta, not the result."""
         rows, notes = [], []
         nm = {a: (names or {}).get(a, a) for a in ("max_iter", "n_temps", "n_tries")}
-        au = self.meta.auto
+        au = meta.auto
         if au:
             rows.append(
                 (
@@ -387,7 +389,7 @@ class _RunJudgements:
                 )
             )
             if not au["converged"]:
-                cfg = self.meta.get("config") or {}
+                cfg = meta.get("config") or {}
                 # what the estimator said its user can change (`auto_chains`' advice; none in files saved before it)
                 advice = au.get("advice") or ()
                 rj, ladder = "n_tries" in advice, "n_temps" in advice
@@ -523,7 +525,7 @@ class DiagnosticsMixin(_SummaryJudgements, _ChainDiagnostics):
         if acc:
             rows.append(("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in acc.items())))
         mix_rows, mixing = self._mixing_judgement(b)
-        run_rows, run_notes = self._run_length_judgement()
+        run_rows, run_notes = self._run_length_judgement(self.meta)
         rows += mix_rows + run_rows
         secs = self.meta.seconds
         if isinstance(secs, (int, float)):

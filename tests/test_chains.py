@@ -248,6 +248,26 @@ def test_the_cap_warning_in_other_words():
     assert NotConvergedWarning("plain").in_words({"max_iter": "MAXI"}) == "plain"
 
 
+
+def test_the_cap_warning_does_not_keep_the_model():
+    """A recorded NotConvergedWarning holds the run's meta, not its result (stop 73's leftover: its closure held the
+    whole result, every draw, for as long as a caller kept the warning); it still says itself in other words."""
+    import gc
+    import weakref
+
+    from rbf_bayes import RJMCMCRegressor
+    from rbf_bayes.convergence import NotConvergedWarning
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)); y = X[:, 0] + 0.1 * rng.normal(size=40)
+    with pytest.warns(NotConvergedWarning) as rec:
+        m = RJMCMCRegressor(max_iter=200, random_state=0).fit(X, y)
+    w = [r.message for r in rec if r.category is NotConvergedWarning][0]
+    gone = weakref.ref(m.trace_)
+    del m
+    gc.collect()
+    assert gone() is None
+    assert w.in_words({"max_iter": "MAXI"}).startswith("the chains reached MAXI = 200 iterations")
+
 def test_a_converged_default_is_quiet():
     """The other side of the warning: a default fit whose chains converge raises none (Ripley, the discriminant, whose
     chains need 256,000 iterations with random_state=0: over the cap of 128,000, every estimator's default until stop
