@@ -282,7 +282,17 @@ class _AutoRun:
     def __init__(self, runs, n, n_jobs, max_iter, desc, advice=()):
         self.runs, self.n, self.n_jobs, self.max_iter, self.desc = runs, n, n_jobs, max_iter, desc
         self.advice = advice
-        self.rounds, self.seconds = [], 0.0
+        self.rounds, self.seconds, self.pre_thin = [], 0.0, 1
+
+    def _narrow(self):
+        """Each chain keeps only the snapshots the round now starting (n iterations) can return: its second half,
+        thinned to at most about AUTO_KEEP (pre_thin: the thinning), as `_second_halves` would thin them; when the
+        round after it would be shorter (the cap), its whole second half, which that round's snapshots are among."""
+        n = self.n
+        nxt = min(n, self.max_iter - n)
+        at_most = AUTO_KEEP if nxt in (0, n) else None
+        ts = {r.keep_only(n // 2, n, at_most) for r in self.runs if hasattr(r, "keep_only")}
+        self.pre_thin = ts.pop() if len(ts) == 1 else 1
 
     def run(self, progress: bool=False):
         t0 = time.perf_counter()
@@ -301,8 +311,10 @@ class _AutoRun:
             more = min(n, self.max_iter - n)
             for r in self.runs: r.extend(more)
             self.n += more
+            self._narrow()
         out.meta.auto = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
-                                ess=AUTO_ESS, snapshot_thin=thin, rounds=self.rounds, advice=list(self.advice))
+                             ess=AUTO_ESS, snapshot_thin=thin * self.pre_thin, rounds=self.rounds,
+                             advice=list(self.advice))
         if not ok: _warn_at_cap(out, got)
         return out
 

@@ -334,9 +334,9 @@ class _TraceDraws:
         )
 
     def select(self, burn_in: int = 0, thin: int = 1) -> Trace:
-        "A trace keeping only snapshots at iterations >= burn_in, every thin-th of them."
+        "A trace of the snapshots at iterations >= burn_in of their chain, every thin-th of each chain's from its 1st."
         return self._subset(
-            np.flatnonzero(self.chain_position(self.kept) >= burn_in)[::thin],
+            np.concatenate([i[::thin] for i in self.kept_by_chain(burn_in)]).astype(np.int64),
             burn_in=max(burn_in, self.meta.burn_in),
         )
 
@@ -633,14 +633,49 @@ def rjmcmc_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
         return _RJRun(cores[0], cores[0].factor, config, c, meta, callback)
     return _PTRun(cores, config, c, meta, callback, rng)
 
+# %% ../nbs/05_rjmcmc.ipynb #d1cfa7f2
+class _KeptSnapshots:
+    """Which snapshots a reversible-jump run keeps: every thin-th iteration from burn_in (its config), until an
+    automatic run length narrows them to the ones its round can return (`keep_only`). A part of `_RJChunks`."""
+    def _grid(self) -> tuple[int, int]:
+        "(first, every): the run keeps the snapshots of iterations first + every * j, j = 0, 1, ..."
+        return getattr(self, "_kept_grid", None) or (self.config.burn_in, self.config.thin)
+
+    def keep_only(self, start: int, end: int, at_most: int | None = None) -> int:
+        """Keep only the snapshots on the grid a round ending at iteration `end` returns: from the first snapshot at
+        or after `start`, every t-th, t the least that leaves at most `at_most` of them in [start, end) (None: 1).
+        The grid and t are counted on the config's (every thin-th iteration from burn_in), whatever an earlier call
+        kept. Drops the snapshots before the previous call's start (a run stopped early in this round still holds
+        the last round's) and those from start on that are off the grid, narrows the snapshots to come, and returns
+        t. The snapshots kept so far must include the grid (they do when the run kept every one from start on)."""
+        b, th = self.config.burn_in, self.config.thin
+        first = b if start <= b else start + (-(start - b)) % th
+        m = max(0, -(-(end - first) // th))
+        t = 1 if at_most is None else max(1, -(-m // at_most))
+        lo, self._kept_from, self._kept_grid = getattr(self, "_kept_from", b), first, (first, th * t)
+        self.blocks = [s for s in (self._on_grid(blk, lo, first, th * t) for blk in self.blocks) if s is not None]
+        self.n_kept = sum(len(blk[0]) for blk in self.blocks)
+        return t
+
+    @staticmethod
+    def _on_grid(blk, lo: int, first: int, every: int):
+        """A block of snapshots (kept, centres, k, h, alpha, m, scales, kinds) without those before lo and those from
+        first on that are off the grid first + every * j; None if none is left."""
+        it, cen, kk, h, al, mm, sc, kd = blk
+        on = (it >= lo) & ((it < first) | ((it - first) % every == 0))
+        if on.all():
+            return blk
+        rk, rm = np.repeat(on, kk), np.repeat(on, mm)
+        return (it[on], cen[rk], kk[on], h[rm], al[rm], mm[on], sc[on], kd[on]) if on.any() else None
+
 # %% ../nbs/05_rjmcmc.ipynb #30bd64de
-class _RJChunks:
-    """A reversible-jump run's chunks: up to the next snapshot (Python) or a chunk with its snapshots (C)."""
+class _RJChunks(_KeptSnapshots):
+    """A reversible-jump run's chunks: up to the next snapshot (Python) or a chunk with its snapshots (C), on _grid."""
 
     def _next_keep(self, i):
         "First snapshot iteration >= i."
-        cfg = self.config
-        return cfg.burn_in if i <= cfg.burn_in else i + (-(i - cfg.burn_in)) % cfg.thin
+        b, th = self._grid()
+        return b if i <= b else i + (-(i - b)) % th
 
     def _chunk(self):
         return self._chunk_in_c() if self._in_c else self._chunk_in_python()
@@ -670,26 +705,26 @@ class _RJChunks:
     def _chunk_in_c(self, todo=None, run=None):
         """chunk_size (or todo) iterations with every snapshot among them taken inside the C loop (`RJCore.run_kept`);
         the chunk is shortened so its snapshot buffers stay under about 16 MB."""
-        cfg, done = self.config, self.done
-        todo = min(todo or cfg.chunk_size, self.total - done)
+        done, th = self.done, self._grid()[1]
+        todo = min(todo or self.config.chunk_size, self.total - done)
         t_next = self._next_keep(done)
         row_bytes = 8 * (self._kmax * self.meta["d"] + 2 * self._mmax * self.meta["c"])
         cap_max = max(1, (16 << 20) // row_bytes)
         if t_next < done + todo:
-            todo = min(todo, t_next - done + cap_max * cfg.thin)
-        cap = 0 if t_next >= done + todo else (done + todo - 1 - t_next) // cfg.thin + 1
+            todo = min(todo, t_next - done + cap_max * th)
+        cap = 0 if t_next >= done + todo else (done + todo - 1 - t_next) // th + 1
         d, c = self.meta["d"], self.meta["c"]
         cen, h, al = np.empty((cap * self._kmax, d)), np.empty((cap * self._mmax, c)), np.empty((cap * self._mmax, c))
         sizes, sc, kd = np.empty((cap, 2), np.int64), np.empty((cap, d)), np.empty(cap, np.int8)
         ns = (run or self._run_kept)(
-            todo, Records(*self.buf), done, t_next, cfg.thin, Snapshots(cen, h, al, sizes, sc, kd)
+            todo, Records(*self.buf), done, t_next, th, Snapshots(cen, h, al, sizes, sc, kd)
         )
         if ns:
             kk, mm = sizes[:ns, 0].copy(), sizes[:ns, 1].copy()
             rc, rm = int(kk.sum()), int(mm.sum())
             self.blocks.append(
                 (
-                    t_next + cfg.thin * np.arange(ns, dtype=np.int64),
+                    t_next + th * np.arange(ns, dtype=np.int64),
                     cen[:rc].copy(),
                     kk,
                     h[:rm].copy(),

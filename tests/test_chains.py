@@ -182,6 +182,22 @@ def test_bmars_chains():
     assert (b.trace_.chain_position(sel.kept) >= 2000).all() and len(sel.kept) == 3 * 100
 
 
+
+def test_select_thins_each_chain_from_its_first():
+    """Trace.select(burn_in, thin) on pooled chains takes every thin-th snapshot of each chain from that chain's first
+    at or after burn_in (since stop 74; before, every thin-th of the pooled snapshots, so the phase carried over from
+    chain to chain: with 3 chains of 50 snapshots after burn-in and thin 3, chains 1 and 2 started 1 and 2 in and
+    kept 17, 17 and 16: measured on this fit)."""
+    from rbf_bayes import RJMCMCRegressor
+    x, y = sinc_data(np.random.default_rng(0)).x, sinc_data(np.random.default_rng(0)).y
+    tr = RJMCMCRegressor(n_iter=600, burn_in=100, thin=10, random_state=0, n_chains=3, n_jobs=1).fit(x, y).trace_
+    per = tr.kept_by_chain(100)
+    assert [len(i) for i in per] == [50, 50, 50]
+    sel = tr.select(burn_in=100, thin=3)
+    want = np.concatenate([tr.kept[i[::3]] for i in per])
+    npt.assert_array_equal(sel.kept, want)
+    assert len(sel.kept) == 3 * 17 and (tr.chain_position(want[[0, 17, 34]]) == 100).all()
+
 @pytest.mark.parametrize("link", ["probit", "discriminant"])
 def test_classifier_chains(link):
     from rbf_bayes import RJMCMCClassifier
@@ -267,6 +283,51 @@ def test_the_cap_warning_does_not_keep_the_model():
     gc.collect()
     assert gone() is None
     assert w.in_words({"max_iter": "MAXI"}).startswith("the chains reached MAXI = 200 iterations")
+
+
+@pytest.mark.parametrize("kind, max_iter, thin", [("plain", 16_000, 1), ("plain", 12_000, 1), ("plain", 24_000, 1),
+                                                  ("plain", 32_000, 3), ("tempered", 12_000, 1), ("probit", 12_000, 1)])
+def test_an_automatic_run_keeps_only_what_it_can_return(monkeypatch, kind, max_iter, thin):
+    """An automatic run narrows each chain's snapshots to those its round can return (05_rjmcmc, "Which snapshots a
+    run keeps"; stop 74, after a Boston fit with quadratic=True was killed at 24 GB): through doubling rounds, a
+    shorter last round at the cap (12,000 = 4,000 + 4,000 + 4,000) and one after a narrowed round (24,000), the fit's
+    draws, snapshot for snapshot, and its reported thinning are those of the same chains keeping every snapshot; a
+    chain ends holding at most 2 AUTO_KEEP (its last two rounds', 1,000 each) when the rounds double, and under a third
+    of its snapshots otherwise, against all of them after the first round's burn-in without the narrowing. With thin 3
+    and 32,000 the last round's 5,333 snapshots per chain are thinned by 6, not evenly: the pooled thinning before stop
+    74 would have started the second chain a few snapshots in. The plain and tempered runs take their snapshots in C,
+    the probit's from Python."""
+    import dataclasses
+
+    from rbf_bayes import chains as ch
+    from rbf_bayes.convergence import NotConvergedWarning
+    from rbf_bayes.probit import probit_run
+    from rbf_bayes.rjmcmc import RJConfig, _KeptSnapshots, rjmcmc_run
+    monkeypatch.setattr(ch, "AUTO_ESS", 10**9)   # never converges: every round up to the cap
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, size=(40, 1))
+    y = np.sin(2 * x[:, 0]) + 0.1 * rng.normal(size=40) if kind != "probit" else (x[:, 0] > 0).astype(int)
+    cfg = RJConfig(n_iter=4000, burn_in=2000, thin=thin, n_temps=2 if kind == "tempered" else 1)
+    start = probit_run if kind == "probit" else rjmcmc_run
+
+    def fit():
+        runs = []
+        def make_run(r, n):
+            runs.append(start(x, y, config=dataclasses.replace(cfg, n_iter=n), rng=r, basis="gaussian"))
+            return runs[-1]
+        with pytest.warns(NotConvergedWarning):
+            out = ch.auto_chains(make_run, ch.chain_generators(np.random.default_rng(0), 2), max_iter=max_iter)
+        return out, [r.n_kept for r in runs]
+
+    narrowed, held = fit()
+    monkeypatch.setattr(_KeptSnapshots, "keep_only", lambda self, start, end, at_most=None: 1)
+    full, held_all = fit()
+    assert narrowed.meta.auto["n_iter"] == full.meta.auto["n_iter"] == max_iter
+    assert narrowed.meta.auto["snapshot_thin"] == full.meta.auto["snapshot_thin"] > 1
+    for f in ("kept", "centres", "centre_offsets", "coef_mean", "coef_draw", "k", "log_posterior"):
+        assert np.array_equal(getattr(narrowed, f), getattr(full, f)), f
+    assert min(held_all) == -(-(max_iter - 2000) // thin) and max(held) < min(held_all) / 3
+    assert max_iter not in (16_000, 32_000) or max(held) <= 2 * ch.AUTO_KEEP
 
 def test_a_converged_default_is_quiet():
     """The other side of the warning: a default fit whose chains converge raises none (Ripley, the discriminant, whose
