@@ -328,6 +328,9 @@ def test_an_automatic_run_keeps_only_what_it_can_return(monkeypatch, kind, max_i
         assert np.array_equal(getattr(narrowed, f), getattr(full, f)), f
     assert min(held_all) == -(-(max_iter - 2000) // thin) and max(held) < min(held_all) / 3
     assert max_iter not in (16_000, 32_000) or max(held) <= 2 * ch.AUTO_KEEP
+    # the previous round's returned snapshots stay (a run stopped early in a round still holds them): 1,000 of
+    # [4,000, 8,000) and 1,000 of [8,000, 16,000)
+    assert max_iter != 16_000 or held == [2 * ch.AUTO_KEEP] * 2
 
 def test_a_converged_default_is_quiet():
     """The other side of the warning: a default fit whose chains converge raises none (Ripley, the discriminant, whose
