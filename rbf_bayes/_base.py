@@ -99,6 +99,20 @@ class ExtrapolationWarning(UserWarning):
 # an ExtrapolationWarning when a row lies this fraction of the training range (Omega's margin) beyond it
 WARN_BEYOND = 0.1
 
+# %% ../nbs/00b_base.ipynb #795ea967
+def _column_names(est) -> list[str]:
+    "The names of the columns of X an estimator was fitted on: its feature_names_in_ (a DataFrame's), else x0, x1, ..."
+    names = getattr(est, "feature_names_in_", None)
+    return [str(n) for n in names] if names is not None else [f"x{j}" for j in range(int(est.n_features_in_))]
+
+# %% ../nbs/00b_base.ipynb #6667f1a8
+def _model_input_names(est) -> list[str]:
+    """The names of a fitted model's inputs, in the order of its per-input attributes (input_relevance_, input_scales_,
+    the centres' columns, ArviZ's `input` coordinate): model_inputs_ where the model makes inputs of its own
+    (quadratic=True: the columns, then their products and squares), else the columns' names (`_column_names`)."""
+    names = getattr(est, "model_inputs_", None)
+    return [str(n) for n in names] if names is not None else _column_names(est)
+
 # %% ../nbs/00b_base.ipynb #b34e25eb
 def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
     """X with each column held in [x_min_, x_max_]. An ExtrapolationWarning says how many rows lie more than WARN_BEYOND
@@ -111,8 +125,7 @@ def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
     far = np.where(below, lo - X, np.where(above, X - hi, 0.0)) / span
     if far.max() > WARN_BEYOND:
         j = int(np.unravel_index(np.argmax(far), far.shape)[1])
-        names = getattr(est, "feature_names_in_", None)
-        name = str(names[j]) if names is not None else f"x{j}"
+        name = _column_names(est)[j]
         n = int((far > WARN_BEYOND).any(1).sum())
         w = ExtrapolationWarning(
             f"{n} of {len(X)} rows of X lie more than {WARN_BEYOND:.0%} of the training range outside it (the "
@@ -255,8 +268,7 @@ class ArvizMixin:
         )
         coords = {
             "output": [f"y{j}" for j in range(int(self.n_outputs_))],
-            "input": [str(f) for f in getattr(self, "model_inputs_", None) or getattr(  # quadratic=True: with products
-                self, "feature_names_in_", [f"x{j}" for j in range(int(self.n_features_in_))])],
+            "input": _model_input_names(self),  # quadratic=True: with the products
         }
         if X is not None:
             Xv = self._validate_predict(X)

@@ -15,7 +15,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ._base import RAW_SCALE, BaseBayesEstimator
+from ._base import RAW_SCALE, BaseBayesEstimator, _column_names
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES, check_k_max
 from .chains import AUTO_START, check_auto, check_parallel, fit_chains
@@ -151,9 +151,8 @@ class _QuadraticInputs(_QuadraticRecord):
         return Z[:, i] * Z[:, j]
 
     def _input_names(self) -> list:
-        "model_inputs_: the inputs' names (feature_names_in_, else x0, x1, ...), then with quadratic=True the products."
-        d = int(self.n_features_in_)
-        names = [str(f) for f in getattr(self, "feature_names_in_", [f"x{j}" for j in range(d)])]
+        "model_inputs_: the columns' names (`_column_names`), then with quadratic=True the products."
+        d, names = int(self.n_features_in_), _column_names(self)
         pairs = zip(*np.triu_indices(d), strict=True) if check_bool("quadratic", self.quadratic) else ()
         return names + [f"{names[a]}^2" if a == b else f"{names[a]}*{names[b]}" for a, b in pairs]
 

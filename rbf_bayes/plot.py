@@ -13,7 +13,7 @@ from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 from scipy import stats
 
-from ._base import ExtrapolationWarning
+from ._base import ExtrapolationWarning, _column_names, _model_input_names
 from ._validation import as_inputs
 
 
@@ -29,6 +29,15 @@ __all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabiliti
            'running_k_posterior', 'posterior_histograms', 'anneal_progress', 'k_histogram', 'roc_curve', 'roc_auc',
            'roc_convex_hull', 'roc', 'neyman_pearson', 'brier_score', 'decision_boundary', 'classifier_roc',
            'reliability', 'Explorer', 'explore', 'overview']
+
+# %% ../nbs/14_plot.ipynb #60360e09
+def _names(obj, feature_names, n: int) -> list[str]:
+    """n names of a model's inputs for a figure: feature_names if given, else a fitted estimator's own
+    (`_model_input_names`: a DataFrame's columns, with quadratic=True the products too), else x0, x1, ..."""
+    if feature_names is None and hasattr(obj, "n_features_in_"): feature_names = _model_input_names(obj)
+    names = [str(f) for f in feature_names] if feature_names is not None else [f"x{j}" for j in range(n)]
+    if len(names) != n: raise ValueError(f"feature_names must have {n} names, got {len(names)}")
+    return names
 
 # %% ../nbs/14_plot.ipynb #b9ba0895
 def _result(obj):
@@ -175,7 +184,7 @@ def predictive(model, # fitted estimator
         ax.plot(G[:, j], mean, color="C0", lw=1.5, label="posterior mean")
         if Y is not None:
             ax.plot(X[:, j], Y[:, output], "k.", ms=4, label="data" + (" (all other inputs vary)" if d > 1 else ""))
-        ax.set_xlabel(f"x{j}" if d > 1 else "x")
+        ax.set_xlabel(_column_names(model)[j] if d > 1 or hasattr(model, "feature_names_in_") else "x")
         ax.set_ylabel("y" if model.n_outputs_ == 1 else f"y{output}")
     else:
         if Y is None:
@@ -194,13 +203,14 @@ def predictive(model, # fitted estimator
 # %% ../nbs/14_plot.ipynb #77d31f83
 def term_probabilities(obj, # fitted BMARSRegressor or BMARSTrace
                        *, top: int=15, # at most this many terms, most probable first
-                       feature_names=None, # names of the inputs (default x0, x1, ...)
+                       feature_names=None, # names of the inputs (default: a fitted model's, else x0, x1, ...)
                        ax=None):
     "Horizontal bars of the posterior probability of each ANOVA term."
     r = _result(obj)
     if not hasattr(r, "term_probabilities"): raise TypeError(f"a {type(r).__name__} has no terms (Bayesian MARS only)")
     tp = list(r.term_probabilities().items())[:top]
-    name = lambda v: feature_names[v] if feature_names is not None else f"x{v}"   # noqa: E731
+    if feature_names is None and hasattr(obj, "n_features_in_"): feature_names = _model_input_names(obj)
+    name = lambda v: str(feature_names[v]) if feature_names is not None else f"x{v}"   # noqa: E731
     labels = [" × ".join(name(v) for v in t) or "constant" for t, _ in tp]
     ax = _ax(ax, (5, 0.3 * len(tp) + 1))
     ax.barh(labels[::-1], [p for _, p in tp][::-1], color="C2")
@@ -209,14 +219,13 @@ def term_probabilities(obj, # fitted BMARSRegressor or BMARSTrace
 
 # %% ../nbs/14_plot.ipynb #17f5db72
 def input_relevance(obj, # a fitted model with variable_importance_ / input_relevance_, or a vector of probabilities
-                    *, feature_names=None, # names of the inputs (default x0, x1, ...; the model's feature_names_in_)
+                    *, feature_names=None, # names of the inputs (default: a fitted model's, else x0, x1, ...)
                     ax=None):
     "Horizontal bars of each input's posterior probability of being used."
     v = next((getattr(obj, a) for a in ("input_relevance_", "variable_importance_") if hasattr(obj, a)), obj)
     v = np.asarray(v, float).ravel()
     if v.size == 0 or np.any((v < 0) | (v > 1)): raise ValueError("input relevance must be probabilities in [0, 1]")
-    names = feature_names if feature_names is not None else getattr(obj, "feature_names_in_", None)
-    names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(len(v))]
+    names = _names(obj, feature_names, len(v))
     ax = _ax(ax, (5, 0.3 * len(v) + 1))
     ax.barh(names[::-1], v[::-1], color="C4"); ax.set_xlim(0, 1)
     ax.set_xlabel("posterior probability that the input is used"); ax.set_title("input relevance")
@@ -224,7 +233,7 @@ def input_relevance(obj, # a fitted model with variable_importance_ / input_rele
 
 # %% ../nbs/14_plot.ipynb #16c276d8
 def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
-                 *, feature_names=None, # names of the inputs (default x0, x1, ...; the model's feature_names_in_)
+                 *, feature_names=None, # names of the inputs (default: a fitted model's, else x0, x1, ...)
                  ax=None):
     """Each input's posterior of its scale (05d_learned_basis): box plots of log s over the kept samples, with the
     prior's central 95% (-1.96 tau <= log s <= 1.96 tau_up) shaded. Small scales mean the basis ignores that input."""
@@ -234,9 +243,7 @@ def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
     d = sc.shape[1]
     # given the input is in
     th = [np.log(sc[sc[:, j] > 0, j]) if (sc[:, j] > 0).any() else np.array([np.nan]) for j in range(d)]
-    names = feature_names if feature_names is not None else getattr(obj, "feature_names_in_", None)
-    names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(d)]
-    if len(names) != d: raise ValueError(f"feature_names must have {d} names, got {len(names)}")
+    names = _names(obj, feature_names, d)
     pr = r.meta.get("prior", {}); tau = float(pr.get("log_scale_sd", 1.0))
     up = tau if pr.get("log_scale_sd_up") is None else float(pr["log_scale_sd_up"])   # the two-piece prior's upper sd
     ax = _ax(ax, (0.45 * d + 2, 3))

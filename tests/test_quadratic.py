@@ -89,3 +89,30 @@ def test_a_refit_without_products_forgets_them():
         m.set_params(quadratic=False).fit(X, y)
     assert m.model_inputs_ == ["x0", "x1", "x2"] and not hasattr(m, "q_min_") and m.input_relevance_.shape == (3,)
     assert m.predict(X[:5]).shape == (5,)
+
+
+def test_a_dataframe_fit_names_every_model_input():
+    """Fitted on a DataFrame, the figures and ArviZ name the model's inputs as model_inputs_ does: the columns, then
+    their products (before stop 75, plot.input_relevance drew the 3 column names against 9 bars and failed, and
+    plot.input_scales refused: both took feature_names_in_, the columns, for the model's inputs)."""
+    pd = pytest.importorskip("pandas")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from rbf_bayes import plot
+
+    X, y, _ = _data()
+    m = _fit(True, pd.DataFrame(X, columns=["a", "b", "c"]), y, learn_scales=True)
+    want = ["a", "b", "c", "a^2", "a*b", "a*c", "b^2", "b*c", "c^2"]
+    assert m.model_inputs_ == want
+    ax = plot.input_relevance(m)
+    assert [t.get_text() for t in ax.get_yticklabels()] == want[::-1]   # barh draws the first name at the bottom
+    ax = plot.input_scales(m)
+    assert [t.get_text() for t in ax.get_xticklabels()] == want
+    with pytest.raises(ValueError, match="feature_names must have 9 names, got 3"):
+        plot.input_relevance(m, feature_names=["a", "b", "c"])
+    plt.close("all")
+    pytest.importorskip("arviz")
+    assert [str(v) for v in m.to_arviz().posterior.coords["input"].values] == want
