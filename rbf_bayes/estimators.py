@@ -42,21 +42,13 @@ def _one_probit_chain(X, yi, prior, cfg, basis, width, rng):
     return sample_probit(X, yi, prior=prior, config=cfg, rng=rng, basis=basis, width=width)
 
 # %% ../nbs/12_estimators.ipynb #d15c0c4a
-def _one_discriminant_chain(X, Y, prior, cfg, basis, width, rng):
-    """One chain of the discriminant's fixed-length run (`_one_chain` on the labels), its meta marked
-    link="discriminant" as `_discriminant_run` marks an automatic run's: every trace records which classifier made
-    it."""
-    t = _one_chain(X, Y, prior, cfg, basis, width, rng)
-    t.meta["link"] = "discriminant"
-    return t
-
-# %% ../nbs/12_estimators.ipynb #49d85513
-def _discriminant_run(X, Y, **kw):
-    """The discriminant's reversible-jump run of `n_iter="auto"` (`rjmcmc_run` on the labels), its meta marked
-    link="discriminant" (as the probit's run marks its own): the trace records which classifier made it."""
-    run = rjmcmc_run(X, Y, **kw)
-    run.meta["link"] = "discriminant"
-    return run
+def _as_discriminant(f, *a, **kw):
+    """f(*a, **kw), one chain of the discriminant's fixed-length run (`_one_chain` on the labels) or its automatic run
+    (`rjmcmc_run`), with its meta marked link="discriminant" (as the probit's chains and run mark their own): every
+    trace records which classifier made it. Module level, so that its partials pickle for a process pool."""
+    out = f(*a, **kw)
+    out.meta["link"] = "discriminant"
+    return out
 
 # %% ../nbs/12_estimators.ipynb #5ddce164
 def _rj_config(est, auto: bool, progress: bool, **extra) -> RJConfig:
@@ -581,8 +573,10 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
             start = functools.partial(probit_run, Xs, yi, prior=prior, basis=self.basis, width=self._fit_width())
         else:
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
-            one = functools.partial(_one_discriminant_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
-            start = functools.partial(_discriminant_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width())
+            one = functools.partial(_as_discriminant, _one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
+            start = functools.partial(
+                _as_discriminant, rjmcmc_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width()
+            )
         self._y_1d = True
         self._set_fitted(fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains,
                                     n_jobs=n_jobs, executor=self.executor, max_iter=self.max_iter, progress=progress,
