@@ -562,10 +562,8 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
         cfg = _rj_config(self, auto, progress and n_chains == 1)
-        if self.prior is not None:
-            prior = self.prior
-        else:   # the probit's: the regressor's (ridge, k ~ NB(10, 1/2)) on the paper's Omega; the discriminant: g-prior
-            prior = PROBIT_PRIOR if self.link == "probit" else RBFPrior()
+        # by default, probit: the regressor's prior (ridge, k ~ NB(10, 1/2)) on the paper's Omega; discriminant: g-prior
+        prior = self.prior if self.prior is not None else PROBIT_PRIOR if self.link == "probit" else RBFPrior()
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)  # labels are labels: no scaling of y
