@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from rbf_bayes.convergence import ess, ess_tail, mcse_mean, rhat
+from rbf_bayes.convergence import ess, ess_tail, mcse_mean, psis, psis_loo, rhat
 from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc
 
 with warnings.catch_warnings():
@@ -47,3 +47,39 @@ def test_stuck_chain_is_said_in_words():
     tr = sample_rjmcmc(x, y, config=cfg, rng=np.random.default_rng(1), init={"centres": [[0.3], [0.7]]})
     s = str(tr.summary())
     assert "did not move" in s and "k constant" not in s
+
+
+@pytest.mark.parametrize("shape", [(4000, 30), (800, 12), (60, 7)])
+def test_psis_equals_arviz(shape):
+    """Pareto-smoothed log weights and k-hat equal ArviZ's psislw (r_eff 1) on the same log ratios, for tails light
+    and heavy (t with 3-5 degrees of freedom, scaled) and for few draws (60: a tail of 12)."""
+    rng = np.random.default_rng(shape[0])
+    for t in range(3):
+        ll = rng.standard_t(3 + t, size=shape) * (0.5 + t) - 2
+        lw_az, k_az = az.psislw(-ll.T)
+        for i in range(shape[1]):
+            lw, k = psis(-ll[:, i])
+            np.testing.assert_allclose(lw, np.asarray(lw_az)[i], rtol=0, atol=1e-10)
+            assert k == pytest.approx(float(np.asarray(k_az)[i]), abs=1e-10)
+
+
+def test_psis_loo_equals_arviz_on_a_fit():
+    """psis_loo of a fitted model's pointwise log-likelihood equals az.loo (reff=1) of to_arviz's: the sum, p_loo,
+    each term and each k-hat; the standard error is sqrt(n var(elpd_i)) with the unbiased variance (as the authors' R
+    package loo computes it), ArviZ's with ddof 0: ours is its times sqrt(n / (n - 1))."""
+    from rbf_bayes import RJMCMCRegressor
+    from rbf_bayes.datasets import sinc_data
+    D = sinc_data(np.random.default_rng(0))
+    m = RJMCMCRegressor(n_iter=2000, burn_in=1000, n_chains=2, random_state=0).fit(D.x, D.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # ArviZ's own k-hat warning
+        idata = m.to_arviz(D.x, D.y)
+        ref = az.loo(idata, pointwise=True, reff=1.0)
+    ll = np.asarray(idata.log_likelihood["y"]).reshape(-1, len(D.y))
+    ours = psis_loo(ll)
+    assert ours.elpd == pytest.approx(float(ref.elpd_loo), abs=1e-8)
+    n = len(D.y)
+    assert ours.se == pytest.approx(float(ref.se) * np.sqrt(n / (n - 1)), abs=1e-8)
+    assert ours.p_loo == pytest.approx(float(ref.p_loo), abs=1e-8)
+    np.testing.assert_allclose(ours.pareto_k, np.asarray(ref.pareto_k), atol=1e-8)
+    np.testing.assert_allclose(ours.pointwise, np.asarray(ref.loo_i), atol=1e-8)
