@@ -18,6 +18,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import validate_data
 
 from ._validation import as_generator, as_inputs, as_targets, check_bool
+from .convergence import Loo, psis_loo
 from .results import Summary, load_checked, mixture_quantile, write_npz
 
 # %% auto #0
@@ -323,6 +324,30 @@ class ArvizMixin:
             rep = rep[..., 0]
         return (Y[:, 0] if one else Y), (["obs_id"] if one else ["obs_id", "output"]), ll, rep
 
+# %% ../nbs/00b_base.ipynb #606054a0
+class _LooPart:
+    """`loo`: the fit's leave-one-out predictive density by PSIS (`08_convergence`), without ArviZ. A part of
+    `BaseBayesEstimator`; it reads the draws and the pointwise log-likelihood `to_arviz` exports."""
+
+    def loo(self,
+            X, # the inputs the model was fitted on
+            y, # the targets it was fitted on
+            *, random_state=0, # the coefficient draws of TD-SMC's particles and its resampling (as `to_arviz`'s)
+           ) -> Loo:
+        """PSIS-LOO of the training data (X, y): `Loo` with the expected log predictive density of a new observation
+        summed over the n rows (elpd), its standard error, p_loo (the effective number of parameters) and each row's
+        term and Pareto k-hat (above 0.7 that row's term is unreliable). Two models fitted to the same data compare
+        by `a.loo(X, y).difference(b.loo(X, y))` (the sum of the pointwise differences and its standard error). The
+        draws and log-likelihood are `to_arviz(X, y)`'s: az.loo of it gives the same sum (with r_eff 1)."""
+        self._check_fitted()
+        if not hasattr(self.trace_, "_arviz_draws"):
+            raise TypeError(f"loo: a {type(self).__name__}'s fit is a point estimate, not a posterior")
+        rng = as_generator(random_state)
+        take = self._arviz_take(rng)  # the order of to_arviz: the draws, then the log-likelihood
+        Xv = self._validate_predict(X)
+        ll = self._arviz_pointwise(Xv, y, None, rng)[2]
+        return psis_loo(ll[take].reshape(-1, len(Xv)))
+
 # %% ../nbs/00b_base.ipynb #3859d404
 class _ScalingPart:
     """The scale a model is fitted on: standardisation of X and y, the width in units of X, new inputs held in the
@@ -576,8 +601,8 @@ class _ContinueFit:
         self._set_fitted(self.trace_.resume(self.progress))
 
 # %% ../nbs/00b_base.ipynb #64ea8301
-class BaseBayesEstimator(_InputChecks, _ContinueFit, PersistenceMixin, ArvizMixin, PredictiveMixin, _ScalingPart,
-                         RegressorMixin, BaseEstimator):
+class BaseBayesEstimator(_InputChecks, _ContinueFit, PersistenceMixin, ArvizMixin, _LooPart, PredictiveMixin,
+                         _ScalingPart, RegressorMixin, BaseEstimator):
     """scikit-learn's estimator protocol (BaseEstimator, RegressorMixin: parameters, tags, clone, R^2 score), plus one
     validation of X and y per call, the standardisation and the output-shape convention of the package.
 

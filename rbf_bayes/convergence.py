@@ -189,21 +189,24 @@ def mcse_mean(chains) -> float:
 # %% ../nbs/08_convergence.ipynb #c1f3467b
 def _gpd_fit(x: np.ndarray) -> tuple[float, float]:
     """(k, sigma) of the generalised Pareto distribution fitted to exceedances x > 0, sorted ascending: Zhang &
-    Stephens' (2009) posterior mean of theta = -k / sigma over candidate values, then k's weak prior toward 1/2."""
+    Stephens' (2009) posterior mean of theta = -k / sigma over candidate values, then k's weak prior toward 1/2.
+    (inf, nan) where the fit fails (a first quartile of 0: the ratios' tail underflowed)."""
     n = len(x); m = 30 + int(math.sqrt(n))
-    theta = 1.0 / x[-1] + (1.0 - np.sqrt(m / (np.arange(1, m + 1) - 0.5))) / (3.0 * x[int(n / 4 + 0.5) - 1])
-    k = np.mean(np.log1p(-theta[:, None] * x), axis=1)             # the profile maximum of k at each theta
-    prof = n * (np.log(-theta / k) - k - 1.0)                       # the profile log-likelihood
-    post = 1.0 / np.exp(prof[None, :] - prof[:, None]).sum(1)       # each candidate's posterior weight
-    th = float(np.sum(theta * post)); k = float(np.mean(np.log1p(-th * x)))
-    return (n * k + 10 * 0.5) / (n + 10), -k / th
+    if not x[int(n / 4 + 0.5) - 1] > 0: return math.inf, math.nan
+    with np.errstate(all="ignore"):
+        theta = 1.0 / x[-1] + (1.0 - np.sqrt(m / (np.arange(1, m + 1) - 0.5))) / (3.0 * x[int(n / 4 + 0.5) - 1])
+        k = np.mean(np.log1p(-theta[:, None] * x), axis=1)             # the profile maximum of k at each theta
+        prof = n * (np.log(-theta / k) - k - 1.0)                       # the profile log-likelihood
+        post = 1.0 / np.exp(prof[None, :] - prof[:, None]).sum(1)       # each candidate's posterior weight
+        th = float(np.sum(theta * post)); k = float(np.mean(np.log1p(-th * x)))
+    return ((n * k + 10 * 0.5) / (n + 10), -k / th) if math.isfinite(k) and th != 0 else (math.inf, math.nan)
 
 # %% ../nbs/08_convergence.ipynb #e112d64b
 def psis(log_ratios, # (S,) log importance ratios, one per draw
          r_eff: float=1.0, # relative efficiency of the draws (ESS / S), which lengthens the tail fitted
         ) -> tuple[np.ndarray, float]:
     """Pareto-smoothed importance sampling: (the smoothed log weights, normalised to sum to 1, and the tail's shape
-    k-hat; inf where fewer than 5 ratios lie in the tail)."""
+    k-hat; inf, the raw weights kept, where fewer than 5 ratios lie in the tail or the fit fails)."""
     lw = np.array(log_ratios, dtype=float).ravel(); S = len(lw)
     if S < 5 or not np.all(np.isfinite(lw)): raise ValueError(f"psis needs >= 5 finite log ratios, got {S}")
     M = int(math.ceil(min(0.2 * S, 3 * math.sqrt(S / r_eff))))
@@ -214,9 +217,10 @@ def psis(log_ratios, # (S,) log importance ratios, one per draw
     k = math.inf
     if len(tail) > 4:
         k, sigma = _gpd_fit(np.exp(lw[tail]) - math.exp(cut))
-        p = (np.arange(len(tail)) + 0.5) / len(tail)
-        q = sigma * np.expm1(-k * np.log1p(-p)) / k if k != 0 else -sigma * np.log1p(-p)   # the GPD's quantiles
-        lw[tail] = np.minimum(np.log(q + math.exp(cut)), 0.0)    # capped at the largest raw ratio
+        if math.isfinite(k):
+            p = (np.arange(len(tail)) + 0.5) / len(tail)
+            q = sigma * np.expm1(-k * np.log1p(-p)) / k if k != 0 else -sigma * np.log1p(-p)   # the GPD's quantiles
+            lw[tail] = np.minimum(np.log(q + math.exp(cut)), 0.0)    # capped at the largest raw ratio
     return lw - special.logsumexp(lw), k
 
 # %% ../nbs/08_convergence.ipynb #ef685567
