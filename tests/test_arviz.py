@@ -160,8 +160,8 @@ def test_every_iteration_on_request():
 def test_the_estimators_own_loo_is_arvizs(rj):
     """est.loo(X, y) (00b_base, `_LooPart`: PSIS-LOO without ArviZ) equals az.loo(reff=1) of to_arviz(X, y) for the
     regressor, TD-SMC, BMARS and both links of the classifier; where ArviZ's Pareto fit fails (the probit classifier
-    on separable data, 6 rows of 80: the ratios' tail underflows) it returns NaN, and ours keeps that row's raw weights, a finite term
-    and k-hat = inf, without a RuntimeWarning; the annealer's point estimate is refused."""
+    on separable data, 6 rows of 80: the ratios' tail underflows) it returns NaN, and ours keeps that row's raw
+    weights, a finite term and k-hat = inf, without a RuntimeWarning; the annealer's point estimate is refused."""
     rng = np.random.default_rng(0)
     Xc = rng.normal(size=(80, 2)); yc = (Xc[:, 0] + Xc[:, 1] > 0).astype(int)
     fits = [(rj, D.x, D.y), (SMCRegressor(random_state=0).fit(D.x, D.y), D.x, D.y),
