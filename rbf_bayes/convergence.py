@@ -208,7 +208,9 @@ def psis(log_ratios, # (S,) log importance ratios, one per draw
     """Pareto-smoothed importance sampling: (the smoothed log weights, normalised to sum to 1, and the tail's shape
     k-hat; inf, the raw weights kept, where fewer than 5 ratios lie in the tail or the fit fails)."""
     lw = np.array(log_ratios, dtype=float).ravel(); S = len(lw)
-    if S < 5 or not np.all(np.isfinite(lw)): raise ValueError(f"psis needs >= 5 finite log ratios, got {S}")
+    bad = int(np.sum(~np.isfinite(lw)))
+    if S < 5 or bad: raise ValueError(f"psis needs >= 5 log ratios, all finite: got {S}, {bad} not finite")
+    if not (math.isfinite(r_eff) and r_eff > 0): raise ValueError(f"r_eff must be a finite number > 0, got {r_eff}")
     M = int(math.ceil(min(0.2 * S, 3 * math.sqrt(S / r_eff))))
     lw -= lw.max()
     order = np.argsort(lw, kind="stable")
@@ -224,7 +226,7 @@ def psis(log_ratios, # (S,) log importance ratios, one per draw
     return lw - special.logsumexp(lw), k
 
 # %% ../nbs/08_convergence.ipynb #ef685567
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Loo:
     "PSIS-LOO of a fit: the sum and its standard error, p_loo, and each observation's term and Pareto k-hat."
     elpd: float
