@@ -29,7 +29,7 @@ RIDGE_RAW_MAX = 1e5
 AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")
 
 # %% auto #0
-__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'RJMCMCRegressor', 'ClassProbabilitiesMixin', 'RJMCMCClassifier']
+__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'QUADRATIC_AUTO_SE', 'RJMCMCRegressor', 'ClassProbabilitiesMixin', 'RJMCMCClassifier']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -100,14 +100,30 @@ class _RegressorChoices:
         rms = float(np.sqrt(np.mean(np.var(X, axis=0))))
         return float(np.sqrt(d)) * (rms if math.isfinite(rms) and rms > 0 else 1.0)
 
+# %% ../nbs/12_estimators.ipynb #375b0234
+def _is_auto(q) -> bool:
+    'quadratic="auto" (a string compared as a string only: an array or a bool is not "auto").'
+    return isinstance(q, str) and q == "auto"
+
 # %% ../nbs/12_estimators.ipynb #e4f5a6b7
 class _QuadraticRecord:
     """What a quadratic=True fit keeps of its products: their statistics in a saved file (checked on load) and a
     summary row naming them. A part of `_QuadraticInputs`."""
-    _Q_STATS = ("q_shift_", "q_scale_", "q_min_", "q_max_")
+    _Q_STATS, _Q_CHOICE = ("q_shift_", "q_scale_", "q_min_", "q_max_"), ("quadratic_", "quadratic_choice_")
+
+    def _products_on(self) -> bool:
+        """Whether the model has the products: quadratic_ once fitted (quadratic="auto" resolved), else quadratic is
+        True; anything but True, False or "auto" is a TypeError naming the argument."""
+        q = self.__dict__.get("quadratic_", self.quadratic)
+        if _is_auto(q):
+            return False
+        if not isinstance(q, (bool, np.bool_)):
+            raise TypeError(f'quadratic must be True, False or "auto", got {q!r}')
+        return bool(q)
 
     def _fitted_json(self) -> dict:
-        return {**super()._fitted_json(), **{n: getattr(self, n).tolist() for n in self._Q_STATS if hasattr(self, n)}}
+        f = {n: getattr(self, n).tolist() for n in self._Q_STATS if hasattr(self, n)}
+        return {**super()._fitted_json(), **f, **{n: getattr(self, n) for n in self._Q_CHOICE if hasattr(self, n)}}
 
     def _load_fitted_json(self, f: dict) -> None:
         super()._load_fitted_json(f)
@@ -117,13 +133,24 @@ class _QuadraticRecord:
             if a.shape != (q,) or not np.isfinite(a).all():
                 raise ValueError(f"{n} has shape {a.shape} (or non-finite entries); the model has {q} products")
             setattr(self, n, a)
-        if self.quadratic and not all(hasattr(self, n) for n in self._Q_STATS):
+        for n in (n for n in self._Q_CHOICE if n in f):
+            setattr(self, n, f[n])
+        if _is_auto(self.quadratic) and "quadratic_" not in f:
+            raise ValueError('the file\'s model has quadratic="auto" but not the choice it made (quadratic_)')
+        self.quadratic_ = self._products_on()
+        if self.quadratic_ and not all(hasattr(self, n) for n in self._Q_STATS):
             raise ValueError("the file's model has quadratic=True but not the products' statistics")
         self.model_inputs_ = self._input_names()
 
     def summary(self):
-        "The estimator's summary, with a row saying which products the inputs x_d, x_(d+1), ... of its rows are."
-        s, d = super().summary(), int(self.n_features_in_)
+        """The estimator's summary, with a row saying which products the inputs x_d, x_(d+1), ... of its rows are, and
+        with quadratic="auto" one saying which model the fit kept and why."""
+        s, d, c = super().summary(), int(self.n_features_in_), getattr(self, "quadratic_choice_", None)
+        if c:
+            kept = "the products kept" if self.quadratic_ else "the plain model kept"
+            s.rows.insert(1, ("quadratic=\"auto\"", f"{kept}: the products' PSIS-LOO minus the plain model's "
+                              f"{c['difference']:+.1f} +- {c['se']:.1f} (the products kept above {c['threshold']:g} "
+                              "se)"))
         if len(getattr(self, "model_inputs_", ())) > d:
             said = ", ".join(f"x{d + j} = {n}" for j, n in enumerate(self.model_inputs_[d:]))
             s.rows.insert(1, ("model inputs", said))
@@ -145,17 +172,18 @@ class _QuadraticInputs(_QuadraticRecord):
     def _input_names(self) -> list:
         "model_inputs_: the columns' names (`_column_names`), then with quadratic=True the products."
         d, names = int(self.n_features_in_), _column_names(self)
-        pairs = zip(*np.triu_indices(d), strict=True) if check_bool("quadratic", self.quadratic) else ()
+        pairs = zip(*np.triu_indices(d), strict=True) if self._products_on() else ()
         return names + [f"{names[a]}^2" if a == b else f"{names[a]}*{names[b]}" for a, b in pairs]
 
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         Xs, Ys = super()._fit_scaling(X, Y)
-        for n in self._Q_STATS:
+        for n in (*self._Q_STATS, *self._Q_CHOICE):
             self.__dict__.pop(n, None)
+        self.quadratic_ = self._products_on()
         self.model_inputs_ = self._input_names()
-        if self.quadratic and not self.standardize:
+        if self.quadratic_ and not self.standardize:
             raise ValueError("quadratic=True needs standardize=True: the products are of the standardised inputs")
-        if not self.quadratic:
+        if not self.quadratic_:
             return Xs, Ys
         P = self._products(Xs)
         sd = P.std(0)
@@ -165,14 +193,72 @@ class _QuadraticInputs(_QuadraticRecord):
 
     def _scale_x(self, X, hold: bool = True) -> np.ndarray:
         Z = super()._scale_x(X, hold)
-        if not getattr(self, "quadratic", False):
+        if not self._products_on():
             return Z
         P = self._products(Z)
         P = np.clip(P, self.q_min_, self.q_max_) if hold and not self.extrapolate else P
         return np.hstack([Z, (P - self.q_shift_) / self.q_scale_])
 
+# %% ../nbs/12_estimators.ipynb #c91603e4
+QUADRATIC_AUTO_SE = 1.0  # quadratic="auto" keeps the products if their PSIS-LOO is higher by more than this many se
+
+class _QuadraticChoice:
+    """quadratic="auto": fit the model without the products and with them (as quadratic=False and True would, from
+    the same random_state) and keep the one with them only if its PSIS-LOO (`_LooPart.loo`) is higher by more than
+    QUADRATIC_AUTO_SE paired standard errors. Sets quadratic_ (the model kept) and quadratic_choice_ (each fit's elpd,
+    the difference, its se and the threshold). One input: the plain model alone. Ctrl-C in either fit stops it there
+    (the fitted state is that fit's, interrupted_ True); continue_fit finishes it, then the rest, so that the result is
+    the uninterrupted fit's. A part of `RJMCMCRegressor`."""
+
+    def _fit_choosing(self, X, y):
+        if not check_bool("standardize", self.standardize):
+            raise ValueError('quadratic="auto" needs standardize=True: the products are of the standardised inputs')
+        params = self.get_params(deep=False)  # the same objects (random_state, executor, prior), not copies
+        fits = [type(self)(**{**params, "quadratic": q}) for q in (False, True)]
+        self._auto_run = dict(data=(X, y), fits=fits)
+        return self._run_choice()
+
+    def _run_choice(self):
+        X, y = self._auto_run["data"]
+        fits = self._auto_run["fits"]
+        for i, m in enumerate(fits):
+            if not hasattr(m, "trace_"):
+                m.fit(X, y)
+            elif m.interrupted_:
+                m.continue_fit()
+            if m.interrupted_:
+                return self._adopt(m)  # Ctrl-C: this fit's state until continue_fit finishes the rest
+            if i == 0 and m.n_features_in_ == 1:
+                del fits[1:]  # one input: no products
+                break
+        choice = None
+        if len(fits) == 2:
+            diff, se = fits[1].loo(X, y).difference(lo := fits[0].loo(X, y))
+            choice = dict(elpd_plain=lo.elpd, elpd_quadratic=lo.elpd + diff, difference=diff, se=se,
+                          threshold=QUADRATIC_AUTO_SE)
+        kept = fits[1] if choice and diff > QUADRATIC_AUTO_SE * se else fits[0]
+        del self._auto_run
+        self._adopt(kept)
+        self.quadratic_choice_ = choice
+        return self
+
+    def _adopt(self, m):
+        "Take m's fitted state for this estimator's own (everything but the parameters and the run in progress)."
+        keep = {*self.get_params(deep=False), "_auto_run"}
+        for n in [n for n in self.__dict__ if n not in keep and not n.startswith("_sklearn")]:
+            del self.__dict__[n]
+        self.__dict__.update({n: v for n, v in vars(m).items() if n not in keep and not n.startswith("_sklearn")})
+        return self
+
+    def _continue(self):
+        "continue_fit: an automatic choice interrupted in one of its fits runs the rest of it."
+        if "_auto_run" in self.__dict__:
+            self._run_choice()
+        else:
+            super()._continue()
+
 # %% ../nbs/12_estimators.ipynb #304363fc
-class RJMCMCRegressor(_QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
+class RJMCMCRegressor(_QuadraticChoice, _QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
     """Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999).
 
     Examples
@@ -236,8 +322,9 @@ class RJMCMCRegressor(_QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
-                 # the inputs' products and squares join them as inputs (`_QuadraticInputs`): sets model_inputs_
-                 quadratic: bool=False,
+                 # True: the inputs' products and squares join them as inputs (`_QuadraticInputs`; sets model_inputs_);
+                 # "auto": fit without and with them, keep the better by PSIS-LOO (`_QuadraticChoice`; sets quadratic_)
+                 quadratic: bool|str=False,
                 ):
         self.extrapolate, self.quadratic = extrapolate, quadratic
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
@@ -251,7 +338,8 @@ class RJMCMCRegressor(_QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
         uses the j-th child stream of random_state and trace_ pools the chains (its summary gives split-R-hat and ESS).
         With n_iter="auto" the chains run in rounds until they converge (`auto_chains`; burn_in is then half the
-        run)."""
+        run). quadratic="auto" fits two models and keeps one (`_QuadraticChoice`)."""
+        if _is_auto(self.quadratic): return self._fit_choosing(X, y)
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
@@ -273,10 +361,9 @@ class RJMCMCRegressor(_QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
     _result_class = Trace
 
     def _raw_scale_limits(self) -> tuple:
-        """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance is
-        in
-        units of the raw columns, and beyond a spread of about 1e5 the linear columns dwarf it (on X * 1e6 the fit lost
-        a third of its R^2, on X * 1e7 the initial design was refused as singular)."""
+        """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance,
+        in units of the raw columns, and beyond a spread of about 1e5 the linear columns dwarf it (on X * 1e6 the fit
+        lost a third of its R^2, on X * 1e7 the initial design was refused as singular)."""
         if getattr(self._prior(), "coef_prior", "g") != "ridge":
             return super()._raw_scale_limits()
         return (RAW_SCALE[0], RIDGE_RAW_MAX), (
@@ -291,8 +378,7 @@ class RJMCMCRegressor(_QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
         - basis_probabilities_ (basis="auto"): the posterior probability of each basis type."""
         super()._set_fitted(trace)
         for a in ("input_scales_", "input_relevance_", "basis_probabilities_"):
-            if hasattr(self, a):
-                delattr(self, a)
+            self.__dict__.pop(a, None)
         sc, cfg = getattr(trace, "scales", None), trace.meta.get("config") or {}
         if sc is not None and len(sc):
             if cfg.get("learn_scales", True):

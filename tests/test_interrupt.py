@@ -218,6 +218,28 @@ BURN_IN_CASES = {
 }
 
 
+def test_quadratic_auto_ctrl_c_in_either_fit_then_continue_fit(sigint_at):
+    """quadratic="auto" (12_estimators, `_QuadraticChoice`) runs two fits: Ctrl-C in the plain one (update 3) or in the
+    products' one (update 9; six updates of 2,000 iterations make the first fit) leaves that fit's state, interrupted_;
+    continue_fit finishes it and the rest, and the result is the uninterrupted choice's, bit for bit."""
+    def make():
+        return RJMCMCRegressor(quadratic="auto", n_iter=12_000, burn_in=4_000, thin=4, random_state=1, n_chains=1)
+    X, y = _data()
+    full = make().fit(X, y)
+    for at, products in ((3, False), (9, True)):
+        m = make()
+        _fit_interrupted(m, X, y, sigint_at, at)
+        assert m.quadratic_ is products and not hasattr(m, "quadratic_choice_")
+        assert m.predict(X[:5]).shape == (5,)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            m.continue_fit()
+        assert not m.interrupted_ and m.quadratic_ is full.quadratic_
+        assert m.quadratic_choice_ == full.quadratic_choice_ and "_auto_run" not in vars(m)
+        _same_result(m.trace_, full.trace_)
+        np.testing.assert_array_equal(m.predict(X), full.predict(X))
+
+
 @pytest.mark.parametrize("name", list(BURN_IN_CASES))
 def test_ctrl_c_in_burn_in(name, sigint_at):
     "Stopped before burn-in ends: no samples; predict says why and how to go on; continue_fit still gives the full fit."

@@ -116,3 +116,69 @@ def test_a_dataframe_fit_names_every_model_input():
     plt.close("all")
     pytest.importorskip("arviz")
     assert [str(v) for v in m.to_arviz().posterior.coords["input"].values] == want
+
+
+def _auto(X, y, **kw):
+    return _fit("auto", X, y, **kw)
+
+
+def test_auto_keeps_the_products_where_their_loo_is_higher_by_a_standard_error():
+    """quadratic="auto" fits quadratic=False and True from the same random_state and keeps the products only if their
+    PSIS-LOO is higher by more than QUADRATIC_AUTO_SE paired se (12_estimators, `_QuadraticChoice`). On y = x0 x1 +
+    noise (seed 0) it keeps them (measured +5.3 +- 3.0); the fitted state is quadratic=True's, bit for bit, and
+    quadratic_choice_ holds the two fits' own `loo`."""
+    from rbf_bayes.estimators import QUADRATIC_AUTO_SE
+    X, y, _ = _data()
+    a, q, p = _auto(X, y), _fit(True, X, y), _fit(False, X, y)
+    lq, lp = q.loo(X, y), p.loo(X, y)
+    diff, se = lq.difference(lp)
+    assert diff > QUADRATIC_AUTO_SE * se and a.quadratic_ is True and q.quadratic_ is True and p.quadratic_ is False
+    c = a.quadratic_choice_
+    assert c["elpd_plain"] == pytest.approx(lp.elpd, abs=1e-9) and c["elpd_quadratic"] == pytest.approx(lq.elpd)
+    assert (c["difference"], c["se"], c["threshold"]) == (pytest.approx(diff), pytest.approx(se), QUADRATIC_AUTO_SE)
+    np.testing.assert_array_equal(a.predict(X), q.predict(X))
+    assert a.model_inputs_ == q.model_inputs_ and a.quadratic == "auto"
+    row = dict(a.summary().rows)['quadratic="auto"']
+    assert row.startswith("the products kept") and f"{diff:+.1f} +- {se:.1f}" in row
+
+
+def test_auto_keeps_the_plain_model_unless_the_products_pay():
+    """y = sin(3 x0) + noise: the products' LOO is not higher by a standard error, so the plain model is kept, bit for
+    bit quadratic=False's, with no product statistics left behind. With one input there are no products: the plain
+    model is fitted alone (quadratic_choice_ None)."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (120, 3))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=120)
+    a, p = _auto(X, y), _fit(False, X, y)
+    c = a.quadratic_choice_
+    assert c["difference"] <= c["threshold"] * c["se"] and a.quadratic_ is False
+    np.testing.assert_array_equal(a.predict(X), p.predict(X))
+    assert a.model_inputs_ == ["x0", "x1", "x2"] and not hasattr(a, "q_min_")
+    assert dict(a.summary().rows)['quadratic="auto"'].startswith("the plain model kept")
+    one, p1 = _auto(X[:, :1], y), _fit(False, X[:, :1], y)
+    assert one.quadratic_ is False and one.quadratic_choice_ is None
+    np.testing.assert_array_equal(one.predict(X[:9, :1]), p1.predict(X[:9, :1]))
+
+
+def test_auto_is_saved_with_its_choice_and_refits_cleanly(tmp_path):
+    X, y, _ = _data(80)
+    a = _auto(X, y)
+    back = RJMCMCRegressor.load(a.save(tmp_path / "a.npz"))
+    assert back.quadratic == "auto" and back.quadratic_ is a.quadratic_
+    assert back.quadratic_choice_ == a.quadratic_choice_
+    np.testing.assert_array_equal(back.predict(X[:20]), a.predict(X[:20]))
+    del a.quadratic_   # a file of quadratic="auto" that does not say which model it kept is refused
+    with pytest.raises(ValueError, match=r'quadratic="auto" but not the choice it made \(quadratic_\)'):
+        RJMCMCRegressor.load(a.save(tmp_path / "bad.npz"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a.set_params(quadratic=False).fit(X, y)   # a refit forgets the choice
+    assert a.quadratic_ is False and not hasattr(a, "quadratic_choice_")
+
+
+def test_auto_checks_its_arguments_by_name():
+    X, y, _ = _data(40)
+    with pytest.raises(TypeError, match='quadratic must be True, False or "auto", got \'yes\''):
+        RJMCMCRegressor(quadratic="yes", n_iter=50, burn_in=10, n_chains=1).fit(X, y)
+    with pytest.raises(ValueError, match='quadratic="auto" needs standardize=True'):
+        RJMCMCRegressor(quadratic="auto", standardize=False, n_iter=50, burn_in=10, n_chains=1).fit(X, y)
