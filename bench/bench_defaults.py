@@ -210,6 +210,9 @@ CONFIGS = {
     "gp_limit": rj(prior=REGRESSOR_PRIOR.replace(eps1=29.5, beta_delta2=300.0, delta2_per_basis=True)),
     # the inputs' pairwise products and squares join them as inputs (RJMCMCRegressor(quadratic=True), stop 73)
     "quadratic": rj(quadratic=True),
+    # both, the products kept where their PSIS-LOO is ahead by more than one se (quadratic="auto", stop 76): its two
+    # fits are bit for bit "default"'s and "quadratic"'s on the same split, so their saved errors give its column
+    "quadratic_auto": rj(quadratic="auto"),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
     "smc": other(SMCRegressor),
