@@ -361,9 +361,9 @@ class RJMCMCRegressor(_QuadraticChoice, _QuadraticInputs, _RegressorChoices, Bas
     _result_class = Trace
 
     def _raw_scale_limits(self) -> tuple:
-        """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance,
-        in units of the raw columns, and beyond a spread of about 1e5 the linear columns dwarf it (on X * 1e6 the fit
-        lost a third of its R^2, on X * 1e7 the initial design was refused as singular)."""
+        """standardize=False under the ridge prior (the default `REGRESSOR_PRIOR`): the coefficients' prior variance
+        is in units of the raw columns, and beyond a spread of about 1e5 the linear columns dwarf it (on X * 1e6 the
+        fit lost a third of its R^2, on X * 1e7 the initial design was refused as singular)."""
         if getattr(self._prior(), "coef_prior", "g") != "ridge":
             return super()._raw_scale_limits()
         return (RAW_SCALE[0], RIDGE_RAW_MAX), (
