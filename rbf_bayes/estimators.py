@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import warnings
 
 import numpy as np
 from scipy import special
@@ -17,7 +18,7 @@ from sklearn.utils.validation import column_or_1d
 
 from ._base import RAW_SCALE, BaseBayesEstimator, _column_names
 from ._validation import check_bool, check_choice, check_int
-from .basis import BASES, check_k_max
+from .basis import BASES, check_k_max, max_bases
 from .chains import AUTO_START, check_auto, check_parallel, fit_chains
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import ProbitTrace, probit_run, sample_probit
@@ -199,55 +200,20 @@ class _QuadraticInputs(_QuadraticRecord):
         P = np.clip(P, self.q_min_, self.q_max_) if hold and not self.extrapolate else P
         return np.hstack([Z, (P - self.q_shift_) / self.q_scale_])
 
-# %% ../nbs/12_estimators.ipynb #c91603e4
-QUADRATIC_AUTO_SE = 1.0  # quadratic="auto" keeps the products if their PSIS-LOO is higher by more than this many se
-
-class _QuadraticChoice:
-    """quadratic="auto": fit the model without the products and with them (as quadratic=False and True would, from
-    the same random_state) and keep the one with them only if its PSIS-LOO (`_LooPart.loo`) is higher by more than
-    QUADRATIC_AUTO_SE paired standard errors. Sets quadratic_ (the model kept) and quadratic_choice_ (each fit's elpd,
-    the difference, its se and the threshold). One input: the plain model alone. Ctrl-C in either fit stops it there
-    (the fitted state is that fit's, interrupted_ True); continue_fit finishes it, then the rest, so that the result is
-    the uninterrupted fit's. A part of `RJMCMCRegressor`."""
-
-    def _fit_choosing(self, X, y):
-        if not check_bool("standardize", self.standardize):
-            raise ValueError('quadratic="auto" needs standardize=True: the products are of the standardised inputs')
-        params = self.get_params(deep=False)  # the same objects (random_state, executor, prior), not copies
-        fits = [type(self)(**{**params, "quadratic": q}) for q in (False, True)]
-        self._auto_run = dict(data=(X, y), fits=fits)
-        return self._run_choice()
-
-    def _run_choice(self):
-        X, y = self._auto_run["data"]
-        fits = self._auto_run["fits"]
-        for i, m in enumerate(fits):
-            if not hasattr(m, "trace_"):
-                m.fit(X, y)
-            elif m.interrupted_:
-                m.continue_fit()
-            if m.interrupted_:
-                return self._adopt(m)  # Ctrl-C: this fit's state until continue_fit finishes the rest
-            if i == 0 and m.n_features_in_ == 1:
-                del fits[1:]  # one input: no products
-                break
-        choice = None
-        if len(fits) == 2:
-            diff, se = fits[1].loo(X, y).difference(lo := fits[0].loo(X, y))
-            choice = dict(elpd_plain=lo.elpd, elpd_quadratic=lo.elpd + diff, difference=diff, se=se,
-                          threshold=QUADRATIC_AUTO_SE)
-        kept = fits[1] if choice and diff > QUADRATIC_AUTO_SE * se else fits[0]
-        del self._auto_run
-        self._adopt(kept)
-        self.quadratic_choice_ = choice
-        return self
+# %% ../nbs/12_estimators.ipynb #3a0c74ae
+class _FittedStateOf:
+    """An estimator that keeps the fitted state of one of several fits it ran (`_QuadraticChoice`), and finishes an
+    interrupted one through continue_fit. A part of `_QuadraticChoice`."""
+    _PRIVATE_FITTED = ("_y_1d",)  # fitted state without scikit-learn's trailing underscore
 
     def _adopt(self, m):
-        "Take m's fitted state for this estimator's own (everything but the parameters and the run in progress)."
-        keep = {*self.get_params(deep=False), "_auto_run"}
-        for n in [n for n in self.__dict__ if n not in keep and not n.startswith("_sklearn")]:
+        """Take m's fitted state (scikit-learn's attributes ending in _, and _PRIVATE_FITTED) for this estimator's own;
+        the rest (parameters, the run in progress, what scikit-learn's callbacks and pipelines set) is left alone."""
+        def fitted(n):
+            return (n.endswith("_") and not n.startswith("__")) or n in self._PRIVATE_FITTED
+        for n in [n for n in vars(self) if fitted(n)]:
             del self.__dict__[n]
-        self.__dict__.update({n: v for n, v in vars(m).items() if n not in keep and not n.startswith("_sklearn")})
+        self.__dict__.update({n: v for n, v in vars(m).items() if fitted(n)})
         return self
 
     def _continue(self):
@@ -256,6 +222,63 @@ class _QuadraticChoice:
             self._run_choice()
         else:
             super()._continue()
+
+# %% ../nbs/12_estimators.ipynb #c91603e4
+QUADRATIC_AUTO_SE = 1.0  # quadratic="auto" keeps the products if their PSIS-LOO is higher by more than this many se
+
+class _QuadraticChoice(_FittedStateOf):
+    """quadratic="auto": fit the model without the products and with them (as quadratic=False and True would, from
+    the same random_state) and keep the one with them only if its PSIS-LOO (`_LooPart.loo`) is higher by more than
+    QUADRATIC_AUTO_SE paired standard errors. Sets quadratic_ (the model kept) and quadratic_choice_ (each fit's elpd,
+    the difference, its se and the threshold). One input: the plain model alone. Ctrl-C in either fit stops it there
+    (the fitted state is that fit's, interrupted_ True); continue_fit finishes it, then the rest, so that the result is
+    the uninterrupted fit's. quadratic_choice_ is None where only the plain model was fitted: one input, too few rows
+    for the products' model (N - 1 below its d + d(d + 1)/2 inputs, or below them plus the prior's k_max), or a
+    products' fit that refused the data (a UserWarning says why: e.g. y an exact function of the inputs and their
+    products, where Jeffreys' prior on sigma^2 leaves that model's posterior improper). A part of `RJMCMCRegressor`."""
+
+    def _fit_choosing(self, X, y):
+        if not check_bool("standardize", self.standardize):
+            raise ValueError('quadratic="auto" needs standardize=True: the products are of the standardised inputs')
+        params = self.get_params(deep=False)  # the same objects (random_state, executor, prior), not copies
+        probe = type(self)(**params)
+        Xa, Ya = probe._validate_fit(X, y)  # the data's errors before any fit; y as an array for loo
+        (N, d), k_max = Xa.shape, getattr(self._prior(), "k_max", None)
+        top = max_bases(N, d + d * (d + 1) // 2)
+        both = d >= 2 and top >= 0 and (k_max is None or k_max <= top)
+        fits = [type(self)(**{**params, "quadratic": q}) for q in ((False, True) if both else (False,))]
+        self._auto_run = dict(data=(X, y, Ya[:, 0] if probe._y_1d else Ya), fits=fits)
+        return self._run_choice()
+
+    def _run_choice(self):
+        X, y, Ya = self._auto_run["data"]
+        fits = self._auto_run["fits"]
+        for m in fits:
+            if not hasattr(m, "trace_"):
+                try:
+                    m.fit(X, y)
+                except ValueError as err:  # the plain fit's errors are the user's; the products' leave the plain model
+                    if m is fits[0]:
+                        raise
+                    warnings.warn(f'quadratic="auto": the products\' model cannot be fitted to these data ({err}); the '
+                                  "plain model is kept", UserWarning, stacklevel=4)
+                    del fits[1:]
+                    break
+            elif m.interrupted_:
+                m.continue_fit()
+            if m.interrupted_:
+                return self._adopt(m)  # Ctrl-C: this fit's state until continue_fit finishes the rest
+        choice = None
+        if len(fits) == 2:
+            diff, se = fits[1].loo(X, Ya).difference(lo := fits[0].loo(X, Ya))
+            choice = dict(elpd_plain=lo.elpd, elpd_quadratic=lo.elpd + diff, difference=diff, se=se,
+                          threshold=QUADRATIC_AUTO_SE)
+        kept = fits[1] if choice and diff > QUADRATIC_AUTO_SE * se else fits[0]
+        del self._auto_run
+        self._adopt(kept)
+        self.quadratic_choice_ = choice
+        return self
+
 
 # %% ../nbs/12_estimators.ipynb #304363fc
 class RJMCMCRegressor(_QuadraticChoice, _QuadraticInputs, _RegressorChoices, BaseBayesEstimator):

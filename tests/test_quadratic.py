@@ -16,7 +16,7 @@ def _data(n=150, seed=0):
 
 
 def _fit(quadratic, X, y, **kw):
-    kw = dict(n_iter=4000, burn_in=1000, n_chains=2, n_jobs=2, random_state=0, **kw)
+    kw = {**dict(n_iter=4000, burn_in=1000, n_chains=2, n_jobs=2, random_state=0), **kw}
     return RJMCMCRegressor(quadratic=quadratic, **kw).fit(X, y)
 
 
@@ -182,3 +182,23 @@ def test_auto_checks_its_arguments_by_name():
         RJMCMCRegressor(quadratic="yes", n_iter=50, burn_in=10, n_chains=1).fit(X, y)
     with pytest.raises(ValueError, match='quadratic="auto" needs standardize=True'):
         RJMCMCRegressor(quadratic="auto", standardize=False, n_iter=50, burn_in=10, n_chains=1).fit(X, y)
+
+
+def test_auto_fits_the_plain_model_alone_where_the_products_model_cannot_be_fitted():
+    """Too few rows for the products' model (5 inputs make 20 model inputs; 18 rows) and a y that is an exact function
+    of the inputs' products (the products' posterior improper under Jeffreys' prior: that fit refuses, a UserWarning
+    says so): the plain model alone, quadratic_choice_ None. Every attribute the plain fit sets is set (scikit-learn's
+    checks of quadratic="auto" in tests/test_sklearn.py cover the rest of the protocol)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (18, 5))
+    y = X[:, 0] + 0.1 * rng.normal(size=18)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no word: the products' model was never tried
+        a = _auto(X, y, n_iter=400, burn_in=200)
+    p = _fit(False, X, y, n_iter=400, burn_in=200)
+    assert a.quadratic_ is False and a.quadratic_choice_ is None and set(vars(p)) <= set(vars(a))
+    np.testing.assert_array_equal(a.predict(X), p.predict(X))
+    X, _, f = _data(60)
+    with pytest.warns(UserWarning, match="the products' model cannot be fitted to these data .*exact linear function"):
+        a = _auto(X, f, n_iter=400, burn_in=200)
+    assert a.quadratic_ is False and a.quadratic_choice_ is None

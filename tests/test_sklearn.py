@@ -32,7 +32,8 @@ EXPECTED = {
 
 
 @parametrize_with_checks([RJMCMCRegressor(n_iter=200, burn_in=100), AnnealedRBFRegressor(n_iter=200, n_restarts=1),
-                          SMCRegressor(n_particles=20), BMARSRegressor(n_iter=200, burn_in=100)],
+                          SMCRegressor(n_particles=20), BMARSRegressor(n_iter=200, burn_in=100),
+                          RJMCMCRegressor(n_iter=200, burn_in=100, quadratic="auto")],  # two fits, one kept
                          expected_failed_checks=lambda est: EXPECTED[type(est).__name__])
 def test_sklearn_compatible_estimator(estimator, check):
     with warnings.catch_warnings():
