@@ -32,7 +32,8 @@ def main():
     for r in range(reps):
         times = {}
         for jobs in (1, 2):
-            m = RJMCMCRegressor(n_iter=n_iter, burn_in=n_iter // 2, n_chains=a.chains, n_jobs=jobs, random_state=0)
+            m = RJMCMCRegressor(n_iter=n_iter, burn_in=n_iter // 2, n_chains=a.chains, n_jobs=jobs, random_state=0,
+                                quadratic=False)
             t0 = time.perf_counter(); m.fit(d.x, d.y); times[jobs] = time.perf_counter() - t0
             print(
                 f"[{r + 1}/{reps}] {a.chains} chains x {n_iter:,} iterations on {jobs} thread(s): {times[jobs]:.2f} s, "

@@ -81,6 +81,11 @@ def _fit_ours(m, X, y, Xt):
 
 
 def rj(**kw):
+    """RJMCMCRegressor with these arguments; without quadratic, the plain model (quadratic=False): every configuration
+    below but "default" (and the two that name quadratic) is the plain default with one thing changed, as measured
+    before stop 77, when the default became quadratic="auto"."""
+    kw = {"quadratic": False, **kw}
+
     def fit(X, y, Xt, seed):
         return _fit_ours(RJMCMCRegressor(random_state=seed, n_jobs=2, **{**kw, **QUICK}), X, y, Xt)
     return fit
@@ -183,8 +188,11 @@ SYMMETRIC = REGRESSOR_PRIOR.replace(log_scale_sd_up=None)
 TWO_PIECE = dataclasses.replace(RIDGE_NB, log_scale_sd_up=0.5)  # log scales: sd 1 below 0, 0.5 above (05d)
 
 CONFIGS = {
-    # Gaussian, width sqrt(d), learned scales (+ selection and 4 tempered replicas if d >= 3), REGRESSOR_PRIOR
-    "default": rj(),
+    # RJMCMCRegressor(): Gaussian, width sqrt(d), learned scales (+ selection and 4 tempered replicas if d >= 3),
+    # REGRESSOR_PRIOR, and (since stop 77) quadratic="auto": the plain model and the products' both fitted, the
+    # products kept where their PSIS-LOO is ahead by more than one se
+    "default": rj(quadratic="auto"),
+    "plain": rj(),  # the default until stop 76: the model without the products (quadratic=False)
     "paper_box": rj(prior=RIDGE_NB),  # the default until stop 56: the centres on the paper's Omega (iota 0.1)
     "default_extrapolate": rj(extrapolate=True),
     "select": rj(select_inputs=True),  # input selection on any d (the default from d = 3 since stop 50)
@@ -210,8 +218,8 @@ CONFIGS = {
     "gp_limit": rj(prior=REGRESSOR_PRIOR.replace(eps1=29.5, beta_delta2=300.0, delta2_per_basis=True)),
     # the inputs' pairwise products and squares join them as inputs (RJMCMCRegressor(quadratic=True), stop 73)
     "quadratic": rj(quadratic=True),
-    # both, the products kept where their PSIS-LOO is ahead by more than one se (quadratic="auto", stop 76): its two
-    # fits are bit for bit "default"'s and "quadratic"'s on the same split, so their saved errors give its column
+    # both, the products kept where their PSIS-LOO is ahead by more than one se (quadratic="auto", stop 76; the default
+    # since stop 77): its two fits are bit for bit "plain"'s and "quadratic"'s on the same split
     "quadratic_auto": rj(quadratic="auto"),
     "bmars": bmars(),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),

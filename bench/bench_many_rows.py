@@ -34,7 +34,8 @@ def main():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, (N, 2)); y = np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.standard_normal(N)
     print(f"{N:,} rows, 2 inputs")
-    t_rj, _ = timed(lambda: RJMCMCRegressor(n_iter=200, burn_in=100, n_chains=1, random_state=0), X, y)
+    t_rj, _ = timed(lambda: RJMCMCRegressor(n_iter=200, burn_in=100, n_chains=1, random_state=0,
+                                                   quadratic=False), X, y)
     print(f"{'RJMCMCRegressor(n_iter=200, burn_in=100, n_chains=1)':62s} {t_rj:7.2f} s   1.0 x", flush=True)
     for name, make in (("AnnealedRBFRegressor(n_iter=200, n_restarts=1, polish=False)",
                         lambda: AnnealedRBFRegressor(n_iter=200, n_restarts=1, polish=False, random_state=0)),

@@ -42,7 +42,7 @@ def robot_rows(quick):
     n_iter, burn = (5_000, 3_000) if quick else (50_000, 30_000)
     d = robot_arm(np.random.default_rng(0))
     t0 = time.perf_counter()
-    RJMCMCRegressor(n_iter=n_iter, burn_in=burn, random_state=0).fit(d.x, d.y)
+    RJMCMCRegressor(n_iter=n_iter, burn_in=burn, random_state=0, quadratic=False).fit(d.x, d.y)
     t_def = time.perf_counter() - t0
     t0 = time.perf_counter()
     tr = sample_rjmcmc(d.x, d.y, prior=PAPER, config=RJConfig(n_iter=n_iter, burn_in=burn, thin=5),
@@ -111,7 +111,8 @@ def chain_rows(quick):
         t = {}
         for jobs in (1, 2):
             t0 = time.perf_counter()
-            RJMCMCRegressor(n_iter=n_iter, burn_in=n_iter // 2, n_chains=4, n_jobs=jobs, random_state=0).fit(d.x, d.y)
+            RJMCMCRegressor(n_iter=n_iter, burn_in=n_iter // 2, n_chains=4, n_jobs=jobs, random_state=0,
+                            quadratic=False).fit(d.x, d.y)
             t[jobs] = time.perf_counter() - t0
             rate[jobs] = 4 / t[jobs]
         ratios.append(t[1] / t[2])

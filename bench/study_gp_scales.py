@@ -79,7 +79,7 @@ def _standardised(X, Xt):
 def gp_scales(X, y, Xt, seed, w):
     X, Xt = _standardised(X, Xt)
     l = gp_length_scales(X, y, seed); ym, ys = y.mean(0), y.std(0)
-    m = RJMCMCRegressor(random_state=seed, n_jobs=2, standardize=False, width=w, learn_scales=False,
+    m = RJMCMCRegressor(random_state=seed, n_jobs=2, quadratic=False, standardize=False, width=w, learn_scales=False,
                         select_inputs=False).fit(X / l, (y - ym) / ys)
     return m.predict(Xt / l) * ys + ym, float(np.mean(m.trace_.k)), m
 
@@ -106,7 +106,7 @@ def gp_start(X, y, Xt, seed, w):
     est._one_chain = lambda X_, Y_, prior, cfg, basis, width, rng: sample_rjmcmc(
         X_, Y_, prior=prior, config=cfg, basis=basis, width=width, rng=rng, init={"scales": s0})
     try:
-        m = RJMCMCRegressor(random_state=seed, n_jobs=2).fit(X, y)
+        m = RJMCMCRegressor(random_state=seed, n_jobs=2, quadratic=False).fit(X, y)
     finally:
         est.rjmcmc_run, est._one_chain = run0, one0
     return m.predict(Xt), float(np.mean(m.trace_.k)), m
@@ -126,7 +126,7 @@ def marginal_warp(X, Xt, normal: bool):
 def warped(normal: bool):
     def fit(X, y, Xt, seed, w):
         W, Wt = marginal_warp(X, Xt, normal)
-        m = RJMCMCRegressor(random_state=seed, n_jobs=2).fit(W, y)
+        m = RJMCMCRegressor(random_state=seed, n_jobs=2, quadratic=False).fit(W, y)
         return m.predict(Wt), float(np.mean(m.trace_.k)), m
     return fit
 
@@ -147,7 +147,7 @@ def yj_warp(X, Xt, skew_max=1.0):
 def warp_yj(X, y, Xt, seed, w):
     W, Wt, cols = yj_warp(X, Xt)
     print(f"    warp_yj: inputs {cols} warped", flush=True)
-    m = RJMCMCRegressor(random_state=seed, n_jobs=2).fit(W, y)
+    m = RJMCMCRegressor(random_state=seed, n_jobs=2, quadratic=False).fit(W, y)
     return m.predict(Wt), float(np.mean(m.trace_.k)), m
 
 
@@ -160,11 +160,11 @@ def loo_choice(case, s, X, y, Xt, yt, ft, eg):
     "The default and gp_scales (w = 1.5) on one split, and which one PSIS-LOO prefers."
     import arviz as az
     out = {}
-    m = RJMCMCRegressor(random_state=s, n_jobs=2).fit(X, y)
+    m = RJMCMCRegressor(random_state=s, n_jobs=2, quadratic=False).fit(X, y)
     out["default"] = (m.predict(Xt), m.to_arviz(X, y), 0.0)
     Xs, Xts = _standardised(X, Xt)
     l = gp_length_scales(Xs, y, s); ym, ys = y.mean(0), y.std(0)
-    g = RJMCMCRegressor(random_state=s, n_jobs=2, standardize=False, width=1.5, learn_scales=False,
+    g = RJMCMCRegressor(random_state=s, n_jobs=2, quadratic=False, standardize=False, width=1.5, learn_scales=False,
                         select_inputs=False).fit(Xs / l, (y - ym) / ys)
     out["gp_scales"] = (g.predict(Xts / l) * ys + ym, g.to_arviz(Xs / l, (y - ym) / ys), float(np.sum(np.log(ys))))
     res = {}

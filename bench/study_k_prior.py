@@ -50,6 +50,7 @@ def one_chain(args):
         warnings.simplefilter("always")
         t0 = time.perf_counter()
         m = RJMCMCRegressor(basis=basis, width=width, n_iter=n_iter, burn_in=burn_in, random_state=seed,
+                            quadratic=False,
                             prior=RBFPrior(k_max=k_max, k_prior=k_prior, coef_prior=coef_prior)).fit(x, y)
         secs = time.perf_counter() - t0
     p = m.predict(xt)

@@ -40,6 +40,7 @@ def main(n_iter: int, basis: str, n_splits: int):
         for learn in (False, True):
             t = time.perf_counter()
             m = RJMCMCRegressor(
+                quadratic=False,
                 basis=basis,
                 width=None,
                 n_iter=n_iter,

@@ -355,7 +355,6 @@ class _ScalingPart:
     others change it through the `_width_when_none`, `_raw_scale_guard` and `_raw_scale_limits` hooks."""
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         """With `standardize`, learn per-column location and scale of X and Y and return them standardised. A width
-        given
         in units of X (`_common_scale`) makes the scale of X one common factor, the RMS of the columns' sds, so that the
         width means the same length in every direction ('Lengths a user gives')."""
         if check_bool("standardize", getattr(self, "standardize", False)):
@@ -373,8 +372,7 @@ class _ScalingPart:
         return (X - xm) / xs, (Y - ym) / ys
 
     def _user_width(self):
-        """The width the user gave as a number (units of X), else None (no width, the default None, or a word like
-        'auto')."""
+        "The width the user gave as a number (units of X), else None (none given, or a word like 'auto')."
         w = getattr(self, "width", None)
         return w if isinstance(w, numbers.Real) and not isinstance(w, bool) else None
 
@@ -397,15 +395,17 @@ class _ScalingPart:
 
     def _scale_x(self, X, hold: bool = True) -> np.ndarray:
         """New inputs on the scale the model was fitted on; with `hold` (prediction) and `extrapolate=False`, each
-        column
-        first held in the training range [x_min_, x_max_] (`_hold_in_range`; an ExtrapolationWarning if a row moved)."""
+        column first held in the training range [x_min_, x_max_] (`_hold_in_range`; an ExtrapolationWarning says so)."""
         if hold and not getattr(self, "extrapolate", True) and hasattr(self, "x_min_"):
             X = _hold_in_range(self, X)
         return (X - self.x_shift_) / self.x_scale_
 
+    def _unscale_x(self, Z) -> np.ndarray:
+        "Points on the fitted scale (the bases' centres) in units of X, the model's inputs' (`_scale_x` undone)."
+        return Z * self.x_scale_ + self.x_shift_
+
     def _unscale(self, out, return_std: bool):
-        """Predictions (mean, or (mean, sd)) from the fitted scale back to the scale of y; an overflow is an error,
-        never NaN."""
+        "Predictions (mean, or (mean, sd)) back on the scale of y; an overflow is an error, never NaN."
         res = (
             (out[0] * self.y_scale_ + self.y_shift_, out[1] * self.y_scale_)
             if return_std

@@ -19,7 +19,8 @@ from sklearn.utils.validation import column_or_1d
 from ._base import RAW_SCALE, BaseBayesEstimator, _column_names
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES, check_k_max, max_bases
-from .chains import AUTO_START, check_auto, check_parallel, fit_chains
+from .chains import AUTO_START, _outside_the_package, check_auto, check_parallel, fit_chains
+from .convergence import NotConvergedWarning
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import ProbitTrace, probit_run, sample_probit
 from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, design_bytes, rjmcmc_run, sample_rjmcmc
@@ -151,7 +152,8 @@ class _QuadraticRecord:
             kept = "the products kept" if self.quadratic_ else "the plain model kept"
             s.rows.insert(1, ("quadratic=\"auto\"", f"{kept}: the products' PSIS-LOO minus the plain model's "
                               f"{c['difference']:+.1f} +- {c['se']:.1f} (the products kept above {c['threshold']:g} "
-                              "se)"))
+                              "se)" + ("" if c.get("other_converged", True) else "; the fit not kept stopped at "
+                                       "max_iter unconverged")))
         if len(getattr(self, "model_inputs_", ())) > d:
             said = ", ".join(f"x{d + j} = {n}" for j, n in enumerate(self.model_inputs_[d:]))
             s.rows.insert(1, ("model inputs", said))
@@ -192,6 +194,12 @@ class _QuadraticInputs(_QuadraticRecord):
         self.q_min_, self.q_max_ = P.min(0), P.max(0)
         return np.hstack([Xs, (P - self.q_shift_) / self.q_scale_]), Ys
 
+    def _unscale_x(self, Z) -> np.ndarray:
+        "The centres' product columns in units of the products of the standardised inputs (model_inputs_)."
+        d = int(self.n_features_in_)
+        X = super()._unscale_x(Z[:, :d])
+        return np.hstack([X, Z[:, d:] * self.q_scale_ + self.q_shift_]) if self._products_on() else X
+
     def _scale_x(self, X, hold: bool = True) -> np.ndarray:
         Z = super()._scale_x(X, hold)
         if not self._products_on():
@@ -223,60 +231,89 @@ class _FittedStateOf:
         else:
             super()._continue()
 
+# %% ../nbs/12_estimators.ipynb #afdbd588
+def _heard(fn, held: list):
+    """fn() with its warnings held in the list `held` rather than shown: quadratic="auto" holds each of its fits'
+    warnings until it has chosen, then says them with `_say`."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        try:
+            return fn()
+        finally:
+            held.extend(got)
+
+
+# %% ../nbs/12_estimators.ipynb #e74882f3
+def _say(run: dict, *which: int) -> None:
+    """Show the warnings held in run["heard"][i] for i in `which` (and forget them), each (category, text) once per
+    run (run["seen"]), at the line it named."""
+    for i in which:
+        for w in run["heard"][i]:
+            if (key := (w.category, str(w.message))) not in run["seen"]:
+                run["seen"].add(key)
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        run["heard"][i].clear()
+
+
 # %% ../nbs/12_estimators.ipynb #c91603e4
 QUADRATIC_AUTO_SE = 1.0  # quadratic="auto" keeps the products if their PSIS-LOO is higher by more than this many se
 
 class _QuadraticChoice(_FittedStateOf):
-    """quadratic="auto": fit the model without the products and with them (as quadratic=False and True would, from
-    the same random_state) and keep the one with them only if its PSIS-LOO (`_LooPart.loo`) is higher by more than
-    QUADRATIC_AUTO_SE paired standard errors. Sets quadratic_ (the model kept) and quadratic_choice_ (each fit's elpd,
-    the difference, its se and the threshold). One input: the plain model alone. Ctrl-C in either fit stops it there
-    (the fitted state is that fit's, interrupted_ True); continue_fit finishes it, then the rest, so that the result is
-    the uninterrupted fit's. quadratic_choice_ is None where only the plain model was fitted: one input, too few rows
-    for the products' model (N - 1 below its d + d(d + 1)/2 inputs, or below them plus the prior's k_max), or a
-    products' fit that refused the data (a UserWarning says why: e.g. y an exact function of the inputs and their
-    products, where Jeffreys' prior on sigma^2 leaves that model's posterior improper). A part of `RJMCMCRegressor`."""
+    """quadratic="auto" (the default): fit the model without the products and with them (as quadratic=False and True
+    would, from the same random_state) and keep the one with them only if its PSIS-LOO (`_LooPart.loo`) is higher by
+    more than QUADRATIC_AUTO_SE paired standard errors. Sets quadratic_ (the model kept) and quadratic_choice_ (each
+    fit's elpd, the difference, its se, the threshold, and whether the fit not kept converged). The fits' warnings are
+    said once each, after the choice (`_heard`): the kept fit's all, the other's but its NotConvergedWarning. Ctrl-C in
+    either fit stops it there (the fitted state is that fit's, interrupted_ True); continue_fit finishes it, then the
+    rest, so that the result is the uninterrupted fit's. The plain model alone (quadratic_choice_ None): one input,
+    standardize=False (the products are of the standardised inputs), too few rows for the products' model (N - 1 below
+    its d + d(d + 1)/2 inputs, or them plus the prior's k_max), or a products' fit that refused the data (a UserWarning
+    says why: e.g. y exactly linear in the inputs and products: an improper posterior). A part of `RJMCMCRegressor`."""
 
     def _fit_choosing(self, X, y):
-        if not check_bool("standardize", self.standardize):
-            raise ValueError('quadratic="auto" needs standardize=True: the products are of the standardised inputs')
         params = self.get_params(deep=False)  # the same objects (random_state, executor, prior), not copies
-        probe = type(self)(**params)
-        Xa, Ya = probe._validate_fit(X, y)  # the data's errors before any fit; y as an array for loo
+        probe, run = type(self)(**params), dict(heard=([], [], []), seen=set())
+        Xa, Ya = _heard(functools.partial(probe._validate_fit, X, y), run["heard"][2])  # the data's errors first
         (N, d), k_max = Xa.shape, getattr(self._prior(), "k_max", None)
         top = max_bases(N, d + d * (d + 1) // 2)
-        both = d >= 2 and top >= 0 and (k_max is None or k_max <= top)
+        both = probe.standardize and d >= 2 and top >= 0 and (k_max is None or k_max <= top)
         fits = [type(self)(**{**params, "quadratic": q}) for q in ((False, True) if both else (False,))]
-        self._auto_run = dict(data=(X, y, Ya[:, 0] if probe._y_1d else Ya), fits=fits)
+        self._auto_run = dict(run, data=(X, y, Ya[:, 0] if probe._y_1d else Ya), fits=fits)  # y as an array for loo
         return self._run_choice()
 
     def _run_choice(self):
-        X, y, Ya = self._auto_run["data"]
-        fits = self._auto_run["fits"]
-        for m in fits:
-            if not hasattr(m, "trace_"):
-                try:
-                    m.fit(X, y)
-                except ValueError as err:  # the plain fit's errors are the user's; the products' leave the plain model
-                    if m is fits[0]:
-                        raise
-                    warnings.warn(f'quadratic="auto": the products\' model cannot be fitted to these data ({err}); the '
-                                  "plain model is kept", UserWarning, stacklevel=4)
-                    del fits[1:]
-                    break
-            elif m.interrupted_:
-                m.continue_fit()
-            if m.interrupted_:
-                return self._adopt(m)  # Ctrl-C: this fit's state until continue_fit finishes the rest
-        choice = None
+        run = self._auto_run
+        (X, y, Ya), fits, heard = run["data"], run["fits"], run["heard"]
+        for i, m in enumerate(fits):
+            if hasattr(m, "trace_") and not m.interrupted_:
+                continue
+            try:
+                _heard(m.continue_fit if hasattr(m, "trace_") else functools.partial(m.fit, X, y), heard[i])
+            except ValueError as err:  # the plain fit's errors are the user's; the products' leave the plain model
+                if i == 0:
+                    _say(run, 2, 0)
+                    raise
+                del fits[1:]
+                said = f'quadratic="auto": the products\' model cannot be fitted to these data ({err}); the plain model'
+                _heard(lambda s=said: warnings.warn(s + " is kept", UserWarning, stacklevel=_outside_the_package()),
+                       heard[1])
+                break
+            if m.interrupted_:  # Ctrl-C: this fit's state until continue_fit finishes the rest
+                _say(run, 2, i)
+                return self._adopt(m)
+        choice, kept = None, 0
         if len(fits) == 2:
-            diff, se = fits[1].loo(X, Ya).difference(lo := fits[0].loo(X, Ya))
-            choice = dict(elpd_plain=lo.elpd, elpd_quadratic=lo.elpd + diff, difference=diff, se=se,
-                          threshold=QUADRATIC_AUTO_SE)
-        kept = fits[1] if choice and diff > QUADRATIC_AUTO_SE * se else fits[0]
+            lo = [m.loo(X, Ya) for m in fits]
+            diff, se = lo[1].difference(lo[0])
+            kept = int(diff > QUADRATIC_AUTO_SE * se)
+            cap = [w for w in heard[1 - kept] if issubclass(w.category, NotConvergedWarning)]
+            heard[1 - kept][:] = [w for w in heard[1 - kept] if w not in cap]  # said in quadratic_choice_ instead
+            choice = dict(elpd_plain=lo[0].elpd, elpd_quadratic=lo[1].elpd, difference=diff, se=se,
+                          threshold=QUADRATIC_AUTO_SE, other_converged=not cap)
         del self._auto_run
-        self._adopt(kept)
+        self._adopt(fits[kept])
         self.quadratic_choice_ = choice
+        _say(run, 2, 0, 1)
         return self
 
 
@@ -345,9 +382,9 @@ class RJMCMCRegressor(_QuadraticChoice, _QuadraticInputs, _RegressorChoices, Bas
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
-                 # True: the inputs' products and squares join them as inputs (`_QuadraticInputs`; sets model_inputs_);
-                 # "auto": fit without and with them, keep the better by PSIS-LOO (`_QuadraticChoice`; sets quadratic_)
-                 quadratic: bool|str=False,
+                 # True: the inputs' products and squares as inputs too (`_QuadraticInputs`; model_inputs_); False: the
+                 # paper's model; "auto" (the default, stop 77): both fitted, the better by PSIS-LOO kept (quadratic_)
+                 quadratic: bool|str="auto",
                 ):
         self.extrapolate, self.quadratic = extrapolate, quadratic
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin

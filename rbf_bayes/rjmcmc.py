@@ -294,7 +294,7 @@ class _TraceDraws:
             cen = np.full((P, K, d), np.nan)
             used = np.zeros((P, K), bool)
             for s in range(P):
-                cen[s, : ks[s]] = self.sample_centres(s) * est.x_scale_ + est.x_shift_
+                cen[s, : ks[s]] = est._unscale_x(self.sample_centres(s))
                 used[s, : ks[s]] = True
             post.update(centres=cen, centre_used=used)
             dims.update(centres=["basis", "input"], centre_used=["basis"])

@@ -173,7 +173,7 @@ class _SMCDraws:
             cen = np.full((P, K, d), np.nan)
             used = np.zeros((P, K), bool)
             for s, c in enumerate(self.centres):
-                cen[s, : len(c)] = c * est.x_scale_ + est.x_shift_
+                cen[s, : len(c)] = est._unscale_x(c)
                 used[s, : len(c)] = True
             post.update(centres=cen, centre_used=used)
             dims.update(centres=["basis", "input"], centre_used=["basis"])

@@ -70,7 +70,12 @@ def test_centres_padded_with_a_mask_learned_scales_and_several_outputs():
     used = post["centre_used"].values
     np.testing.assert_array_equal(used.sum(-1), post["k"].values)                   # the mask holds k centres
     assert np.isnan(post["centres"].values[~used]).all() and np.isfinite(post["centres"].values[used]).all()
-    assert post["input_scale"].dims[-1] == "input" and list(post["input"].values) == ["x0", "x1"]
+    # the model's inputs: x0, x1, then (x1^2 is in Y: the default kept the products) their products and squares
+    assert post["input_scale"].dims[-1] == "input" and list(post["input"].values) == m.model_inputs_
+    assert m.model_inputs_ == ["x0", "x1", "x0^2", "x0*x1", "x1^2"]
+    c0 = m.trace_.sample_centres(0)      # the first draw's centres in its input's units: x, then the products of z
+    want = np.hstack([c0[:, :2] * m.x_scale_ + m.x_shift_, c0[:, 2:] * m.q_scale_ + m.q_shift_])
+    np.testing.assert_allclose(post["centres"].values[0, 0][used[0, 0]], want, rtol=1e-12)
     assert idata.observed_data["y"].dims == ("obs_id", "output")
     assert idata.log_likelihood["y"].shape == (2, post.sizes["draw"], 60)           # summed over the two outputs
 

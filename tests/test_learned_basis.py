@@ -80,8 +80,9 @@ def test_estimator_relevance_types_save_load_and_chains(tmp_path):
     from rbf_bayes.datasets import friedman
     d = friedman(np.random.default_rng(0))            # x0 .. x4 enter, x5 does not
     m = RJMCMCRegressor(n_iter=6000, burn_in=2000, select_inputs=True, learn_scales=True, random_state=0).fit(d.x, d.y)
-    r = m.input_relevance_
-    assert r.shape == (6,) and np.all(r[:5] > 0.9) and r[5] < 0.1, r
+    r = m.input_relevance_   # per model input: the six columns, then their products where the default kept them
+    assert r.shape == (len(m.model_inputs_),) and m.model_inputs_[:6] == [f"x{j}" for j in range(6)]
+    assert np.all(r[:5] > 0.9) and r[5] < 0.1, r
     assert np.isfinite(m.input_scales_[:5]).all()
     rows = dict(m.summary().rows)
     assert "inclusion probability" in rows and "input in/out step" in rows

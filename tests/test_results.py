@@ -12,8 +12,9 @@ X = np.random.default_rng(0).uniform(-1, 1, size=(40, 2))
 Y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * np.random.default_rng(1).normal(size=40)
 
 ESTIMATORS = [
-    RJMCMCRegressor(
-        n_iter=600, burn_in=300, random_state=0, prior=__import__("rbf_bayes.priors").priors.RBFPrior(k_max=8)
+    RJMCMCRegressor(  # the plain model: a products' model's trace takes its model_inputs_ (tests/test_quadratic.py)
+        n_iter=600, burn_in=300, random_state=0, prior=__import__("rbf_bayes.priors").priors.RBFPrior(k_max=8),
+        quadratic=False,
     ),
     AnnealedRBFRegressor(n_iter=300, k_max=8, random_state=0),
     SMCRegressor(n_particles=30, random_state=0),
