@@ -153,7 +153,9 @@ class _QuadraticRecord:
             s.rows.insert(1, ("quadratic=\"auto\"", f"{kept}: the products' PSIS-LOO minus the plain model's "
                               f"{c['difference']:+.1f} +- {c['se']:.1f} (the products kept above {c['threshold']:g} "
                               "se)" + ("" if c.get("other_converged", True) else "; the fit not kept stopped at "
-                                       "max_iter unconverged")))
+                                       "max_iter unconverged")
+                              + (f"; the two fits took {c['seconds'][0]:.2f} s and {c['seconds'][1]:.2f} s (time: the "
+                                 "kept fit's)" if c.get("seconds") else "")))
         if len(getattr(self, "model_inputs_", ())) > d:
             said = ", ".join(f"x{d + j} = {n}" for j, n in enumerate(self.model_inputs_[d:]))
             s.rows.insert(1, ("model inputs", said))
@@ -260,15 +262,14 @@ QUADRATIC_AUTO_SE = 1.0  # quadratic="auto" keeps the products if their PSIS-LOO
 
 class _QuadraticChoice(_FittedStateOf):
     """quadratic="auto" (the default): fit the model without the products and with them (as quadratic=False and True
-    would, from the same random_state) and keep the one with them only if its PSIS-LOO (`_LooPart.loo`) is higher by
-    more than QUADRATIC_AUTO_SE paired standard errors. Sets quadratic_ (the model kept) and quadratic_choice_ (each
-    fit's elpd, the difference, its se, the threshold, and whether the fit not kept converged). The fits' warnings are
-    said once each, after the choice (`_heard`): the kept fit's all, the other's but its NotConvergedWarning. Ctrl-C in
-    either fit stops it there (the fitted state is that fit's, interrupted_ True); continue_fit finishes it, then the
+    would, from the same random_state) and keep the products only if their PSIS-LOO (`_LooPart.loo`) is higher by more
+    than QUADRATIC_AUTO_SE paired standard errors. Sets quadratic_ (the model kept) and quadratic_choice_ (each fit's
+    elpd, the difference, its se, the threshold, whether the fit not kept converged, each fit's seconds). The fits'
+    warnings are said once each, after the choice (`_heard`): the kept fit's all, the other's but its
+    NotConvergedWarning. Ctrl-C in either fit stops it there (interrupted_ True); continue_fit finishes it, then the
     rest, so that the result is the uninterrupted fit's. The plain model alone (quadratic_choice_ None): one input,
-    standardize=False (the products are of the standardised inputs), too few rows for the products' model (N - 1 below
-    its d + d(d + 1)/2 inputs, or them plus the prior's k_max), or a products' fit that refused the data (a UserWarning
-    says why: e.g. y exactly linear in the inputs and products: an improper posterior). A part of `RJMCMCRegressor`."""
+    standardize=False, too few rows for the products' model (N - 1 below its d + d(d + 1)/2 inputs, or them plus the
+    prior's k_max), or a products' fit that refused the data (a UserWarning says why). A part of `RJMCMCRegressor`."""
 
     def _fit_choosing(self, X, y):
         params = self.get_params(deep=False)  # the same objects (random_state, executor, prior), not copies
@@ -309,7 +310,8 @@ class _QuadraticChoice(_FittedStateOf):
             cap = [w for w in heard[1 - kept] if issubclass(w.category, NotConvergedWarning)]
             heard[1 - kept][:] = [w for w in heard[1 - kept] if w not in cap]  # said in quadratic_choice_ instead
             choice = dict(elpd_plain=lo[0].elpd, elpd_quadratic=lo[1].elpd, difference=diff, se=se,
-                          threshold=QUADRATIC_AUTO_SE, other_converged=not cap)
+                          threshold=QUADRATIC_AUTO_SE, other_converged=not cap, seconds=[m.trace_.meta.seconds
+                                                                                         for m in fits])
         del self._auto_run
         self._adopt(fits[kept])
         self.quadratic_choice_ = choice

@@ -138,7 +138,9 @@ def test_auto_keeps_the_products_where_their_loo_is_higher_by_a_standard_error()
     assert (c["difference"], c["se"], c["threshold"]) == (pytest.approx(diff), pytest.approx(se), QUADRATIC_AUTO_SE)
     np.testing.assert_array_equal(a.predict(X), q.predict(X))
     assert a.model_inputs_ == q.model_inputs_ and a.quadratic == "auto"
+    assert len(c["seconds"]) == 2 and min(c["seconds"]) > 0 and c["seconds"][1] == a.trace_.meta.seconds
     row = dict(a.summary().rows)['quadratic="auto"']
+    assert "; the two fits took " in row   # the summary's time row is the kept fit's alone
     assert row.startswith("the products kept") and f"{diff:+.1f} +- {se:.1f}" in row
 
 
@@ -208,7 +210,7 @@ def test_auto_says_each_fits_warnings_once_after_the_choice():
     assert len(said) == 1 and said[0].filename == __file__
     assert [n for n in a.summary().notes if str(said[0].message).startswith(n)]
     assert a.quadratic_choice_["other_converged"] is False
-    assert dict(a.summary().rows)['quadratic="auto"'].endswith("the fit not kept stopped at max_iter unconverged")
+    assert "; the fit not kept stopped at max_iter unconverged; " in dict(a.summary().rows)['quadratic="auto"']
 
 
 def test_auto_fits_the_plain_model_alone_where_the_products_model_cannot_be_fitted():
