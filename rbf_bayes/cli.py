@@ -22,6 +22,7 @@ from ._base import WARN_BEYOND, ExtrapolationWarning
 from .basis import BASES, CentreSpace, design_matrix
 from .convergence import NotConvergedWarning
 from .datasets import robot_arm
+from .estimators import _heard
 from .kernel import basis_column, rbf_state, state_log_ml
 from .posterior import coef_posterior, log_marginal_likelihood, log_posterior
 from .priors import RBFPrior
@@ -251,6 +252,46 @@ def _run_length_options(args, defaults: dict) -> dict:
         kw.update(max_iter=args.max_iter)
     return kw
 
+# %% ../nbs/15_cli.ipynb #841138ae
+# --quadratic's words as RJMCMCRegressor's quadratic
+_QUADRATIC = {"auto": "auto", "true": True, "false": False}
+
+
+def _sampler_options(args, defaults: dict) -> dict:
+    """fit's --temps, --tries, --chains, --jobs and --quadratic as the model's arguments (defaults: its parameters);
+    what the model cannot take, or a value out of range, is a CLIError."""
+    kw = {}
+    for opt, par in (("temps", "n_temps"), ("tries", "n_tries")):
+        v = getattr(args, opt)
+        if v is None:
+            continue
+        if par not in defaults:
+            raise CLIError(f"--{opt}: the {args.model} model has no {par} (rjmcmc has)")
+        if v < 1:
+            raise CLIError(f"--{opt} must be >= 1, got {v}")
+        kw[par] = v
+    if args.quadratic is not None:
+        if "quadratic" not in defaults:
+            raise CLIError(f"--quadratic: the {args.model} model has no quadratic inputs (rjmcmc has)")
+        kw["quadratic"] = _QUADRATIC[args.quadratic]
+    if args.chains is not None:
+        if args.chains < 1:
+            raise CLIError(f"--chains must be >= 1, got {args.chains}")
+        par = "n_chains" if "n_chains" in defaults else "n_restarts" if "n_restarts" in defaults else None
+        if par is None:
+            raise CLIError(f"--chains: the {args.model} model runs one particle system, not chains")
+        kw[par] = args.chains
+    if args.jobs is not None:
+        if args.jobs < 1 and args.jobs != -1:
+            raise CLIError(f"--jobs must be >= 1 or -1 (one per core), got {args.jobs}")
+        if "n_jobs" not in defaults:
+            raise CLIError(f"--jobs: the {args.model} model has no parallel chains")
+        kw["n_jobs"] = args.jobs
+    elif args.chains is not None and "n_jobs" in defaults:
+        kw["n_jobs"] = -1  # chains asked for: one thread per core
+    return kw
+
+
 # %% ../nbs/15_cli.ipynb #082a4b8e
 # the library's argument names in a warning, as the CLI's options
 _OPTION_NAMES = {"max_iter": "--max-iter", "n_temps": "--temps", "n_tries": "--tries"}
@@ -259,9 +300,8 @@ _OPTION_NAMES = {"max_iter": "--max-iter", "n_temps": "--temps", "n_tries": "--t
 def _fit_in_cli_words(model, X, y):
     """model.fit, its warnings said in the CLI's words: Ctrl-C's dropped (cmd_fit says it its own way); chains stopped
     unconverged at the cap (NotConvergedWarning) said once on stderr with the CLI's option names; others passed on."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.fit(X, y)
+    caught = []
+    _heard(lambda: model.fit(X, y), caught)
     for w in caught:
         if issubclass(w.category, InterruptedWarning):
             continue
@@ -291,31 +331,7 @@ def cmd_fit(args):
     kw = dict(random_state=args.seed, progress=not args.no_progress)
     cls = MODELS[args.model]
     defaults = cls().get_params()
-    kw.update(_run_length_options(args, defaults))
-    for opt, par in (("temps", "n_temps"), ("tries", "n_tries")):
-        v = getattr(args, opt)
-        if v is None:
-            continue
-        if par not in defaults:
-            raise CLIError(f"--{opt}: the {args.model} model has no {par} (rjmcmc has)")
-        if v < 1:
-            raise CLIError(f"--{opt} must be >= 1, got {v}")
-        kw[par] = v
-    if args.chains is not None:
-        if args.chains < 1:
-            raise CLIError(f"--chains must be >= 1, got {args.chains}")
-        par = "n_chains" if "n_chains" in defaults else "n_restarts" if "n_restarts" in defaults else None
-        if par is None:
-            raise CLIError(f"--chains: the {args.model} model runs one particle system, not chains")
-        kw[par] = args.chains
-    if args.jobs is not None:
-        if args.jobs < 1 and args.jobs != -1:
-            raise CLIError(f"--jobs must be >= 1 or -1 (one per core), got {args.jobs}")
-        if "n_jobs" not in defaults:
-            raise CLIError(f"--jobs: the {args.model} model has no parallel chains")
-        kw["n_jobs"] = args.jobs
-    elif args.chains is not None and "n_jobs" in defaults:
-        kw["n_jobs"] = -1  # chains asked for: one thread per core
+    kw.update(_run_length_options(args, defaults), **_sampler_options(args, defaults))
     model = cls(**kw)
     print(
         f"fitting {type(model).__name__} to {len(X)} rows, {len(feats)} inputs, {len(targets)} output(s) ...",
@@ -489,6 +505,36 @@ def _iterations(s: str):
     try: return int(s)
     except ValueError: raise argparse.ArgumentTypeError(f"must be a whole number or 'auto', got {s!r}") from None
 
+# %% ../nbs/15_cli.ipynb #1aafff0a
+_SAMPLER_OPTS = {  # fit's options for the sampler: option -> argparse keywords (defaults: see `_DEFAULTS`)
+    "--chains": dict(
+        type=int, help="fit: independent chains (rjmcmc, bmars; pooled; default 4) or restarts (rjsa), run in parallel"
+    ),
+    "--jobs": dict(
+        type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"
+    ),
+    "--temps": dict(
+        type=int,
+        help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 4 when the model selects "
+        "inputs, else 1: none)",
+    ),
+    "--tries": dict(
+        type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"
+    ),
+    "--max-iter": dict(
+        type=int,
+        help="fit, rjmcmc and bmars with --n-iter auto (their default): the most iterations per chain (default "
+        "512,000); chains stopped there unconverged are said on stderr",
+    ),
+    "--quadratic": dict(
+        choices=list(_QUADRATIC),
+        help="fit, rjmcmc: the inputs' pairwise products and squares as further inputs: auto (the default: the model "
+        "fitted without and with them, the products kept where their PSIS-LOO is ahead by more than one standard "
+        "error), true (always) or false (never: the model of the inputs alone)",
+    ),
+}
+
+
 # %% ../nbs/15_cli.ipynb #f6ed1412
 _OPTS = {  # option -> argparse keywords; every default is filled in after parsing (see `_DEFAULTS`)
     "--n-iter": dict(
@@ -529,25 +575,7 @@ _OPTS = {  # option -> argparse keywords; every default is filled in after parsi
         help="summary: one JSON object for scripts (the rows and notes, p(k | y), "
         "acceptance, split R-hat and ESS per quantity, the run length)",
     ),
-    "--chains": dict(
-        type=int, help="fit: independent chains (rjmcmc, bmars; pooled; default 4) or restarts (rjsa), run in parallel"
-    ),
-    "--jobs": dict(
-        type=int, help="fit: chains run at once on threads (default with --chains: one per core; -1: one per core)"
-    ),
-    "--temps": dict(
-        type=int,
-        help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 4 when the model selects "
-        "inputs, else 1: none)",
-    ),
-    "--tries": dict(
-        type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"
-    ),
-    "--max-iter": dict(
-        type=int,
-        help="fit, rjmcmc and bmars with --n-iter auto (their default): the most iterations per chain (default "
-        "512,000); chains stopped there unconverged are said on stderr",
-    ),
+    **_SAMPLER_OPTS,
 }
 
 # %% ../nbs/15_cli.ipynb #e33b51fa
@@ -574,6 +602,7 @@ _COMMANDS = {  # command -> (positional arguments, options, help)
             "--temps",
             "--tries",
             "--max-iter",
+            "--quadratic",
         ),
         "fit a model to a CSV file and save it",
     ),
@@ -611,6 +640,7 @@ _DEFAULTS = dict(
     temps=None,
     tries=None,
     max_iter=None,
+    quadratic=None,
     interval=None,
     json=False,
     data=None,

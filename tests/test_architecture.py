@@ -234,7 +234,6 @@ CELL_LINES_OWED = {
     "_ExplorerDisplay": 66,  # 14_plot
     "Explorer": 69,  # 14_plot
     "robot_arm_experiment": 61,  # 15_cli
-    "cmd_fit": 68,  # 15_cli (82 until stop 70, when the run-length options and the fit's warnings left it)
 }
 
 

@@ -237,3 +237,35 @@ def test_fit_stopped_at_the_cap_says_so_in_the_clis_words(tmp_path, capsys):
                      str(tmp_path / "x.npz"), *args]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("rbf-bayes: error:") and msg in err[0], err
+
+
+def test_fit_quadratic_reaches_the_model(tmp_path, capsys):
+    """--quadratic false / true / auto reach RJMCMCRegressor's quadratic: false fits the inputs alone (one fit, no
+    choice recorded), true the model with the products (the saved model's inputs: the two columns, their product and
+    squares), auto (the default, as the class's) both, the choice saved and obeyed; without --quadratic the model's
+    own default.
+    A model without products, or a word other than the three, is a one-line error. (In process, as above.)"""
+    _csv(tmp_path / "train.csv")
+    fit = ["fit", str(tmp_path / "train.csv"), "--target", "y", "--features", "a,b", "--chains", "2", "--jobs", "2",
+           "--n-iter", "600", "--burn-in", "300", "--no-progress"]
+    for word, q in (("false", False), ("true", True), ("auto", "auto"), (None, "auto")):
+        out = tmp_path / f"m_{word}.npz"
+        assert main([*fit, "--out", str(out), *(("--quadratic", word) if word else ())]) == 0, capsys.readouterr().err
+        m = load_model(out)
+        assert m.quadratic == q
+        if q == "auto":
+            assert m.quadratic_choice_ is not None and m.quadratic_ == (m.quadratic_choice_["difference"]
+                                                                        > m.quadratic_choice_["threshold"]
+                                                                        * m.quadratic_choice_["se"])
+        else:
+            assert m.quadratic_ is q and getattr(m, "quadratic_choice_", None) is None
+        if q is True:
+            assert len(m.model_inputs_) == 5, m.model_inputs_
+    capsys.readouterr()
+    for args, msg in (
+        (("--model", "smc", "--quadratic", "false"), "--quadratic: the smc model has no quadratic inputs"),
+        (("--quadratic", "maybe"), "invalid choice: 'maybe'"),
+    ):
+        assert main([*fit[:6], "--no-progress", "--out", str(tmp_path / "x.npz"), *args]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("rbf-bayes: error:") and msg in err[0], err
