@@ -149,13 +149,15 @@ class _QuadraticRecord:
         with quadratic="auto" one saying which model the fit kept and why."""
         s, d, c = super().summary(), int(self.n_features_in_), getattr(self, "quadratic_choice_", None)
         if c:
-            kept = "the products kept" if self.quadratic_ else "the plain model kept"
-            s.rows.insert(1, ("quadratic=\"auto\"", f"{kept}: the products' PSIS-LOO minus the plain model's "
-                              f"{c['difference']:+.1f} +- {c['se']:.1f} (the products kept above {c['threshold']:g} "
-                              "se)" + ("" if c.get("other_converged", True) else "; the fit not kept stopped at "
-                                       "max_iter unconverged")
-                              + (f"; the two fits took {c['seconds'][0]:.2f} s and {c['seconds'][1]:.2f} s (time: the "
-                                 "kept fit's)" if c.get("seconds") else "")))
+            said = [f"{'the products' if self.quadratic_ else 'the plain model'} kept: the products' PSIS-LOO minus the "
+                    f"plain model's {c['difference']:+.1f} +- {c['se']:.1f} (the products kept above "
+                    f"{c['threshold']:g} se)"]
+            if not c.get("other_converged", True):
+                said.append("the fit not kept stopped at max_iter unconverged")
+            if c.get("seconds"):
+                said.append(f"the two fits took {c['seconds'][0]:.2f} s and {c['seconds'][1]:.2f} s (time: the kept "
+                            "fit's)")
+            s.rows.insert(1, ("quadratic=\"auto\"", "; ".join(said)))
         if len(getattr(self, "model_inputs_", ())) > d:
             said = ", ".join(f"x{d + j} = {n}" for j, n in enumerate(self.model_inputs_[d:]))
             s.rows.insert(1, ("model inputs", said))
