@@ -149,9 +149,9 @@ class _QuadraticRecord:
         with quadratic="auto" one saying which model the fit kept and why."""
         s, d, c = super().summary(), int(self.n_features_in_), getattr(self, "quadratic_choice_", None)
         if c:
-            said = [f"{'the products' if self.quadratic_ else 'the plain model'} kept: the products' PSIS-LOO minus the "
-                    f"plain model's {c['difference']:+.1f} +- {c['se']:.1f} (the products kept above "
-                    f"{c['threshold']:g} se)"]
+            kept = "the products" if self.quadratic_ else "the plain model"
+            said = [f"{kept} kept: the products' PSIS-LOO minus the plain model's {c['difference']:+.1f} +- "
+                    f"{c['se']:.1f} (the products kept above {c['threshold']:g} se)"]
             if not c.get("other_converged", True):
                 said.append("the fit not kept stopped at max_iter unconverged")
             if c.get("seconds"):
