@@ -40,7 +40,7 @@ def stacking_weight(a, b) -> float:
     return float(minimize_scalar(loss, bounds=(1e-9, 1 - 1e-9), method="bounded").x)
 
 
-def fit(case, s, X, y, Xt, yt, ft, seed, q):
+def fit(X, y, Xt, yt, seed, q):
     "One fit of the default regressor with quadratic=q: its LOO, test prediction and test log densities, seconds."
     t0 = time.perf_counter()
     m = RJMCMCRegressor(random_state=seed, n_jobs=2, quadratic=q).fit(X, y)
@@ -50,8 +50,7 @@ def fit(case, s, X, y, Xt, yt, ft, seed, q):
 
 def study(case, s, X, y, Xt, yt, ft, control=False) -> dict:
     r = {"case": case, "split": s}
-    (l0, p0, d0, r["sec_plain"]), (l1, p1, d1, r["sec_products"]) = (fit(case, s, X, y, Xt, yt, ft, s, q)
-                                                                     for q in (False, True))
+    (l0, p0, d0, r["sec_plain"]), (l1, p1, d1, r["sec_products"]) = (fit(X, y, Xt, yt, s, q) for q in (False, True))
     diff, se = l1.difference(l0)
     w = stacking_weight(l0.pointwise, l1.pointwise)
     r.update(
@@ -62,7 +61,7 @@ def study(case, s, X, y, Xt, yt, ft, control=False) -> dict:
         mlpd_stack=float(np.mean(np.logaddexp(np.log(w) + d0, np.log1p(-w) + d1))),
     )
     if control:
-        _, p2, _, r["sec_plain2"] = fit(case, s, X, y, Xt, yt, ft, s + 1000, False)
+        _, p2, _, r["sec_plain2"] = fit(X, y, Xt, yt, s + 1000, False)
         r.update(err_plain2=B.error(case, p2, yt, ft), err_plain_avg=B.error(case, 0.5 * (p0 + p2), yt, ft))
     t0 = time.perf_counter()
     g = B.CONFIGS["gp"](X, y, Xt, s)
