@@ -138,8 +138,54 @@ def _hold_in_range(est, X: np.ndarray) -> np.ndarray:
         warnings.warn(w, stacklevel=4)
     return np.clip(X, lo, hi)
 
+# %% ../nbs/00b_base.ipynb #98ac6670
+class _StoredFit:
+    """A fitted estimator as (header, arrays) and back: what `save` writes and `load` reads, the arrays' names under a
+    prefix so that one file can hold a fit inside another's (`RJMCMCRegressor`'s stacked quadratic="auto"). A part of
+    `PersistenceMixin`."""
+    def _to_stored(self, prefix: str = "") -> tuple[dict, dict]:
+        "(header, arrays): the class, parameters, fitted state and result of the fit, its arrays named prefix + name."
+        arrays, trace = self.trace_._to_stored(prefix + "trace/")
+        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_", "x_min_", "x_max_"):
+            if hasattr(self, n):
+                arrays[prefix + n] = getattr(self, n)
+        fitted = dict(n_features_in_=int(self.n_features_in_), n_outputs_=int(self.n_outputs_), y_1d=bool(self._y_1d),
+                      **self._fitted_json())
+        if hasattr(self, "feature_names_in_"):
+            fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
+        params = {k: _param_to_json(k, v) for k, v in self.get_params(deep=False).items()}
+        return dict(cls=type(self).__name__, params=params, fitted=fitted, trace=trace), arrays
+
+    @classmethod
+    def _from_stored_model(cls, h: dict, arrays: dict, prefix: str = ""):
+        "The estimator from a checked header and its arrays (`load`); shapes that do not fit the model are errors."
+        m = cls(**{k: _param_from_json(v) for k, v in h["params"].items()})
+        f = h["fitted"]
+        m.n_features_in_, m.n_outputs_, m._y_1d = int(f["n_features_in_"]), int(f["n_outputs_"]), bool(f["y_1d"])
+        for n, size in (("x_shift_", m.n_features_in_), ("x_scale_", m.n_features_in_), ("y_shift_", m.n_outputs_),
+                        ("y_scale_", m.n_outputs_)):
+            a = np.asarray(arrays[prefix + n], float)
+            if a.shape != (size,) or not np.isfinite(a).all() or (n.endswith("scale_") and np.any(a <= 0)):
+                raise ValueError(f"{n} has shape {a.shape} (or non-finite / non-positive entries); the model has "
+                                 f"{size}")
+            setattr(m, n, a)
+        if prefix + "x_min_" in arrays:  # the training range (files written before it was kept have none: none held)
+            lo, hi = (np.asarray(arrays[prefix + n], float) for n in ("x_min_", "x_max_"))
+            if lo.shape != (m.n_features_in_,) or hi.shape != lo.shape or not (lo <= hi).all():
+                raise ValueError(f"x_min_ / x_max_ have shapes {lo.shape} / {hi.shape} (or min > max); the model has "
+                                 f"{m.n_features_in_} inputs")
+            m.x_min_, m.x_max_ = lo, hi
+        if "feature_names_in_" in f:
+            m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
+        m._load_fitted_json(f)
+        rcs = cls._result_class if isinstance(cls._result_class, tuple) else (cls._result_class,)
+        rc = next((r for r in rcs if r.__name__ == h["trace"].get("cls")), rcs[0])  # else its own error names both
+        m._set_fitted(rc._from_stored_arrays(arrays, h["trace"], prefix + "trace/"))
+        m.metadata_ = h.get("metadata", {})
+        return m
+
 # %% ../nbs/00b_base.ipynb #22b084dc
-class PersistenceMixin:
+class PersistenceMixin(_StoredFit):
     """`save` / `load` of a fitted estimator: its parameters, its fitted attributes and its result in one `.npz` file
     (`04a_results`'s format; no pickle). A part of `BaseBayesEstimator`; an estimator adds what its model needs
     through the `_fitted_json` / `_load_fitted_json` hooks."""
@@ -158,71 +204,15 @@ class PersistenceMixin:
         """Write the fitted model to one .npz file: parameters and fitted state as JSON, arrays as arrays; no pickle.
         Returns the path written (numpy adds '.npz' to a name without it; `load` finds the file by either name)."""
         self._check_fitted()
-        arrays, trace = self.trace_._to_stored("trace/")
-        for n in ("x_shift_", "x_scale_", "y_shift_", "y_scale_", "x_min_", "x_max_"):
-            if hasattr(self, n):
-                arrays[n] = getattr(self, n)
-        fitted = dict(
-            n_features_in_=int(self.n_features_in_),
-            n_outputs_=int(self.n_outputs_),
-            y_1d=bool(self._y_1d),
-            **self._fitted_json(),
-        )
-        if hasattr(self, "feature_names_in_"):
-            fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
-        params = {k: _param_to_json(k, v) for k, v in self.get_params(deep=False).items()}
-        return write_npz(
-            path,
-            "rbf_bayes estimator",
-            dict(
-                cls=type(self).__name__,
-                params=params,
-                fitted=fitted,
-                trace=trace,
-                metadata=dict(metadata or getattr(self, "metadata_", {})),
-            ),
-            arrays,
-        )
+        header, arrays = self._to_stored()
+        header["metadata"] = dict(metadata or getattr(self, "metadata_", {}))
+        return write_npz(path, "rbf_bayes estimator", header, arrays)
 
     @classmethod
     def load(cls, path):
         "Read a model written by `save` (this class; a newer format version is refused): predicts as the saved one."
         return load_checked(path, "rbf_bayes estimator", cls, lambda arrays, h: cls._from_stored_model(h, arrays))
 
-    @classmethod
-    def _from_stored_model(cls, h: dict, arrays: dict):
-        "The estimator from a checked header and its arrays (`load`); shapes that do not fit the model are errors."
-        m = cls(**{k: _param_from_json(v) for k, v in h["params"].items()})
-        f = h["fitted"]
-        m.n_features_in_, m.n_outputs_, m._y_1d = int(f["n_features_in_"]), int(f["n_outputs_"]), bool(f["y_1d"])
-        for n, size in (
-            ("x_shift_", m.n_features_in_),
-            ("x_scale_", m.n_features_in_),
-            ("y_shift_", m.n_outputs_),
-            ("y_scale_", m.n_outputs_),
-        ):
-            a = np.asarray(arrays[n], float)
-            if a.shape != (size,) or not np.isfinite(a).all() or (n.endswith("scale_") and np.any(a <= 0)):
-                raise ValueError(
-                    f"{n} has shape {a.shape} (or non-finite / non-positive entries); the model has {size}"
-                )
-            setattr(m, n, a)
-        if "x_min_" in arrays:  # the training range (files written before it was kept have none: nothing is held)
-            lo, hi = (np.asarray(arrays[n], float) for n in ("x_min_", "x_max_"))
-            if lo.shape != (m.n_features_in_,) or hi.shape != lo.shape or not (lo <= hi).all():
-                raise ValueError(
-                    f"x_min_ / x_max_ have shapes {lo.shape} / {hi.shape} (or min > max); the model has "
-                    f"{m.n_features_in_} inputs"
-                )
-            m.x_min_, m.x_max_ = lo, hi
-        if "feature_names_in_" in f:
-            m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
-        m._load_fitted_json(f)
-        rcs = cls._result_class if isinstance(cls._result_class, tuple) else (cls._result_class,)
-        rc = next((r for r in rcs if r.__name__ == h["trace"].get("cls")), rcs[0])  # else its own error names both
-        m._set_fitted(rc._from_stored_arrays(arrays, h["trace"], "trace/"))
-        m.metadata_ = h.get("metadata", {})
-        return m
 
 # %% ../nbs/00b_base.ipynb #e213356c
 class ArvizMixin:
@@ -430,8 +420,33 @@ class _ScalingPart:
         range)."""
         return RAW_SCALE, "the basis functions overflow or underflow double precision"
 
+# %% ../nbs/00b_base.ipynb #3992b197
+class _MixtureBlocks:
+    """The posterior predictive mixture on blocks of rows, of one fit or of several fits mixed with weights (stacked):
+    what `sample_y`, `predict_interval` and `log_predictive_density` read. A part of `PredictiveMixin`."""
+    _MIXTURE_CELLS = 4_000_000  # components x rows x outputs held at once by sample_y / predict_interval
+
+    def _mixture_parts(self, Xv) -> list:
+        """[(weight, fitted estimator, the rows of Xv on its fitted scale)]: the fits whose predictive mixtures, so
+        weighted, make this estimator's. Here one, its own; `RJMCMCRegressor`'s quadratic="auto" may stack two."""
+        return [(1.0, self, self._scale_x(Xv))]
+
+    def _mixture_blocks(self, X):
+        """The predictive mixture (`results.mixture_quantile`'s inputs) on blocks of rows of X, on the scale of y: each
+        part's components, their weights times the part's."""
+        parts = self._mixture_parts(self._validate_predict(X))
+        if is_classifier(self):
+            raise TypeError(f"a {type(self).__name__}'s predictive is over classes: use predict_proba")
+        P = sum(len(m.trace_.predictive_mixture(Xs[:1])[0]) for _, m, Xs in parts)  # components, from one row
+        step = max(1, self._MIXTURE_CELLS // (P * int(self.n_outputs_)))
+        for i in range(0, len(parts[0][2]), step):
+            got = [(a, m, m.trace_.predictive_mixture(Xs[i : i + step])) for a, m, Xs in parts]
+            yield (i, np.concatenate([a * w for a, _, (w, _, _) in got]),
+                   np.concatenate([mu * m.y_scale_ + m.y_shift_ for _, m, (_, mu, _) in got]),
+                   np.concatenate([s * m.y_scale_ for _, m, (_, _, s) in got]))
+
 # %% ../nbs/00b_base.ipynb #6afe9f81
-class PredictiveMixin:
+class PredictiveMixin(_MixtureBlocks):
     """The posterior predictive distribution of y beyond its mean and sd: draws (`sample_y`), intervals
     (`predict_interval`) and the log density of held-out targets (`log_predictive_density`), from the result's
     predictive mixture; and the output shape of `y`. A part of `BaseBayesEstimator`."""
@@ -440,19 +455,6 @@ class PredictiveMixin:
         if not self._y_1d:
             return out
         return tuple(o[:, 0] for o in out) if isinstance(out, tuple) else out[:, 0]
-
-    _MIXTURE_CELLS = 4_000_000  # components x rows x outputs held at once by sample_y / predict_interval
-
-    def _mixture_blocks(self, X):
-        "The predictive mixture (`results.mixture_quantile`'s inputs) on blocks of rows of X, on the scale of y."
-        X = self._scale_x(self._validate_predict(X))
-        if is_classifier(self):
-            raise TypeError(f"a {type(self).__name__}'s predictive is over classes: use predict_proba")
-        P = len(self.trace_.predictive_mixture(X[:1])[0])  # the number of components, from one row
-        step = max(1, self._MIXTURE_CELLS // (P * int(self.n_outputs_)))
-        for i in range(0, len(X), step):
-            w, m, s = self.trace_.predictive_mixture(X[i : i + step])
-            yield i, w, m * self.y_scale_ + self.y_shift_, s * self.y_scale_
 
     def sample_y(
         self,
