@@ -17,7 +17,7 @@ from .basis import CentreSpace, check_k_max
 
 # %% auto #0
 __all__ = ['ConvergenceWarning', 'NotConvergedWarning', 'check_conditions', 'tv_distance', 'tv_decay', 'fit_geometric_rate',
-           'moved', 'rhat', 'ess', 'ess_tail', 'mcse_mean', 'psis', 'Loo', 'psis_loo']
+           'moved', 'rhat', 'ess', 'ess_tail', 'mcse_mean', 'psis', 'Loo', 'psis_loo', 'stacking_weight']
 
 # %% ../nbs/08_convergence.ipynb #8a487ac4
 class ConvergenceWarning(UserWarning):
@@ -234,6 +234,7 @@ class Loo:
     p_loo: float
     pointwise: np.ndarray   # (n,) elpd_i
     pareto_k: np.ndarray    # (n,) k-hat of each observation's ratios: above 0.7 its term is unreliable
+    lppd: np.ndarray | None = None  # (n,) log p(y_i | y), the in-sample log predictive density (p_loo's other term)
 
     def difference(self, other: Loo) -> tuple[float, float]:
         "(self.elpd - other.elpd, its standard error) from the pointwise differences on the same observations."
@@ -258,4 +259,21 @@ def psis_loo(log_lik, # (S, n): log p(y_i | theta_s) of each draw s and observat
     el = np.array([special.logsumexp(lw + ll[:, i]) for i, (lw, _) in enumerate(smoothed)])
     lppd = special.logsumexp(ll, axis=0) - math.log(ll.shape[0])
     se = math.sqrt(len(el) * el.var(ddof=1)) if len(el) > 1 else math.nan
-    return Loo(float(el.sum()), se, float(np.sum(lppd - el)), el, np.array([k for _, k in smoothed]))
+    return Loo(float(el.sum()), se, float(np.sum(lppd - el)), el, np.array([k for _, k in smoothed]), lppd)
+
+# %% ../nbs/08_convergence.ipynb #0b165956
+def stacking_weight(a, # (n,) each point's leave-one-out log density under model a (`Loo.pointwise`)
+                    b, # (n,) the same under model b, of the same points
+                   ) -> float:
+    """The weight w of model a in the stacked predictive w p_a + (1 - w) p_b that maximises the leave-one-out log score
+    sum_i log(w exp(a_i) + (1 - w) exp(b_i)) (Yao et al. 2018): 0 or 1 at an end, else the root of its derivative."""
+    from scipy.optimize import brentq
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError(f"a and b must be finite vectors of one length, got shapes {a.shape} and {b.shape}")
+    r = np.exp(np.clip(b - a, -700, 700))
+    def slope(w):
+        return float(np.sum((1 - r) / (w + (1 - w) * r)))
+    if slope(0.0) <= 0: return 0.0
+    if slope(1.0) >= 0: return 1.0
+    return float(brentq(slope, 0.0, 1.0, xtol=1e-12))
