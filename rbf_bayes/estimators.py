@@ -16,11 +16,11 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ._base import RAW_SCALE, BaseBayesEstimator, _column_names
+from ._base import RAW_SCALE, BaseBayesEstimator, _column_names, _hold_in_range
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES, check_k_max, max_bases
 from .chains import AUTO_START, _outside_the_package, check_auto, check_parallel, fit_chains
-from .convergence import NotConvergedWarning
+from .convergence import Loo, NotConvergedWarning, stacking_weight
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import ProbitTrace, probit_run, sample_probit
 from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, design_bytes, rjmcmc_run, sample_rjmcmc
@@ -31,7 +31,7 @@ RIDGE_RAW_MAX = 1e5
 AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")
 
 # %% auto #0
-__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'QUADRATIC_AUTO_SE', 'RJMCMCRegressor', 'ClassProbabilitiesMixin', 'RJMCMCClassifier']
+__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'QUADRATIC_STACK_MIN', 'RJMCMCRegressor', 'ClassProbabilitiesMixin', 'RJMCMCClassifier']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -107,11 +107,33 @@ def _is_auto(q) -> bool:
     'quadratic="auto" (a string compared as a string only: an array or a bool is not "auto").'
     return isinstance(q, str) and q == "auto"
 
+# %% ../nbs/12_estimators.ipynb #0716e094
+def _stacking_said(est, c: dict) -> list:
+    "The parts of quadratic=\"auto\"'s summary row: the stacking weights (a file from before them: the rule)."
+    name = "the products" if est.quadratic_ else "the plain model"
+    own = name + ("'" if est.quadratic_ else "'s")
+    loo = f"the products' PSIS-LOO minus the plain model's {c['difference']:+.1f} +- {c['se']:.1f}"
+    w = c.get("weight_plain")
+    if w is None:   # saved by stop 77-78's rule, which kept one fit
+        said = [f"{name} kept by the rule of {c['threshold']:g} se: {loo}"]
+    elif "other_fit_" in est.__dict__:
+        said = [f"the two fits stacked by PSIS-LOO, the plain model {w:.2f} and the products {1 - w:.2f}: "
+                f"predictions are the mixture; the rows below, to_arviz and input_relevance_ are {own} fit's", loo]
+    else:
+        said = [f"{own} fit alone (the other's stacking weight {min(w, 1 - w):.3f}, below "
+                f"{QUADRATIC_STACK_MIN:g})", loo]
+    if not c.get("other_converged", True):
+        said.append("the other fit stopped at max_iter unconverged")
+    if c.get("seconds"):
+        said.append(f"the two fits took {c['seconds'][0]:.2f} s and {c['seconds'][1]:.2f} s (time: {own} fit's)")
+    return said
+
 # %% ../nbs/12_estimators.ipynb #e4f5a6b7
 class _QuadraticRecord:
     """What a quadratic=True fit keeps of its products: their statistics in a saved file (checked on load) and a
     summary row naming them. A part of `_QuadraticInputs`."""
-    _Q_STATS, _Q_CHOICE = ("q_shift_", "q_scale_", "q_min_", "q_max_"), ("quadratic_", "quadratic_choice_")
+    _Q_STATS = ("q_shift_", "q_scale_", "q_min_", "q_max_")
+    _Q_CHOICE = ("quadratic_", "quadratic_choice_", "stack_weight_")
 
     def _products_on(self) -> bool:
         """Whether the model has the products: quadratic_ once fitted (quadratic="auto" resolved), else quadratic is
@@ -146,18 +168,10 @@ class _QuadraticRecord:
 
     def summary(self):
         """The estimator's summary, with a row saying which products the inputs x_d, x_(d+1), ... of its rows are, and
-        with quadratic="auto" one saying which model the fit kept and why."""
+        with quadratic="auto" one saying how the two fits were stacked."""
         s, d, c = super().summary(), int(self.n_features_in_), getattr(self, "quadratic_choice_", None)
         if c:
-            kept = "the products" if self.quadratic_ else "the plain model"
-            said = [f"{kept} kept: the products' PSIS-LOO minus the plain model's {c['difference']:+.1f} +- "
-                    f"{c['se']:.1f} (the products kept above {c['threshold']:g} se)"]
-            if not c.get("other_converged", True):
-                said.append("the fit not kept stopped at max_iter unconverged")
-            if c.get("seconds"):
-                said.append(f"the two fits took {c['seconds'][0]:.2f} s and {c['seconds'][1]:.2f} s (time: the kept "
-                            "fit's)")
-            s.rows.insert(1, ("quadratic=\"auto\"", "; ".join(said)))
+            s.rows.insert(1, ("quadratic=\"auto\"", "; ".join(_stacking_said(self, c))))
         if len(getattr(self, "model_inputs_", ())) > d:
             said = ", ".join(f"x{d + j} = {n}" for j, n in enumerate(self.model_inputs_[d:]))
             s.rows.insert(1, ("model inputs", said))
@@ -184,7 +198,7 @@ class _QuadraticInputs(_QuadraticRecord):
 
     def _fit_scaling(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
         Xs, Ys = super()._fit_scaling(X, Y)
-        for n in (*self._Q_STATS, *self._Q_CHOICE):
+        for n in (*self._Q_STATS, *self._Q_CHOICE, "other_fit_"):
             self.__dict__.pop(n, None)
         self.quadratic_ = self._products_on()
         self.model_inputs_ = self._input_names()
@@ -259,15 +273,36 @@ def _say(run: dict, *which: int) -> None:
         run["heard"][i].clear()
 
 
-# %% ../nbs/12_estimators.ipynb #c91603e4
-QUADRATIC_AUTO_SE = 1.0  # quadratic="auto" keeps the products if their PSIS-LOO is higher by more than this many se
+# %% ../nbs/12_estimators.ipynb #bae5b044
+def _stacked(fits, X, Ya, heard) -> tuple:
+    """(quadratic_choice_, the own fit's index, whether the other is in the predictive) of quadratic="auto"'s two fits
+    (plain, products): their PSIS-LOO and the plain model's stacking weight; the own fit has the larger weight. The
+    other fit's NotConvergedWarning (held in heard[1 - own]) is said naming that fit where it is in the predictive,
+    else dropped (recorded in the choice)."""
+    lo = [m.loo(X, Ya) for m in fits]
+    diff, se = lo[1].difference(lo[0])
+    w = stacking_weight(lo[0].pointwise, lo[1].pointwise)
+    weights, own = (w, 1 - w), int(w < 0.5)
+    mixed = weights[1 - own] >= QUADRATIC_STACK_MIN
+    cap = [h for h in heard[1 - own] if issubclass(h.category, NotConvergedWarning)]
+    name = ("the plain model's", "the products'")[1 - own]
+    said = f'quadratic="auto", {name} fit (weight {weights[1 - own]:.2f} in the predictive): '
+    for h in cap if mixed else ():
+        h.message = NotConvergedWarning(said + str(h.message), say=lambda names, m=h.message: said + m.in_words(names))
+    if not mixed:
+        heard[1 - own][:] = [h for h in heard[1 - own] if h not in cap]
+    return dict(elpd_plain=lo[0].elpd, elpd_quadratic=lo[1].elpd, difference=diff, se=se, weight_plain=w,
+                other_converged=not cap, seconds=[m.trace_.meta.seconds for m in fits]), own, mixed
 
+# %% ../nbs/12_estimators.ipynb #c91603e4
 class _QuadraticChoice(_FittedStateOf):
     """quadratic="auto" (the default): fit the model without the products and with them (as quadratic=False and True
-    would, from the same random_state) and keep the products only if their PSIS-LOO (`_LooPart.loo`) is higher by more
-    than QUADRATIC_AUTO_SE paired standard errors. Sets quadratic_ (the model kept) and quadratic_choice_ (each fit's
-    elpd, the difference, its se, the threshold, whether the fit not kept converged, each fit's seconds). The fits'
-    warnings are said once each, after the choice (`_heard`): the kept fit's all, the other's but its
+    would, from the same random_state) and stack them by their PSIS-LOO (`convergence.stacking_weight`, Yao et al.
+    2018; `_StackedFits`). The estimator's own fit (trace_, quadratic_) is the one of larger weight; other_fit_ the
+    other, left out where its weight is below QUADRATIC_STACK_MIN. Sets quadratic_choice_ (each fit's elpd, the
+    difference and its se, the plain model's weight, whether the other fit converged, each fit's seconds) and
+    stack_weight_ (the own fit's weight). The fits' warnings are said once each, after the choice (`_heard`): the own
+    fit's all, the other's too where it is in the predictive (its NotConvergedWarning naming it), else all but its
     NotConvergedWarning. Ctrl-C in either fit stops it there (interrupted_ True); continue_fit finishes it, then the
     rest, so that the result is the uninterrupted fit's. The plain model alone (quadratic_choice_ None): one input,
     standardize=False, too few rows for the products' model (N - 1 below its d + d(d + 1)/2 inputs, or them plus the
@@ -304,25 +339,89 @@ class _QuadraticChoice(_FittedStateOf):
             if m.interrupted_:  # Ctrl-C: this fit's state until continue_fit finishes the rest
                 _say(run, 2, i)
                 return self._adopt(m)
-        choice, kept = None, 0
-        if len(fits) == 2:
-            lo = [m.loo(X, Ya) for m in fits]
-            diff, se = lo[1].difference(lo[0])
-            kept = int(diff > QUADRATIC_AUTO_SE * se)
-            cap = [w for w in heard[1 - kept] if issubclass(w.category, NotConvergedWarning)]
-            heard[1 - kept][:] = [w for w in heard[1 - kept] if w not in cap]  # said in quadratic_choice_ instead
-            choice = dict(elpd_plain=lo[0].elpd, elpd_quadratic=lo[1].elpd, difference=diff, se=se,
-                          threshold=QUADRATIC_AUTO_SE, other_converged=not cap, seconds=[m.trace_.meta.seconds
-                                                                                         for m in fits])
+        choice, kept, mixed = _stacked(fits, X, Ya, heard) if len(fits) == 2 else (None, 0, False)
         del self._auto_run
         self._adopt(fits[kept])
         self.quadratic_choice_ = choice
-        _say(run, 2, 0, 1)
+        if choice:
+            self.stack_weight_ = max(choice["weight_plain"], 1 - choice["weight_plain"]) if mixed else 1.0
+        if mixed:
+            self.other_fit_ = fits[1 - kept]
+        _say(run, 2, kept, 1 - kept)  # the own fit's warnings first
         return self
 
 
+# %% ../nbs/12_estimators.ipynb #09a9f64f
+class _StackedFile:
+    """`save` / `load` of a stacked quadratic="auto" (`_StackedFits`): the other fit stored inside the own fit's file,
+    its header under fitted["other_fit"] and its arrays under "other/"; a weight that is not the own fit's (in
+    [0.5, 1 - QUADRATIC_STACK_MIN]) or a second fit of the same model is refused. A part of `_StackedFits`."""
+    def _to_stored(self, prefix: str = "") -> tuple[dict, dict]:
+        header, arrays = super()._to_stored(prefix)
+        if "other_fit_" in self.__dict__:
+            header["fitted"]["other_fit"], more = self.other_fit_._to_stored(prefix + "other/")
+            arrays.update(more)
+        return header, arrays
+
+    @classmethod
+    def _from_stored_model(cls, h: dict, arrays: dict, prefix: str = ""):
+        m, o = super()._from_stored_model(h, arrays, prefix), h["fitted"].get("other_fit")
+        if o is not None:
+            w = getattr(m, "stack_weight_", None)
+            same = o["params"]["quadratic"] == m.quadratic_
+            if same or not (isinstance(w, float) and 0.5 <= w <= 1 - QUADRATIC_STACK_MIN):
+                raise ValueError(f"the file's stacked model has stack_weight_ {w!r} (a number in [0.5, "
+                                 f"{1 - QUADRATIC_STACK_MIN}]) or a second fit of the same model")
+            m.other_fit_ = cls._from_stored_model(o, arrays, prefix + "other/")
+        return m
+
+# %% ../nbs/12_estimators.ipynb #29f8157d
+QUADRATIC_STACK_MIN = 0.01  # quadratic="auto": a fit whose stacking weight is below this is left out of the predictive
+
+class _StackedFits(_StackedFile):
+    """quadratic="auto"'s predictive where both fits carry weight (`_QuadraticChoice`): the mixture
+    w p_own + (1 - w) p_other of the estimator's own fit (trace_) and other_fit_, w = stack_weight_. `predict` is the
+    mixture's mean (return_std: its sd), `sample_y` / `predict_interval` / `log_predictive_density` its draws,
+    quantiles and density (`_mixture_parts`), `loo` its PSIS-LOO, `save` / `load` keep both (`_StackedFile`). The rest
+    (the summary's diagnostics, k_posterior_, to_arviz, input_relevance_, input_scales_) is the own fit's. A part of
+    `RJMCMCRegressor`."""
+
+    def _mixture_parts(self, Xv) -> list:
+        other = self.__dict__.get("other_fit_")
+        if other is None:
+            return super()._mixture_parts(Xv)
+        hold = not self.extrapolate  # the own fit's: the other follows it (the CLI's --extrapolate sets the own's)
+        Xv = _hold_in_range(self, Xv) if hold else Xv  # held once, said once
+        return [(self.stack_weight_, self, self._scale_x(Xv, hold)), (1 - self.stack_weight_, other,
+                                                                        other._scale_x(Xv, hold))]
+
+    def predict(self, X, return_std: bool = False):
+        "Posterior mean (Rao-Blackwellised; stacked: the fits' means weighted) and optionally the predictive sd."
+        if "other_fit_" not in self.__dict__:
+            X = self._scale_x(self._validate_predict(X))
+            return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))
+        got = [(a, m._unscale(m.trace_.predict(Xs, return_std=return_std), return_std))
+               for a, m, Xs in self._mixture_parts(self._validate_predict(X))]
+        if not return_std:
+            return self._shape_output(sum(a * mu for a, mu in got))
+        mean = sum(a * mu for a, (mu, _) in got)  # the mixture's variance: E[var] + var[E] over its parts
+        return self._shape_output((mean, np.sqrt(sum(a * (s**2 + (mu - mean) ** 2) for a, (mu, s) in got))))
+
+    def loo(self, X, y, *, random_state=0) -> Loo:
+        """`_LooPart.loo`; stacked, the mixture's: each row's term log(w e^a_i + (1 - w) e^b_i) of the two fits' terms
+        (optimistic by the one weight fitted to them), p_loo from the rows' in-sample densities mixed alike, each row's
+        k-hat the larger of the two."""
+        own = super().loo(X, y, random_state=random_state)
+        if "other_fit_" not in self.__dict__:
+            return own
+        b, w = self.other_fit_.loo(X, y, random_state=random_state), self.stack_weight_
+        el, lppd = (np.logaddexp(np.log(w) + p, np.log1p(-w) + q) for p, q in ((own.pointwise, b.pointwise),
+                                                                              (own.lppd, b.lppd)))
+        se = math.sqrt(len(el) * el.var(ddof=1)) if len(el) > 1 else math.nan
+        return Loo(float(el.sum()), se, float(np.sum(lppd - el)), el, np.maximum(own.pareto_k, b.pareto_k), lppd)
+
 # %% ../nbs/12_estimators.ipynb #304363fc
-class RJMCMCRegressor(_QuadraticChoice, _QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
+class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
     """Full Bayesian RBF regression with an unknown number of bases by reversible-jump MCMC (Andrieu et al. 1999).
 
     Examples
@@ -387,7 +486,7 @@ class RJMCMCRegressor(_QuadraticChoice, _QuadraticInputs, _RegressorChoices, Bas
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
                  # True: the inputs' products and squares as inputs too (`_QuadraticInputs`; model_inputs_); False: the
-                 # paper's model; "auto" (the default, stop 77): both fitted, the better by PSIS-LOO kept (quadratic_)
+                 # paper's model; "auto" (the default): both fitted, stacked by PSIS-LOO (`_StackedFits`, stop 79)
                  quadratic: bool|str="auto",
                 ):
         self.extrapolate, self.quadratic = extrapolate, quadratic
@@ -402,7 +501,7 @@ class RJMCMCRegressor(_QuadraticChoice, _QuadraticInputs, _RegressorChoices, Bas
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
         uses the j-th child stream of random_state and trace_ pools the chains (its summary gives split-R-hat and ESS).
         With n_iter="auto" the chains run in rounds until they converge (`auto_chains`; burn_in is then half the
-        run). quadratic="auto" fits two models and keeps one (`_QuadraticChoice`)."""
+        run). quadratic="auto" fits two models and stacks them (`_QuadraticChoice`)."""
         if _is_auto(self.quadratic): return self._fit_choosing(X, y)
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
@@ -458,10 +557,7 @@ class RJMCMCRegressor(_QuadraticChoice, _QuadraticInputs, _RegressorChoices, Bas
                 BASES[c]: float(pk[c]) for c in np.argsort(-pk) if BASES[c] in cfg.get("basis_types", ())
             }
 
-    def predict(self, X, return_std: bool = False):
-        "Posterior mean (Rao-Blackwellised) and optionally the predictive standard deviation."
-        X = self._scale_x(self._validate_predict(X))
-        return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))
+
 
 # %% ../nbs/12_estimators.ipynb #bfbc8e6e
 class _ClassDecisions:

@@ -20,7 +20,9 @@ __all__ = ['FORMAT_VERSION', 'RHAT_ALARM', 'ESS_ALARM', 'npz_path', 'write_npz',
            'StorageMixin', 'SamplerResult', 'mixture_quantile']
 
 # %% ../nbs/04a_results.ipynb #a98b20f7
-FORMAT_VERSION = 1   # bump when the stored layout changes; load() refuses files with a larger number
+# bump when the stored layout changes; load() refuses files with a larger number. 2 (stop 79): an estimator's file may
+# hold a second fit (RJMCMCRegressor's stacked quadratic="auto"), which a reader of version 1 would silently ignore
+FORMAT_VERSION = 2
 
 # %% ../nbs/04a_results.ipynb #71c63d02
 def _jsonable(v):

@@ -182,20 +182,21 @@ def test_estimator_attributes_save_load_and_chains(tmp_path):
 def test_default_selects_inputs_with_learned_scales():
     """select_inputs=None (the default): input selection with the learned scales (the default model) on three inputs or
     more, none on one or two, none without learned scales (the paper's model); a bool says it explicitly; anything else
-    is a TypeError naming the argument."""
+    is a TypeError naming the argument. Of the model on the inputs alone (quadratic=False): since stop 79 the stacked
+    default's own fit on these data is the products' (nine model inputs, `test_quadratic`)."""
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, size=(60, 3)); y = np.sin(3 * X[:, 0]) + 0.05 * rng.normal(size=60)
-    fit = lambda **kw: RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, random_state=0, **kw).fit(X, y)  # noqa: E731
+    fit = lambda **kw: RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, random_state=0, quadratic=False,  # noqa: E731
+                                       **kw).fit(X, y)
     m = fit()
     assert m.select_inputs is None and m.input_relevance_.shape == (3,) and "input_acceptance" in m.trace_.meta
     for kw in (dict(learn_scales=False), dict(select_inputs=False)):
         assert not hasattr(fit(**kw), "input_relevance_"), kw
     assert fit(learn_scales=False, select_inputs=True).input_relevance_.shape == (3,)
-    two = RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, random_state=0).fit(X[:, :2], y)
+    two = RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, random_state=0, quadratic=False).fit(X[:, :2], y)
     assert not hasattr(two, "input_relevance_") and "input_acceptance" not in two.trace_.meta
-    assert RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, select_inputs=True, random_state=0).fit(
-        X[:, :2], y
-    ).input_relevance_.shape == (2,)
+    assert RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, select_inputs=True, random_state=0,
+                           quadratic=False).fit(X[:, :2], y).input_relevance_.shape == (2,)
     with pytest.raises(TypeError, match="select_inputs"):
         fit(select_inputs="yes")
 

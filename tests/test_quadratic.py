@@ -122,60 +122,94 @@ def _auto(X, y, **kw):
     return _fit("auto", X, y, **kw)
 
 
-def test_auto_keeps_the_products_where_their_loo_is_higher_by_a_standard_error():
-    """quadratic="auto" fits quadratic=False and True from the same random_state and keeps the products only if their
-    PSIS-LOO is higher by more than QUADRATIC_AUTO_SE paired se (12_estimators, `_QuadraticChoice`). On y = x0 x1 +
-    noise (seed 0) it keeps them (measured +5.3 +- 3.0); the fitted state is quadratic=True's, bit for bit, and
-    quadratic_choice_ holds the two fits' own `loo`."""
-    from rbf_bayes.estimators import QUADRATIC_AUTO_SE
+def test_auto_stacks_the_two_fits_by_their_loo():
+    """quadratic="auto" fits quadratic=False and True from the same random_state and stacks them (12_estimators,
+    `_QuadraticChoice`, `_StackedFits`): the plain model's weight is `stacking_weight` of the two fits' PSIS-LOO terms,
+    the estimator's own fit the larger weight's bit for bit, and every predictive method the mixture's. On
+    y = x0 x1 + noise (seed 0) the products' fit is the own (measured weight of the plain model 0.030, above
+    QUADRATIC_STACK_MIN, so both are in the predictive)."""
+    from rbf_bayes.convergence import stacking_weight
+    from rbf_bayes.estimators import QUADRATIC_STACK_MIN
     X, y, _ = _data()
     a, q, p = _auto(X, y), _fit(True, X, y), _fit(False, X, y)
     lq, lp = q.loo(X, y), p.loo(X, y)
     diff, se = lq.difference(lp)
-    assert diff > QUADRATIC_AUTO_SE * se and a.quadratic_ is True and q.quadratic_ is True and p.quadratic_ is False
+    w = stacking_weight(lp.pointwise, lq.pointwise)
+    assert QUADRATIC_STACK_MIN <= w < 0.5 and a.quadratic_ is True and q.quadratic_ is True and p.quadratic_ is False
     c = a.quadratic_choice_
     assert c["elpd_plain"] == pytest.approx(lp.elpd, abs=1e-9) and c["elpd_quadratic"] == pytest.approx(lq.elpd)
-    assert (c["difference"], c["se"], c["threshold"]) == (pytest.approx(diff), pytest.approx(se), QUADRATIC_AUTO_SE)
-    np.testing.assert_array_equal(a.predict(X), q.predict(X))
+    assert (c["difference"], c["se"], c["weight_plain"]) == (pytest.approx(diff), pytest.approx(se), w)
+    assert a.stack_weight_ == 1 - w and a.other_fit_.quadratic_ is False
+    np.testing.assert_array_equal(a.trace_.k, q.trace_.k)   # the own fit is quadratic=True's
+    np.testing.assert_array_equal(a.other_fit_.predict(X), p.predict(X))
+    np.testing.assert_allclose(a.predict(X), w * p.predict(X) + (1 - w) * q.predict(X), rtol=1e-12, atol=1e-15)
+    (mp, sp), (mq, sq) = p.predict(X, return_std=True), q.predict(X, return_std=True)
+    mean, sd = a.predict(X, return_std=True)   # the mixture's: E[var] + var[E]
+    np.testing.assert_allclose(sd**2, w * (sp**2 + (mp - mean) ** 2) + (1 - w) * (sq**2 + (mq - mean) ** 2), rtol=1e-12)
+    lpd = np.logaddexp(np.log(w) + p.log_predictive_density(X, y), np.log1p(-w) + q.log_predictive_density(X, y))
+    np.testing.assert_allclose(a.log_predictive_density(X, y), lpd, rtol=1e-12)
+    S = a.sample_y(X[:3], 20_000, random_state=1)   # draws from the mixture: its mean and sd within 3 Monte Carlo se
+    assert np.all(np.abs(S.mean(1) - mean[:3]) < 3 * sd[:3] / np.sqrt(20_000))
+    np.testing.assert_allclose(S.std(1), sd[:3], rtol=0.03)
+    lo, hi = a.predict_interval(X[:3])   # the mixture's quantiles, between the two fits' own
+    ends = [m.predict_interval(X[:3]) for m in (p, q)]
+    assert np.all(lo >= np.minimum(ends[0][0], ends[1][0]) - 1e-9)
+    assert np.all(hi <= np.maximum(ends[0][1], ends[1][1]) + 1e-9)
+    la = a.loo(X, y)
+    np.testing.assert_allclose(la.pointwise, np.logaddexp(np.log(w) + lp.pointwise, np.log1p(-w) + lq.pointwise))
+    assert la.elpd >= max(lp.elpd, lq.elpd) and np.array_equal(la.pareto_k, np.maximum(lp.pareto_k, lq.pareto_k))
     assert a.model_inputs_ == q.model_inputs_ and a.quadratic == "auto"
     assert len(c["seconds"]) == 2 and min(c["seconds"]) > 0 and c["seconds"][1] == a.trace_.meta.seconds
     row = dict(a.summary().rows)['quadratic="auto"']
-    assert "; the two fits took " in row   # the summary's time row is the kept fit's alone
-    assert row.startswith("the products kept") and f"{diff:+.1f} +- {se:.1f}" in row
+    assert row.startswith(f"the two fits stacked by PSIS-LOO, the plain model {w:.2f} and the products {1 - w:.2f}")
+    assert f"{diff:+.1f} +- {se:.1f}" in row and "; the two fits took " in row
 
 
-def test_auto_keeps_the_plain_model_unless_the_products_pay():
-    """y = sin(3 x0) + noise: the products' LOO is not higher by a standard error, so the plain model is kept, bit for
-    bit quadratic=False's, with no product statistics left behind. With one input there are no products: the plain
-    model is fitted alone (quadratic_choice_ None)."""
+def test_auto_keeps_the_plain_model_alone_where_the_products_add_nothing():
+    """y = sin(3 x0) + noise: the plain model predicts every point's LOO as well (measured: its stacking weight is 1,
+    the derivative's end condition), so the predictive is the plain fit alone, bit for bit quadratic=False's, with no
+    product statistics and no other fit left behind. With one input there are no products: the plain model is fitted
+    alone (quadratic_choice_ None)."""
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, (120, 3))
     y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=120)
     a, p = _auto(X, y), _fit(False, X, y)
     c = a.quadratic_choice_
-    assert c["difference"] <= c["threshold"] * c["se"] and a.quadratic_ is False
+    assert c["weight_plain"] == 1.0 and a.quadratic_ is False and a.stack_weight_ == 1.0
     np.testing.assert_array_equal(a.predict(X), p.predict(X))
-    assert a.model_inputs_ == ["x0", "x1", "x2"] and not hasattr(a, "q_min_")
-    assert dict(a.summary().rows)['quadratic="auto"'].startswith("the plain model kept")
+    assert a.model_inputs_ == ["x0", "x1", "x2"] and not hasattr(a, "q_min_") and not hasattr(a, "other_fit_")
+    assert dict(a.summary().rows)['quadratic="auto"'].startswith("the plain model's fit alone (the other's stacking "
+                                                                 "weight 0.000, below 0.01)")
     one, p1 = _auto(X[:, :1], y), _fit(False, X[:, :1], y)
     assert one.quadratic_ is False and one.quadratic_choice_ is None
     np.testing.assert_array_equal(one.predict(X[:9, :1]), p1.predict(X[:9, :1]))
 
 
-def test_auto_is_saved_with_its_choice_and_refits_cleanly(tmp_path):
-    X, y, _ = _data(80)
+def test_auto_is_saved_with_both_fits_and_refits_cleanly(tmp_path):
+    """A stacked fit saved and loaded predicts as before (both fits in one file, the other's arrays under "other/");
+    a file whose weight is not the own fit's (in [0.5, 1 - QUADRATIC_STACK_MIN]) is refused; so is a file of
+    quadratic="auto" that does not say which model is its own."""
+    X, y, _ = _data()
     a = _auto(X, y)
+    assert "other_fit_" in vars(a)
     back = RJMCMCRegressor.load(a.save(tmp_path / "a.npz"))
-    assert back.quadratic == "auto" and back.quadratic_ is a.quadratic_
-    assert back.quadratic_choice_ == a.quadratic_choice_
+    assert back.quadratic == "auto" and back.quadratic_ is a.quadratic_ and back.stack_weight_ == a.stack_weight_
+    assert back.quadratic_choice_ == a.quadratic_choice_ and back.other_fit_.quadratic_ is a.other_fit_.quadratic_
     np.testing.assert_array_equal(back.predict(X[:20]), a.predict(X[:20]))
-    del a.quadratic_   # a file of quadratic="auto" that does not say which model it kept is refused
+    np.testing.assert_array_equal(back.predict_interval(X[:5])[1], a.predict_interval(X[:5])[1])
+    good = a.stack_weight_
+    a.stack_weight_ = 0.3
+    with pytest.raises(ValueError, match=r"stacked model has stack_weight_ 0.3 \(a number in \[0.5, 0.99\]\)"):
+        RJMCMCRegressor.load(a.save(tmp_path / "w.npz"))
+    a.stack_weight_ = good
+    del a.quadratic_   # a file of quadratic="auto" that does not say which model is its own is refused
     with pytest.raises(ValueError, match=r'quadratic="auto" but not the choice it made \(quadratic_\)'):
         RJMCMCRegressor.load(a.save(tmp_path / "bad.npz"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a.set_params(quadratic=False).fit(X, y)   # a refit forgets the choice
-    assert a.quadratic_ is False and not hasattr(a, "quadratic_choice_")
+        a.set_params(quadratic=False).fit(X, y)   # a refit forgets the choice and the other fit
+    assert a.quadratic_ is False and not hasattr(a, "quadratic_choice_") and not hasattr(a, "other_fit_")
+    assert not hasattr(a, "stack_weight_")
 
 
 def test_auto_checks_its_arguments_by_name():
@@ -197,20 +231,27 @@ def test_auto_with_raw_inputs_fits_the_plain_model_alone():
     np.testing.assert_array_equal(a.predict(X), p.predict(X))
 
 
-def test_auto_says_each_fits_warnings_once_after_the_choice():
-    """Both fits stopped at max_iter unconverged: the user hears one NotConvergedWarning, the kept fit's (its text is
-    the kept model's summary note), at the user's line; the other fit's is recorded as other_converged False and said
-    in the summary's row. Measured: at max_iter=200 on these data both fits' chains disagree (split R-hat of k >
-    1.01)."""
-    from rbf_bayes import NotConvergedWarning
+def test_auto_says_each_fits_warnings_once_after_the_choice(monkeypatch):
+    """Both fits stopped at max_iter unconverged. Both in the predictive (measured: the plain model's weight 0.020): the
+    user hears two NotConvergedWarnings at the user's line, the own fit's (its text is the own model's summary note)
+    and the other's, naming that fit and its weight. With the other fit left out (QUADRATIC_STACK_MIN raised to 0.05
+    for the test) one, the own fit's; the other's is recorded as other_converged False and said in the summary's row.
+    Measured: at max_iter=200 on these data both fits' chains disagree (split R-hat of k > 1.01)."""
+    from rbf_bayes import NotConvergedWarning, estimators
     X, y, _ = _data(80)
-    with pytest.warns(NotConvergedWarning) as rec:
-        a = RJMCMCRegressor(max_iter=200, random_state=0).fit(X, y)
-    said = [w for w in rec if w.category is NotConvergedWarning]
-    assert len(said) == 1 and said[0].filename == __file__
-    assert [n for n in a.summary().notes if str(said[0].message).startswith(n)]
-    assert a.quadratic_choice_["other_converged"] is False
-    assert "; the fit not kept stopped at max_iter unconverged; " in dict(a.summary().rows)['quadratic="auto"']
+    for least, n in ((estimators.QUADRATIC_STACK_MIN, 2), (0.05, 1)):
+        monkeypatch.setattr(estimators, "QUADRATIC_STACK_MIN", least)
+        with pytest.warns(NotConvergedWarning) as rec:
+            a = RJMCMCRegressor(max_iter=200, random_state=0).fit(X, y)
+        said = [w for w in rec if w.category is NotConvergedWarning]
+        assert len(said) == n and all(w.filename == __file__ for w in said)
+        assert [n for n in a.summary().notes if str(said[0].message).startswith(n)]
+        assert a.quadratic_choice_["other_converged"] is False and ("other_fit_" in vars(a)) == (n == 2)
+        assert "; the other fit stopped at max_iter unconverged; " in dict(a.summary().rows)['quadratic="auto"']
+        if n == 2:
+            w = a.quadratic_choice_["weight_plain"]
+            assert str(said[1].message).startswith(f'quadratic="auto", the plain model\'s fit (weight {w:.2f} in the '
+                                                   "predictive): the chains reached max_iter = 200 iterations")
 
 
 def test_auto_fits_the_plain_model_alone_where_the_products_model_cannot_be_fitted():
