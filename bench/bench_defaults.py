@@ -268,6 +268,8 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 r_lp = float(rhat(np.stack(tr.chain_series(lps, b))))
             auto = (m.trace_.meta.get("auto") or {}) if m is not None and hasattr(m, "trace_") else {}
             conv = bool(auto["converged"]) if auto else None   # None: no automatic run length (a peer, SMC, ...)
+            if conv and "other_fit_" in vars(m):   # quadratic="auto" stacked: the other fit in the predictive too
+                conv = bool(m.quadratic_choice_["other_converged"])
             rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
                              sec=sec, rhat=r, rhat_lp=r_lp, ess_k=e_k, converged=conv))
             if keep_models: rows[-1].update(model=m, pred=pred)
