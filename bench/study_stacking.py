@@ -1,4 +1,4 @@
-"""Stacking the two fits of quadratic="auto" instead of keeping one (issue 35): measured, not built.
+"""Stacking the two fits of quadratic="auto" instead of keeping one (issue 35): measured in stop 78, built in stop 79.
 
     python bench/study_stacking.py --cases boston robot friedman2 --splits 0 1 2 3 4
     python bench/study_stacking.py --cases boston --splits 0 1 2 --control     # two plain fits averaged, as a control
