@@ -36,6 +36,10 @@ class NotConvergedWarning(ConvergenceWarning):
         "The message with each argument name it advises said as `names` maps it (e.g. max_iter -> --max-iter)."
         return str(self) if self.say is None else self.say(names)
 
+    def prefixed(self, prefix: str) -> NotConvergedWarning:
+        "The same warning said after prefix (e.g. naming which of several fits it is about), in words too."
+        return NotConvergedWarning(prefix + str(self), say=lambda names: prefix + self.in_words(names))
+
 # %% ../nbs/08_convergence.ipynb #cffdb18f
 def check_conditions(x, # inputs (N, d)
                      y, # targets (N,) or (N, c)
@@ -236,6 +240,13 @@ class Loo:
     pareto_k: np.ndarray    # (n,) k-hat of each observation's ratios: above 0.7 its term is unreliable
     lppd: np.ndarray | None = None  # (n,) log p(y_i | y), the in-sample log predictive density (p_loo's other term)
 
+    @classmethod
+    def from_pointwise(cls, el, pareto_k, lppd) -> Loo:
+        "The sum, its standard error sqrt(n var(el)) and p_loo = sum(lppd - el) of each observation's terms."
+        el, lppd = np.asarray(el, float), np.asarray(lppd, float)
+        se = math.sqrt(len(el) * el.var(ddof=1)) if len(el) > 1 else math.nan
+        return cls(float(el.sum()), se, float(np.sum(lppd - el)), el, np.asarray(pareto_k, float), lppd)
+
     def difference(self, other: Loo) -> tuple[float, float]:
         "(self.elpd - other.elpd, its standard error) from the pointwise differences on the same observations."
         d = self.pointwise - np.asarray(other.pointwise)
@@ -258,8 +269,7 @@ def psis_loo(log_lik, # (S, n): log p(y_i | theta_s) of each draw s and observat
     smoothed = [psis(-ll[:, i], r[i]) for i in range(ll.shape[1])]
     el = np.array([special.logsumexp(lw + ll[:, i]) for i, (lw, _) in enumerate(smoothed)])
     lppd = special.logsumexp(ll, axis=0) - math.log(ll.shape[0])
-    se = math.sqrt(len(el) * el.var(ddof=1)) if len(el) > 1 else math.nan
-    return Loo(float(el.sum()), se, float(np.sum(lppd - el)), el, np.array([k for _, k in smoothed]), lppd)
+    return Loo.from_pointwise(el, [k for _, k in smoothed], lppd)
 
 # %% ../nbs/08_convergence.ipynb #0b165956
 def stacking_weight(a, # (n,) each point's leave-one-out log density under model a (`Loo.pointwise`)

@@ -288,7 +288,7 @@ def _stacked(fits, X, Ya, heard) -> tuple:
     name = ("the plain model's", "the products'")[1 - own]
     said = f'quadratic="auto", {name} fit (weight {weights[1 - own]:.2f} in the predictive): '
     for h in cap if mixed else ():
-        h.message = NotConvergedWarning(said + str(h.message), say=lambda names, m=h.message: said + m.in_words(names))
+        h.message = h.message.prefixed(said)
     if not mixed:
         heard[1 - own][:] = [h for h in heard[1 - own] if h not in cap]
     return dict(elpd_plain=lo[0].elpd, elpd_quadratic=lo[1].elpd, difference=diff, se=se, weight_plain=w,
@@ -417,8 +417,7 @@ class _StackedFits(_StackedFile):
         b, w = self.other_fit_.loo(X, y, random_state=random_state), self.stack_weight_
         el, lppd = (np.logaddexp(np.log(w) + p, np.log1p(-w) + q) for p, q in ((own.pointwise, b.pointwise),
                                                                               (own.lppd, b.lppd)))
-        se = math.sqrt(len(el) * el.var(ddof=1)) if len(el) > 1 else math.nan
-        return Loo(float(el.sum()), se, float(np.sum(lppd - el)), el, np.maximum(own.pareto_k, b.pareto_k), lppd)
+        return Loo.from_pointwise(el, np.maximum(own.pareto_k, b.pareto_k), lppd)
 
 # %% ../nbs/12_estimators.ipynb #304363fc
 class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
