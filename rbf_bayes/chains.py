@@ -18,13 +18,14 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 import numpy as np
 
 from ._validation import check_int
-from .convergence import NotConvergedWarning
+from .convergence import NotConvergedWarning, ess, rhat
 from .progress import DeferredInterrupt, InterruptedWarning, Progress, _thread_stop, interrupt_message
 from .rjmcmc import _offsets
 
 # %% auto #0
-__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'check_parallel', 'chain_generators', 'run_chains',
-           'pool_traces', 'finish_chains', 'sample_chains', 'check_auto', 'auto_chains', 'fit_chains']
+__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'WATCH_ROWS', 'check_parallel', 'chain_generators',
+           'run_chains', 'pool_traces', 'finish_chains', 'sample_chains', 'check_auto', 'outputs_at', 'auto_chains',
+           'fit_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 MAX_CHAINS = 4096   # n_chains (and the annealer's n_restarts) above this are refused: a typo, not a plan
@@ -241,15 +242,50 @@ def _second_halves(pooled, n: int):
     thin = max(1, -(-per_chain // AUTO_KEEP))
     return pooled.select(burn_in=n // 2, thin=thin), thin
 
+# %% ../nbs/05b_chains.ipynb #1f77cdc8
+WATCH_ROWS = 200  # outputs_at: f at this many rows at most (evenly spaced), each output
+
+def _watched(out, values) -> tuple[float, float]:
+    """(the largest split-R-hat, the smallest bulk ESS) over the columns of values (n_kept, m): a quantity per kept
+    draw of out, split by chain as `chain_diagnostics` splits the kept draws, each chain cut to the shortest."""
+    parts = [np.asarray(values)[i] for i in out.kept_by_chain(out.meta.burn_in)]
+    n = min(len(p) for p in parts)
+    if n < 4:
+        return math.nan, 0.0
+    a = np.stack([p[:n].reshape(n, -1) for p in parts])  # (chains, draws, columns)
+    got = [(rhat(a[:, :, j]), a[:, :, j]) for j in range(a.shape[2])]
+    got = [(r, ess(c)) for r, c in got if not math.isnan(r)]  # a column that never moved (NaN) says nothing
+    return (max(r for r, _ in got), min(e for _, e in got)) if got else (math.nan, 0.0)
+
+# %% ../nbs/05b_chains.ipynb #b3f0b71b
+def _outputs_at(X, name, out) -> dict:
+    "The watch `outputs_at` makes: {name: f at the rows X per kept draw of out, (n_kept, rows x outputs)}."
+    F = np.asarray(out.draw_outputs(X), float)
+    return {name: F.reshape(len(F), -1)}
+
+# %% ../nbs/05b_chains.ipynb #6bda22a9
+def outputs_at(X,  # rows on the model's input scale (an estimator's scaled training inputs)
+               name: str = "f at the training rows",
+               most: int = WATCH_ROWS):
+    "A watch for `auto_chains`: {name: f at (at most `most`, evenly spaced) rows of X, each output, per kept draw}."
+    X = np.asarray(X, float)
+    if len(X) > most:
+        X = X[np.linspace(0, len(X) - 1, most).astype(int)]
+    watch = functools.partial(_outputs_at, X, name)
+    watch.names = (name,)  # what it gives, said in meta.auto and the summary even where no round computed it
+    return watch
+
 # %% ../nbs/05b_chains.ipynb #a37a26de
-def _auto_check(out) -> tuple[bool, dict]:
+def _auto_check(out, watch=None) -> tuple[bool, dict]:
     """Whether split-R-hat <= AUTO_RHAT and bulk ESS >= AUTO_ESS for k and the log posterior on the kept draws of out
-    (the draws the fit returns: its summary and `to_arviz` report these numbers), and the numbers."""
+    (the draws the fit returns: its summary and `to_arviz` report these numbers), and, once those pass, for what
+    watch(out) gives (e.g. `outputs_at`: the worst of its columns, `_watched`); and the numbers."""
     diag = out.chain_diagnostics()
     got = {name: diag.get(name, (math.nan, 0.0)) for name in ("k", "log posterior")}
-    return all(r <= AUTO_RHAT and e >= AUTO_ESS for r, e in got.values()), {
-        n: [float(r), float(e)] for n, (r, e) in got.items()
-    }
+    passes = lambda g: all(r <= AUTO_RHAT and e >= AUTO_ESS for r, e in g.values())  # noqa: E731
+    if watch is not None and passes(got):  # only then: the rounds before it cost nothing more
+        got.update((name, _watched(out, v)) for name, v in watch(out).items())
+    return passes(got), {n: [float(r), float(e)] for n, (r, e) in got.items()}
 
 # %% ../nbs/05b_chains.ipynb #2fcd08ab
 def auto_chains(
@@ -263,15 +299,17 @@ def auto_chains(
     # what the caller can change beside max_iter to help its chains mix, named in the note and the warning at the cap:
     # "n_temps" (a tempered ladder, for runs that take one) and/or "n_tries" (multiple tries); () for neither
     advice: tuple = (),
+    watch=None,  # watch(result) -> {name: (n_kept, m) per kept draw}, judged too (`outputs_at`); None: k and lp only
 ):
     """Run the chains in rounds, doubling, until the second half of every chain passes `_auto_check` or max_iter is
     reached; the pooled result keeps the snapshots of the second halves (at most about 1,000 per chain) and says in
-    meta.auto whether it converged, after how many iterations, each round's diagnostics, and the advice."""
+    meta.auto whether it converged, after how many iterations, each round's diagnostics, the advice and what was
+    watched."""
     max_iter = check_int("max_iter", max_iter, 8)
     bad = [a for a in advice if a not in ("n_temps", "n_tries")]
     if bad: raise ValueError(f"advice must name 'n_temps' or 'n_tries', got {bad}")
     n = min(AUTO_START, max_iter)
-    return _AutoRun([make_run(r, n) for r in rngs], n, n_jobs, max_iter, desc, tuple(advice)).run(progress)
+    return _AutoRun([make_run(r, n) for r in rngs], n, n_jobs, max_iter, desc, tuple(advice), watch).run(progress)
 
 # %% ../nbs/05b_chains.ipynb #a0e41d6e
 class _AutoRun:
@@ -279,9 +317,9 @@ class _AutoRun:
     length per chain, the rounds checked so far. An interrupted automatic fit carries it (`_run`), so continue_fit()
     finishes the round in progress and goes on with the rounds, as the uninterrupted fit does (the same chains bit for
     bit: the chains and the round boundaries do not depend on when the user pressed Ctrl-C)."""
-    def __init__(self, runs, n, n_jobs, max_iter, desc, advice=()):
+    def __init__(self, runs, n, n_jobs, max_iter, desc, advice=(), watch=None):
         self.runs, self.n, self.n_jobs, self.max_iter, self.desc = runs, n, n_jobs, max_iter, desc
-        self.advice = advice
+        self.advice, self.watch = advice, watch
         self.rounds, self.seconds, self.pre_thin = [], 0.0, 1
 
     def _narrow(self):
@@ -293,6 +331,12 @@ class _AutoRun:
         at_most = AUTO_KEEP if nxt in (0, n) else None
         ts = {r.keep_only(n // 2, n, at_most) for r in self.runs if hasattr(r, "keep_only")}
         self.pre_thin = ts.pop() if len(ts) == 1 else 1
+
+    def _watched_names(self, got: dict) -> list:
+        "What the watch gives (its `names`, as `outputs_at` sets them; else what it gave in the last round)."
+        if self.watch is None:
+            return []
+        return list(getattr(self.watch, "names", [n for n in got if n not in ("k", "log posterior")]))
 
     def run(self, progress: bool=False):
         t0 = time.perf_counter()
@@ -306,7 +350,7 @@ class _AutoRun:
                 return pooled
             pooled = pool_traces(traces, self.seconds + time.perf_counter() - t0)
             n = self.n; out, thin = _second_halves(pooled, n)
-            ok, got = _auto_check(out); self.rounds.append(dict(n_iter=n, **got))
+            ok, got = _auto_check(out, self.watch); self.rounds.append(dict(n_iter=n, **got))
             if ok or n >= self.max_iter: break
             more = min(n, self.max_iter - n)
             for r in self.runs: r.extend(more)
@@ -314,7 +358,7 @@ class _AutoRun:
             self._narrow()
         out.meta.auto = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                              ess=AUTO_ESS, snapshot_thin=thin * self.pre_thin, rounds=self.rounds,
-                             advice=list(self.advice))
+                             advice=list(self.advice), watched=self._watched_names(got))
         if not ok: _warn_at_cap(out, got)
         return out
 
@@ -344,13 +388,13 @@ def fit_chains(one,  # one(rng) -> a finished chain of a fixed length (e.g. a pa
                rng: np.random.Generator,  # the estimator's generator (from random_state)
                n_chains: int,
                *, n_jobs: int=1, executor=None, max_iter: int=128_000, progress: bool=False,
-               desc: str="RJMCMC chains", advice: tuple=()):
+               desc: str="RJMCMC chains", advice: tuple=(), watch=None):
     """An estimator's chains, the three ways: with make_run, rounds until they converge (`auto_chains`, told the
     estimator's own arguments that help its chains mix: `advice`); else one chain on rng itself, or n_chains on its
     children, pooled (`sample_chains`)."""
     if make_run is not None:
         return auto_chains(make_run, chain_generators(rng, n_chains), n_jobs=n_jobs, max_iter=max_iter,
-                           progress=progress, desc=desc, advice=advice)
+                           progress=progress, desc=desc, advice=advice, watch=watch)
     if n_chains == 1:
         return one(rng)
     return sample_chains(one, chain_generators(rng, n_chains), n_jobs=n_jobs, executor=executor, progress=progress,

@@ -19,7 +19,7 @@ from sklearn.utils.validation import column_or_1d
 from ._base import RAW_SCALE, BaseBayesEstimator, _column_names, _hold_in_range
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES, check_k_max, max_bases
-from .chains import AUTO_START, _outside_the_package, check_auto, check_parallel, fit_chains
+from .chains import AUTO_START, _outside_the_package, check_auto, check_parallel, fit_chains, outputs_at
 from .convergence import Loo, NotConvergedWarning, stacking_weight
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import ProbitTrace, probit_run, sample_probit
@@ -445,8 +445,8 @@ class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _Regress
                  # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: sqrt(d) on
                  # standardised inputs (r^2 / w^2 about 2 between two points)
                  width: float|None=None,
-                 # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior
-                 # (`auto_chains`), or MCMC iterations per chain
+                 # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k, the log posterior
+                 # and f at the training rows (`auto_chains`, `outputs_at`), or MCMC iterations per chain
                  n_iter: int|str="auto",
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
@@ -516,7 +516,8 @@ class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _Regress
         start = functools.partial(rjmcmc_run, X, Y, prior=prior, basis=basis, width=width)
         self._set_fitted(
             fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains, n_jobs=n_jobs,
-                       executor=self.executor, max_iter=self.max_iter, progress=progress, advice=("n_temps", "n_tries"))
+                       executor=self.executor, max_iter=self.max_iter, progress=progress, advice=("n_temps", "n_tries"),
+                       watch=outputs_at(X))  # n_iter="auto": f at the training rows too (05b, "The predictions too")
         )
         return self
 

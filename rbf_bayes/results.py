@@ -367,6 +367,15 @@ class _ChainDiagnostics(_KeptByChain, _ChainRows):
 RHAT_ALARM = 1.1
 ESS_ALARM = 100     # effective draws of k below this: p(k | y) rests on too few (they ask for a bulk ESS > 400)
 
+# %% ../nbs/04a_results.ipynb #e26f4807
+def _judged(au: dict) -> tuple[list, str]:
+    """What an automatic run's rule judged beside k and the log posterior (`auto_chains`' watch; nothing in a file
+    saved before stop 80), and all it judged in words."""
+    watched = list(au.get("watched") or ())
+    if not watched:
+        return watched, "k and the log posterior"
+    return watched, ", ".join(["k", "the log posterior", *watched[:-1]]) + f" and {watched[-1]}"
+
 # %% ../nbs/04a_results.ipynb #a5c76524
 class _RunJudgements:
     """What the summary says of the run itself: the run length n_iter="auto" chose (or the cap it stopped at, with
@@ -382,14 +391,18 @@ class _RunJudgements:
         nm = {a: (names or {}).get(a, a) for a in ("max_iter", "n_temps", "n_tries")}
         au = meta.auto
         if au:
+            watched, what = _judged(au)
             rows.append(
                 (
                     "run length",
                     f"chosen by the chains: {au['n_iter']:,} iterations each (burn-in {au['burn_in']:,}), "
                     + ("converged" if au["converged"] else "stopped at max_iter")
-                    + f" (split R-hat <= {au['rhat']}, bulk ESS >= {au['ess']} for k and the log posterior)",
+                    + f" (split R-hat <= {au['rhat']}, bulk ESS >= {au['ess']} for {what})",
                 )
             )
+            last = (au.get("rounds") or [{}])[-1]
+            rows += [(w, f"worst split R-hat {last[w][0]:.3f}, least bulk ESS {last[w][1]:.0f} (the rule's last round)")
+                     for w in watched if w in last]
             if not au["converged"]:
                 cfg = meta.get("config") or {}
                 # what the estimator said its user can change (`auto_chains`' advice; none in files saved before it)
@@ -401,7 +414,7 @@ class _RunJudgements:
                         if ladder and temps > 1 else f", or use a tempered ladder ({nt}) and {tries}" if ladder
                         else f", or use {tries}" if rj else "")
                 notes.append(f"the chains reached {nm['max_iter']} = {au['max_iter']:,} iterations without converging "
-                             f"(split R-hat <= {au['rhat']} and bulk ESS >= {au['ess']} for k and the log posterior): "
+                             f"(split R-hat <= {au['rhat']} and bulk ESS >= {au['ess']} for {what}): "
                              f"raise {nm['max_iter']}{more}")
         return rows, notes
 

@@ -368,3 +368,62 @@ def test_the_cap_advice_comes_from_the_caller():
         assert len(note) == 1 and note[0].endswith(end) and out.meta.auto["advice"] == list(advice)
     with pytest.raises(ValueError, match="advice"):
         auto_chains(mk, chain_generators(np.random.default_rng(1), 2), max_iter=200, advice=("n_temp",))
+
+
+def test_the_regressors_rule_watches_the_predictions(monkeypatch):
+    """n_iter="auto" judges f at the training rows too (stop 80, `outputs_at`; "The predictions too" in 05b): the
+    regressor's run records it (meta.auto "watched", the last round's worst split-R-hat and least ESS of f, within the
+    thresholds when converged), its summary has the row, and without the watch (outputs_at stubbed out) the same chains
+    stop no later, round for round the same k and log posterior. Fails without the watch (no "watched", no row)."""
+    from rbf_bayes import estimators as est
+    from rbf_bayes.chains import AUTO_ESS, AUTO_RHAT
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-3, 3, size=(60, 1)); y = np.sinc(X[:, 0]) + 0.1 * rng.normal(size=60)
+    f = "f at the training rows"
+    m = RJMCMCRegressor(random_state=2, n_jobs=2, quadratic=False).fit(X, y)
+    au = m.trace_.meta.auto
+    assert au["converged"] and au["watched"] == [f]
+    r, e = au["rounds"][-1][f]
+    assert r <= AUTO_RHAT and e >= AUTO_ESS
+    row = [v for k, v in m.summary().rows if k == f]
+    assert len(row) == 1 and row[0].startswith(f"worst split R-hat {r:.3f}")
+    assert any("for k, the log posterior and f at the training rows" in str(v) for _, v in m.summary().rows)
+    monkeypatch.setattr(est, "outputs_at", lambda X: None)
+    u = RJMCMCRegressor(random_state=2, n_jobs=2, quadratic=False).fit(X, y).trace_.meta.auto
+    assert u["watched"] == [] and u["n_iter"] <= au["n_iter"]
+    for a, b in zip(u["rounds"], au["rounds"], strict=False):
+        assert (a["k"], a["log posterior"]) == (b["k"], b["log posterior"])
+
+
+def test_outputs_at_takes_evenly_spaced_rows():
+    """outputs_at(X, most=m): f at m evenly spaced rows of X (the first and the last among them), every output, one row
+    per kept draw, as the trace's draw_outputs gives them; all rows when there are no more than m; its names said."""
+    import dataclasses
+
+    from rbf_bayes.chains import outputs_at
+    from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(23, 2)); Y = np.c_[X[:, 0], X[:, 1] ** 2] + 0.1 * rng.normal(size=(23, 2))
+    tr = sample_rjmcmc(X, Y, config=dataclasses.replace(RJConfig(n_iter=400, burn_in=0, thin=10)), rng=rng)
+    w = outputs_at(X, most=5)
+    assert w.names == ("f at the training rows",)
+    got = w(tr)["f at the training rows"]
+    rows = [0, 5, 11, 16, 22]
+    assert got.shape == (tr.n_samples, 10)
+    npt.assert_array_equal(got, tr.draw_outputs(X[rows]).reshape(tr.n_samples, -1))
+    assert outputs_at(X, "g", most=50)(tr)["g"].shape == (tr.n_samples, 46)
+
+
+def test_a_run_from_before_the_watch_says_what_it_judged():
+    """A result whose meta.auto has no "watched" (saved before stop 80) says its rule judged k and the log posterior
+    only, and has no row for f."""
+    import dataclasses
+
+    from rbf_bayes.chains import auto_chains, chain_generators
+    from rbf_bayes.rjmcmc import RJConfig, rjmcmc_run
+    d = sinc_data(np.random.default_rng(1))
+    mk = lambda r, n: rjmcmc_run(d.x, d.y, config=dataclasses.replace(RJConfig(n_iter=8, burn_in=0), n_iter=n), rng=r)  # noqa: E731
+    out = auto_chains(mk, chain_generators(np.random.default_rng(4), 4), max_iter=128_000)
+    del out.meta.auto["watched"]
+    rows = dict(out.summary().rows)
+    assert "for k and the log posterior)" in rows["run length"] and "f at the training rows" not in rows
