@@ -23,9 +23,9 @@ from .progress import DeferredInterrupt, InterruptedWarning, Progress, _thread_s
 from .rjmcmc import _offsets
 
 # %% auto #0
-__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'WATCH_ROWS', 'check_parallel', 'chain_generators',
-           'run_chains', 'pool_traces', 'finish_chains', 'sample_chains', 'check_auto', 'outputs_at', 'auto_chains',
-           'fit_chains']
+__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'WATCH_ROWS', 'WATCH_SHARE', 'WATCH_WORST',
+           'check_parallel', 'chain_generators', 'run_chains', 'pool_traces', 'finish_chains', 'sample_chains',
+           'check_auto', 'outputs_at', 'auto_chains', 'fit_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 MAX_CHAINS = 4096   # n_chains (and the annealer's n_restarts) above this are refused: a typo, not a plan
@@ -244,10 +244,13 @@ def _second_halves(pooled, n: int):
 
 # %% ../nbs/05b_chains.ipynb #1f77cdc8
 WATCH_ROWS = 200  # outputs_at: f at this many rows at most (evenly spaced), each output
+# a watch's columns: split-R-hat and ESS judged at the columns' WATCH_SHARE quantile; and no column above WATCH_WORST
+WATCH_SHARE, WATCH_WORST = 0.9, 1.05
 
 def _watched(out, values) -> tuple[float, float]:
-    """(the largest split-R-hat, the smallest bulk ESS) over the columns of values (n_kept, m): a quantity per kept
-    draw of out, split by chain as `chain_diagnostics` splits the kept draws, each chain cut to the shortest."""
+    """(split-R-hat, bulk ESS) of the columns of values (n_kept, m), a quantity per kept draw of out split by chain
+    as `chain_diagnostics` splits the kept draws (each chain cut to the shortest): the R-hat that WATCH_SHARE of the
+    columns stay within and the ESS that as many reach; a column above WATCH_WORST gives its own R-hat instead."""
     parts = [np.asarray(values)[i] for i in out.kept_by_chain(out.meta.burn_in)]
     n = min(len(p) for p in parts)
     if n < 4:
@@ -255,7 +258,11 @@ def _watched(out, values) -> tuple[float, float]:
     a = np.stack([p[:n].reshape(n, -1) for p in parts])  # (chains, draws, columns)
     got = [(rhat(a[:, :, j]), a[:, :, j]) for j in range(a.shape[2])]
     got = [(r, ess(c)) for r, c in got if not math.isnan(r)]  # a column that never moved (NaN) says nothing
-    return (max(r for r, _ in got), min(e for _, e in got)) if got else (math.nan, 0.0)
+    if not got:
+        return math.nan, 0.0
+    r, e = np.array(got).T
+    bulk = r.max() if r.max() > WATCH_WORST else np.quantile(r, WATCH_SHARE)
+    return float(bulk), float(np.quantile(e, 1 - WATCH_SHARE))
 
 # %% ../nbs/05b_chains.ipynb #b3f0b71b
 def _outputs_at(X, name, out) -> dict:
@@ -358,7 +365,8 @@ class _AutoRun:
             self._narrow()
         out.meta.auto = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                              ess=AUTO_ESS, snapshot_thin=thin * self.pre_thin, rounds=self.rounds,
-                             advice=list(self.advice), watched=self._watched_names(got))
+                             advice=list(self.advice), watched=self._watched_names(got),
+                             watch_share=WATCH_SHARE)
         if not ok: _warn_at_cap(out, got)
         return out
 

@@ -401,8 +401,9 @@ class _RunJudgements:
                 )
             )
             last = (au.get("rounds") or [{}])[-1]
-            rows += [(w, f"worst split R-hat {last[w][0]:.3f}, least bulk ESS {last[w][1]:.0f} (the rule's last round)")
-                     for w in watched if w in last]
+            pc = 100 * au.get("watch_share", 0.9)  # `_watched`: the columns' bulk (and none above WATCH_WORST)
+            rows += [(w, f"split R-hat <= {last[w][0]:.3f} and bulk ESS >= {last[w][1]:.0f} on {pc:.0f} % of them "
+                      "(the rule's last round)") for w in watched if w in last]
             if not au["converged"]:
                 cfg = meta.get("config") or {}
                 # what the estimator said its user can change (`auto_chains`' advice; none in files saved before it)

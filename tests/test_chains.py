@@ -372,7 +372,7 @@ def test_the_cap_advice_comes_from_the_caller():
 
 def test_the_regressors_rule_watches_the_predictions(monkeypatch):
     """n_iter="auto" judges f at the training rows too (stop 80, `outputs_at`; "The predictions too" in 05b): the
-    regressor's run records it (meta.auto "watched", the last round's worst split-R-hat and least ESS of f, within the
+    regressor's run records it (meta.auto "watched", the last round's split-R-hat and ESS of f's rows, within the
     thresholds when converged), its summary has the row, and without the watch (outputs_at stubbed out) the same chains
     stop no later, round for round the same k and log posterior. Fails without the watch (no "watched", no row)."""
     from rbf_bayes import estimators as est
@@ -386,7 +386,7 @@ def test_the_regressors_rule_watches_the_predictions(monkeypatch):
     r, e = au["rounds"][-1][f]
     assert r <= AUTO_RHAT and e >= AUTO_ESS
     row = [v for k, v in m.summary().rows if k == f]
-    assert len(row) == 1 and row[0].startswith(f"worst split R-hat {r:.3f}")
+    assert len(row) == 1 and row[0].startswith(f"split R-hat <= {r:.3f} and bulk ESS >= {e:.0f} on 90 % of them")
     assert any("for k, the log posterior and f at the training rows" in str(v) for _, v in m.summary().rows)
     monkeypatch.setattr(est, "outputs_at", lambda X: None)
     u = RJMCMCRegressor(random_state=2, n_jobs=2, quadratic=False).fit(X, y).trace_.meta.auto
