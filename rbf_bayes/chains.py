@@ -25,7 +25,7 @@ from .rjmcmc import _offsets
 # %% auto #0
 __all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'WATCH_ROWS', 'WATCH_SHARE', 'WATCH_WORST',
            'check_parallel', 'chain_generators', 'run_chains', 'pool_traces', 'finish_chains', 'sample_chains',
-           'check_auto', 'outputs_at', 'auto_chains', 'fit_chains']
+           'check_auto', 'OutputsAt', 'outputs_at', 'auto_chains', 'fit_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 MAX_CHAINS = 4096   # n_chains (and the annealer's n_restarts) above this are refused: a typo, not a plan
@@ -251,11 +251,9 @@ def _watched(out, values) -> tuple[float, float]:
     """(split-R-hat, bulk ESS) of the columns of values (n_kept, m), a quantity per kept draw of out split by chain
     as `chain_diagnostics` splits the kept draws (each chain cut to the shortest): the R-hat that WATCH_SHARE of the
     columns stay within and the ESS that as many reach; a column above WATCH_WORST gives its own R-hat instead."""
-    parts = [np.asarray(values)[i] for i in out.kept_by_chain(out.meta.burn_in)]
-    n = min(len(p) for p in parts)
-    if n < 4:
+    a = out.kept_chains(np.asarray(values).reshape(len(values), -1))  # (chains, draws, columns)
+    if a is None:
         return math.nan, 0.0
-    a = np.stack([p[:n].reshape(n, -1) for p in parts])  # (chains, draws, columns)
     got = [(rhat(a[:, :, j]), a[:, :, j]) for j in range(a.shape[2])]
     got = [(r, ess(c)) for r, c in got if not math.isnan(r)]  # a column that never moved (NaN) says nothing
     if not got:
@@ -265,10 +263,20 @@ def _watched(out, values) -> tuple[float, float]:
     return float(bulk), float(np.quantile(e, 1 - WATCH_SHARE))
 
 # %% ../nbs/05b_chains.ipynb #b3f0b71b
-def _outputs_at(X, name, out) -> dict:
-    "The watch `outputs_at` makes: {name: f at the rows X per kept draw of out, (n_kept, rows x outputs)}."
-    F = np.asarray(out.draw_outputs(X), float)
-    return {name: F.reshape(len(F), -1)}
+@dataclasses.dataclass(frozen=True, eq=False)
+class OutputsAt:
+    """A watch for `auto_chains` (made by `outputs_at`): called with a run's result, {name: f at the rows X per kept
+    draw, (n_kept, rows x outputs)}; `names` says what it gives (meta.auto and the summary name it even where no round
+    computed it). A watch of one's own needs the same two: `names` and the call."""
+    X: np.ndarray  # the rows, on the model's input scale
+    name: str
+
+    @property
+    def names(self) -> tuple: return (self.name,)
+
+    def __call__(self, out) -> dict:
+        F = np.asarray(out.draw_outputs(self.X), float)
+        return {self.name: F.reshape(len(F), -1)}
 
 # %% ../nbs/05b_chains.ipynb #6bda22a9
 def outputs_at(X,  # rows on the model's input scale (an estimator's scaled training inputs)
@@ -278,21 +286,21 @@ def outputs_at(X,  # rows on the model's input scale (an estimator's scaled trai
     X = np.asarray(X, float)
     if len(X) > most:
         X = X[np.linspace(0, len(X) - 1, most).astype(int)]
-    watch = functools.partial(_outputs_at, X, name)
-    watch.names = (name,)  # what it gives, said in meta.auto and the summary even where no round computed it
-    return watch
+    return OutputsAt(X, name)
 
 # %% ../nbs/05b_chains.ipynb #a37a26de
 def _auto_check(out, watch=None) -> tuple[bool, dict]:
     """Whether split-R-hat <= AUTO_RHAT and bulk ESS >= AUTO_ESS for k and the log posterior on the kept draws of out
     (the draws the fit returns: its summary and `to_arviz` report these numbers), and, once those pass, for what
-    watch(out) gives (e.g. `outputs_at`: the worst of its columns, `_watched`); and the numbers."""
+    watch(out) gives (`outputs_at`: f at rows, judged at its columns' bulk by `_watched`); and the numbers."""
     diag = out.chain_diagnostics()
     got = {name: diag.get(name, (math.nan, 0.0)) for name in ("k", "log posterior")}
     passes = lambda g: all(r <= AUTO_RHAT and e >= AUTO_ESS for r, e in g.values())  # noqa: E731
-    if watch is not None and passes(got):  # only then: the rounds before it cost nothing more
-        got.update((name, _watched(out, v)) for name, v in watch(out).items())
-    return passes(got), {n: [float(r), float(e)] for n, (r, e) in got.items()}
+    ok = passes(got)
+    if watch is not None and ok:  # only then: the rounds before it cost nothing more
+        more = {name: _watched(out, v) for name, v in watch(out).items()}
+        ok = passes(more); got.update(more)
+    return ok, {n: [float(r), float(e)] for n, (r, e) in got.items()}
 
 # %% ../nbs/05b_chains.ipynb #2fcd08ab
 def auto_chains(
@@ -306,7 +314,7 @@ def auto_chains(
     # what the caller can change beside max_iter to help its chains mix, named in the note and the warning at the cap:
     # "n_temps" (a tempered ladder, for runs that take one) and/or "n_tries" (multiple tries); () for neither
     advice: tuple = (),
-    watch=None,  # watch(result) -> {name: (n_kept, m) per kept draw}, judged too (`outputs_at`); None: k and lp only
+    watch=None,  # {name: (n_kept, m) per kept draw} = watch(result), judged too, and watch.names (`outputs_at`)
 ):
     """Run the chains in rounds, doubling, until the second half of every chain passes `_auto_check` or max_iter is
     reached; the pooled result keeps the snapshots of the second halves (at most about 1,000 per chain) and says in
@@ -315,6 +323,8 @@ def auto_chains(
     max_iter = check_int("max_iter", max_iter, 8)
     bad = [a for a in advice if a not in ("n_temps", "n_tries")]
     if bad: raise ValueError(f"advice must name 'n_temps' or 'n_tries', got {bad}")
+    if watch is not None and not (callable(watch) and hasattr(watch, "names")):
+        raise TypeError(f"watch must be None or callable with `names` (what it gives), as outputs_at(X); got {watch!r}")
     n = min(AUTO_START, max_iter)
     return _AutoRun([make_run(r, n) for r in rngs], n, n_jobs, max_iter, desc, tuple(advice), watch).run(progress)
 
@@ -339,12 +349,6 @@ class _AutoRun:
         ts = {r.keep_only(n // 2, n, at_most) for r in self.runs if hasattr(r, "keep_only")}
         self.pre_thin = ts.pop() if len(ts) == 1 else 1
 
-    def _watched_names(self, got: dict) -> list:
-        "What the watch gives (its `names`, as `outputs_at` sets them; else what it gave in the last round)."
-        if self.watch is None:
-            return []
-        return list(getattr(self.watch, "names", [n for n in got if n not in ("k", "log posterior")]))
-
     def run(self, progress: bool=False):
         t0 = time.perf_counter()
         while True:
@@ -365,7 +369,7 @@ class _AutoRun:
             self._narrow()
         out.meta.auto = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                              ess=AUTO_ESS, snapshot_thin=thin * self.pre_thin, rounds=self.rounds,
-                             advice=list(self.advice), watched=self._watched_names(got),
+                             advice=list(self.advice), watched=list(self.watch.names if self.watch is not None else ()),
                              watch_share=WATCH_SHARE)
         if not ok: _warn_at_cap(out, got)
         return out

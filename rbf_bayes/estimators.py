@@ -729,8 +729,8 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on
                  # standardised inputs
                  width: float|None=None,
-                 # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior
-                 # (`auto_chains`), or MCMC iterations per chain
+                 # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k, the log posterior
+                 # and f at the training rows (`auto_chains`, `outputs_at`), or MCMC iterations per chain
                  n_iter: int|str="auto",
                  burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
                  thin: int=5, # keep every thin-th iteration after burn-in
@@ -754,23 +754,11 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  extrapolate: bool=False,
                 ):
         self.extrapolate = extrapolate
-        self.link, self.basis, self.width, self.n_iter, self.burn_in, self.thin = (
-            link,
-            basis,
-            width,
-            n_iter,
-            burn_in,
-            thin,
-        )
-        self.prior, self.split_scale, self.rw_var, self.varpi = prior, split_scale, rw_var, varpi
+        self.link, self.basis, self.width, self.n_iter, self.burn_in = link, basis, width, n_iter, burn_in
+        self.thin, self.prior, self.split_scale, self.rw_var, self.varpi = thin, prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
-        self.n_chains, self.n_jobs, self.executor, self.n_tries, self.max_iter = (
-            n_chains,
-            n_jobs,
-            executor,
-            n_tries,
-            max_iter,
-        )
+        self.n_chains, self.n_jobs, self.executor, self.n_tries = n_chains, n_jobs, executor, n_tries
+        self.max_iter = max_iter
 
     _result_class = (ProbitTrace, Trace)
 
@@ -822,9 +810,11 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                 _as_discriminant, rjmcmc_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width()
             )
         self._y_1d = True
+        # n_iter="auto" judges f at the training rows too, as the regressor's (05b, "The predictions too")
+        watch = outputs_at(Xs, ("the latent " if self.link == "probit" else "") + "f at the training rows")
         self._set_fitted(fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains,
                                     n_jobs=n_jobs, executor=self.executor, max_iter=self.max_iter, progress=progress,
-                                    desc=f"{self.link} chains", advice=("n_tries",)))   # neither link takes a ladder
+                                    desc=f"{self.link} chains", advice=("n_tries",), watch=watch))  # no ladder
         return self
 
     def _fitted_json(self) -> dict:

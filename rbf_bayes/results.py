@@ -282,6 +282,12 @@ class _ChainRows:
             )
         return rows
 
+# %% ../nbs/04a_results.ipynb #54e600e0
+def _cut_to_shortest(parts: list) -> np.ndarray | None:
+    "Per-chain series cut to the shortest and stacked, (chains, draws, ...); None with fewer than 4 draws in a chain."
+    n = min(len(p) for p in parts)
+    return np.stack([p[:n] for p in parts]) if n >= 4 else None
+
 # %% ../nbs/04a_results.ipynb #3384a0f7
 class _KeptByChain:
     """The kept draws chain by chain, and k as the diagnostics read it (at the kept draws, or every iteration)."""
@@ -294,6 +300,15 @@ class _KeptByChain:
         chain = np.searchsorted(np.cumsum(n), kept, side="right")
         late = self.chain_position(kept) >= burn_in
         return [np.flatnonzero((chain == j) & late) for j in range(len(n))]
+
+    def kept_chains(self,
+                    values, # (n_kept, ...): a quantity per kept draw (e.g. f at some rows, `chains.outputs_at`)
+                    burn_in: int | None = None, # each chain's burn-in (default: the result's)
+                   ) -> np.ndarray | None:
+        """values split by chain as `chain_diagnostics` splits the kept draws (each chain cut to the shortest):
+        (chains, draws, ...), ready for `rhat` and `ess`; None with fewer than 4 draws in a chain."""
+        v = np.asarray(values)
+        return _cut_to_shortest([v[i] for i in self.kept_by_chain(self.meta.burn_in if burn_in is None else burn_in)])
 
     def _k_diagnosed(self, b: int) -> tuple[np.ndarray, str]:
         "One run's k as its diagnostics read it: at the kept draws after burn-in b (all iterations if none is kept)."
@@ -353,12 +368,9 @@ class _ChainDiagnostics(_KeptByChain, _ChainRows):
             take = lambda v: self.chain_series(v, b)  # noqa: E731
         out = {}
         for name, v in series.items():
-            parts = take(v)
-            m = min(len(p) for p in parts)
-            if m < 4:
-                continue
-            a = np.stack([p[:m] for p in parts])
-            out[name] = (rhat(a), ess(a))
+            a = _cut_to_shortest(take(v))
+            if a is not None:
+                out[name] = (rhat(a), ess(a))
         return out
 
 
@@ -401,9 +413,9 @@ class _RunJudgements:
                 )
             )
             last = (au.get("rounds") or [{}])[-1]
-            pc = 100 * au.get("watch_share", 0.9)  # `_watched`: the columns' bulk (and none above WATCH_WORST)
-            rows += [(w, f"split R-hat <= {last[w][0]:.3f} and bulk ESS >= {last[w][1]:.0f} on {pc:.0f} % of them "
-                      "(the rule's last round)") for w in watched if w in last]
+            # `_watched`: the columns' bulk, au["watch_share"] of them (and none above WATCH_WORST)
+            rows += [(w, f"split R-hat <= {last[w][0]:.3f} and bulk ESS >= {last[w][1]:.0f} on "
+                      f"{100 * au['watch_share']:.0f} % of them (the rule's last round)") for w in watched if w in last]
             if not au["converged"]:
                 cfg = meta.get("config") or {}
                 # what the estimator said its user can change (`auto_chains`' advice; none in files saved before it)

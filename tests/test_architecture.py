@@ -228,7 +228,7 @@ CELL_LINES_OWED = {
     "BMARSRegressor": 76,  # 10_bmars
     "RJMCMCRegressor": 141,  # 12_estimators
     "ClassProbabilitiesMixin": 78,  # 12_estimators
-    "RJMCMCClassifier": 141,  # 12_estimators
+    "RJMCMCClassifier": 131,  # 12_estimators
     "decision_boundary": 63,  # 14_plot
     "_ExplorerDisplay": 66,  # 14_plot
     "Explorer": 69,  # 14_plot

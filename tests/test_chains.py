@@ -395,6 +395,43 @@ def test_the_regressors_rule_watches_the_predictions(monkeypatch):
         assert (a["k"], a["log posterior"]) == (b["k"], b["log posterior"])
 
 
+@pytest.mark.parametrize("link,f", [("probit", "the latent f at the training rows"),
+                                    ("discriminant", "f at the training rows")])
+def test_the_classifiers_rule_watches_the_predictions(link, f):
+    """The classifier's n_iter="auto" judges f at the training rows too (stop 81; the probit's latent f, the
+    discriminant's regression f): recorded in meta.auto, within the thresholds when converged, and said in the summary.
+    Fails without the watch (no "watched", no row)."""
+    from rbf_bayes import RJMCMCClassifier
+    from rbf_bayes.chains import AUTO_ESS, AUTO_RHAT
+    from rbf_bayes.datasets import load_pima
+    x, y = load_pima()[:2]
+    m = RJMCMCClassifier(link=link, random_state=0, n_jobs=2).fit(x, y)
+    au = m.trace_.meta.auto
+    assert au["converged"] and au["watched"] == [f]
+    r, e = au["rounds"][-1][f]
+    assert r <= AUTO_RHAT and e >= AUTO_ESS
+    assert [k for k, _ in m.summary().rows].count(f) == 1
+
+
+def test_a_watch_needs_names_and_kept_chains_splits_as_the_diagnostics_do():
+    """auto_chains refuses a watch without `names` (what it gives, said in meta.auto and the summary), naming the
+    argument; `kept_chains` splits a per-kept-draw quantity by chain exactly as `chain_diagnostics` splits k (each
+    chain cut to the shortest), so the watch's R-hat of k itself is the diagnostics' R-hat of k."""
+    from rbf_bayes.chains import auto_chains, chain_generators
+    from rbf_bayes.convergence import NotConvergedWarning, ess, rhat
+    from rbf_bayes.rjmcmc import RJConfig, rjmcmc_run
+    mk = lambda rng, n: rjmcmc_run(X, y, config=RJConfig(n_iter=n, burn_in=n // 2), rng=rng)  # noqa: E731
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-3, 3, size=(40, 1)); y = np.sinc(X[:, 0]) + 0.1 * rng.normal(size=40)
+    with pytest.raises(TypeError, match="watch"):
+        auto_chains(mk, chain_generators(np.random.default_rng(1), 2), max_iter=200, watch=lambda out: {})
+    with pytest.warns(NotConvergedWarning):  # 800 iterations: not converged, which does not matter here
+        out = auto_chains(mk, chain_generators(np.random.default_rng(1), 3), max_iter=800)
+    a = out.kept_chains(np.asarray(out.k, float)[out.kept])
+    assert a.shape[0] == 3 and (rhat(a), ess(a)) == out.chain_diagnostics()["k"]
+    assert out.kept_chains(np.asarray(out.k, float)[out.kept], burn_in=10**9) is None  # under 4 draws a chain
+
+
 def test_outputs_at_takes_evenly_spaced_rows():
     """outputs_at(X, most=m): f at m evenly spaced rows of X (the first and the last among them), every output, one row
     per kept draw, as the trace's draw_outputs gives them; all rows when there are no more than m; its names said."""
