@@ -747,7 +747,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_tries: int=1,
                  # n_iter="auto": the most iterations per chain (a NotConvergedWarning says if they stopped there;
-                 # Ripley's need up to 256,000: "Defaults that converge")
+                 # Ripley's need up to 512,000: "Defaults that converge")
                  max_iter: int=512_000,
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
