@@ -56,6 +56,8 @@ cdef struct RJSettings:
     # the centre prior (nbs/00_basis, "Centres beyond the data"): each coordinate of a centre is uniform on the far box
     # (lo, hi) with probability far_prob, else uniform on the near box (near_lo, near_hi); 0: uniform on (lo, hi)
     double far_prob
+    # the probit's latent scale move (nbs/05c_probit, "A scale move"): the sd of log g; 0: off
+    double latent_scale_step
 
 
 def _settings_fields():
@@ -227,6 +229,8 @@ cdef class _RJState:
     cdef signed char* ylab
     cdef double* zbuf
     cdef bint probit
+    cdef double lsstep           # the latent scale move's sd of log g (0: off)
+    cdef readonly int64_t n_ls_prop, n_ls_acc
     # the multinomial probit's (C = c + 1 classes): the utilities U (N, C), row-major, and the classes 0..C-1
     cdef object _ucls, _ubuf
     cdef int32_t* ucls
@@ -373,6 +377,8 @@ cdef class _RJState:
         self.cand, self.lw = &cav[0, 0], &lwv[0]
         self.n_d2_prop = self.n_d2_acc = 0
         self.learn = S.learn_scales
+        self.lsstep = S.latent_scale_step
+        self.n_ls_prop = self.n_ls_acc = 0
         self.sstep = S.scale_step
         self.s_sd = S.log_scale_sd
         self.s_sd_up = S.log_scale_sd_up
@@ -821,6 +827,41 @@ cdef class _RJProbit(_RJModel):
             else:
                 self.zbuf[n] = f + ndtri_exp(lu + log_ndtr(-f))
         self._retarget(self.zbuf)
+        if self.lsstep > 0.0 and not self.fix_delta2 and self.beta == 1.0:
+            self._latent_scale_move()
+
+    cdef void _latent_scale_move(self) noexcept nogil:
+        """(z, delta^2) -> (g z, g^2 delta^2), alpha integrated out: log g ~ N(0, lsstep^2), accepted with
+        log p(g z | g^2 delta^2) - log p(z | delta^2) + log IG(g^2 delta^2) - log IG(delta^2) + (N + 2) log g (the map's
+        Jacobian). The labels fix only the signs of z, which g > 0 keeps (nbs/05c_probit, "A scale move")."""
+        cdef Py_ssize_t n, f = self.st.ofac[0]
+        cdef double lg = self.lsstep * random_standard_normal(self.rng), g2 = exp(2.0 * lg), g
+        cdef double old = self.delta2_buf[0], new = old * g2, lnew, ypy, lr
+        cdef bint bad = False
+        self.n_ls_prop += 1
+        self.delta2_buf[0] = new
+        if not self.gprior:
+            self.st.ridge[f] = 1.0 / new
+            bad = self.st._refactor(f) != 0
+        if bad:
+            lr = -INFINITY
+        else:
+            ypy = self.st.yy[0] - (new / (1.0 + new) if self.gprior else 1.0) * self.st.e[0]
+            lnew = log_ml(&self.lik, self.st, False) - 0.5 * (g2 - 1.0) * ypy
+            lr = (lnew - self.lml - 2.0 * (self.a_d + 1.0) * lg - self._b_k(self.k) * (1.0 / new - 1.0 / old)
+                  + (self.N + 2.0) * lg)
+        if log(random_standard_uniform(self.rng)) < lr and lr == lr:
+            self.n_ls_acc += 1
+            g = exp(lg)
+            for n in range(self.N):
+                self.zbuf[n] *= g
+            self._retarget(self.zbuf)
+        else:
+            self.delta2_buf[0] = old
+            if not self.gprior:
+                self.st.ridge[f] = 1.0 / old
+                if not bad:
+                    self.st._refactor(f)
 
 
 @cython.auto_pickle(False)    # a room is never built on its own

@@ -22,7 +22,7 @@ from .basis import BASES, check_k_max, max_bases
 from .chains import AUTO_START, _outside_the_package, check_auto, check_parallel, fit_chains, outputs_at
 from .convergence import Loo, NotConvergedWarning, stacking_weight
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
-from .probit import ProbitTrace, probit_run, sample_probit
+from .probit import LATENT_SCALE_STEP, ProbitTrace, probit_run, sample_probit
 from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, design_bytes, rjmcmc_run, sample_rjmcmc
 
 # standardize=False with the ridge prior: the largest spread of an input column (`_raw_scale_limits`)
@@ -747,7 +747,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  # candidate centres per birth, death and update (multiple-try moves, `03_moves`); 1: the paper's moves
                  n_tries: int=1,
                  # n_iter="auto": the most iterations per chain (a NotConvergedWarning says if they stopped there;
-                 # Ripley's need up to 512,000: "Defaults that converge")
+                 # Ripley's need up to 256,000: "Defaults that converge")
                  max_iter: int=512_000,
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
@@ -795,7 +795,8 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
-        cfg = _rj_config(self, auto, progress and n_chains == 1)
+        scale = LATENT_SCALE_STEP * (self.link == "probit" and C == 2)  # the latent scale move (05c, "A scale move")
+        cfg = _rj_config(self, auto, progress and n_chains == 1, latent_scale_step=scale)
         # by default, probit: the regressor's prior (ridge, k ~ NB(10, 1/2)) on the paper's Omega; discriminant: g-prior
         prior = self.prior if self.prior is not None else PROBIT_PRIOR if self.link == "probit" else RBFPrior()
         if self.link == "probit":
@@ -810,8 +811,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                 _as_discriminant, rjmcmc_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width()
             )
         self._y_1d = True
-        # n_iter="auto" judges f at the training rows too, as the regressor's (05b, "The predictions too")
-        watch = outputs_at(Xs, ("the latent " if self.link == "probit" else "") + "f at the training rows")
+        watch = outputs_at(Xs, ("the latent " if self.link == "probit" else "") + "f at the training rows")  # 05b
         self._set_fitted(fit_chains(one, _auto_rounds(start, cfg) if auto else None, self._rng(), n_chains,
                                     n_jobs=n_jobs, executor=self.executor, max_iter=self.max_iter, progress=progress,
                                     desc=f"{self.link} chains", advice=("n_tries",), watch=watch))  # no ladder

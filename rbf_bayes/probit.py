@@ -25,8 +25,8 @@ from rbf_bayes.rjmcmc import (
 )
 
 # %% auto #0
-__all__ = ['check_binary', 'sample_latent', 'class_log_probabilities', 'class_probabilities', 'check_labels', 'sample_utilities',
-           'ProbitTrace', 'sample_probit', 'probit_run']
+__all__ = ['LATENT_SCALE_STEP', 'check_binary', 'sample_latent', 'class_log_probabilities', 'class_probabilities', 'check_labels',
+           'sample_utilities', 'ProbitTrace', 'sample_probit', 'probit_run']
 
 # %% ../nbs/05c_probit.ipynb #c0c591ae
 def check_binary(y, name: str="y") -> np.ndarray:
@@ -280,6 +280,8 @@ class _ProbitRun(_RJRun):
         self.y, self.U, self.rng = y, U, rng
         if not config.prior_only and not in_python:    # the latent step (binary or multinomial) runs in the C loop
             core.enable_probit(y, U); self._in_c = True
+        if in_python and config.latent_scale_step > 0:
+            raise ValueError("the latent step in Python has no scale move: latent_scale_step must be 0 there")
 
     def _advance(self, done, todo):
         for i in range(done, done + todo):
@@ -328,6 +330,9 @@ def _probit_start(y, config, rng):
         raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
     yi = check_labels(y)
     C = int(yi.max()) + 1
+    if config.latent_scale_step > 0 and (C > 2 or config.fix_delta2 is not None):
+        raise ValueError(f"latent_scale_step (the latent scale move, 'A scale move') needs two classes and delta^2 "
+                         f"free (fix_delta2 None); got {C} classes and fix_delta2 {config.fix_delta2}")
     U = None if C == 2 else sample_utilities(_init_utilities(yi, C, rng), np.zeros((len(yi), C)), yi, rng)
     Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
     return dataclasses.replace(config, fixed_sigma2=1.0), yi, C, U, Z0
@@ -360,3 +365,6 @@ def probit_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
     core.set_state(centres, Lam, d2)
     meta = _run_meta(basis, width, d, c, k_max, prior, config, space, link="probit", n_classes=C)
     return _ProbitRun(core, st, config, meta, yi, U, rng)
+
+# %% ../nbs/05c_probit.ipynb #2b9e79e5
+LATENT_SCALE_STEP = 0.3  # RJMCMCClassifier's sd of log g in the binary probit's latent scale move ("A scale move")

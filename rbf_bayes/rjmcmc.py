@@ -96,6 +96,7 @@ class RJConfig:
     beta_min: float|None = None     # the hottest replica's likelihood power; None: adapted ("Tempering" below)
     adapt_ladder: str = "run"       # the ladder adapts the whole "run" (since stop 72) or in "burn_in", then fixed
     swap_every: int = 2         # iterations between rounds of swaps between neighbouring replicas
+    latent_scale_step: float = 0.0  # the binary probit's latent scale move: sd of log g (05c_probit); 0: off
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
@@ -136,9 +137,8 @@ class RJConfig:
                 raise ValueError(
                     f"fixed_probs must be (b, d, s, m), each >= 0, summing to <= 1, got {self.fixed_probs}"
                 )
-        check_int("n_tries", self.n_tries, 1)
-        check_int("n_temps", self.n_temps, 1)
-        check_int("swap_every", self.swap_every, 1)
+        for n in ("n_tries", "n_temps", "swap_every"): check_int(n, getattr(self, n), 1)
+        check_positive("latent_scale_step", self.latent_scale_step, allow_zero=True)
         check_choice("adapt_ladder", self.adapt_ladder, ("run", "burn_in"))
         if self.beta_min is not None and not (isinstance(self.beta_min, (int, float)) and 0 < self.beta_min < 1):
             raise ValueError(f"beta_min must be None or a number in (0, 1), got {self.beta_min!r}")
@@ -169,7 +169,8 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
                 known_sigma2=config.fixed_sigma2 is not None,
                 sigma2=config.fixed_sigma2 if config.fixed_sigma2 is not None else 0.0,
                 n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs,
-                far_prob=prior.far_prob if prior.iota_far is not None else 0.0)
+                far_prob=prior.far_prob if prior.iota_far is not None else 0.0,
+                latent_scale_step=config.latent_scale_step)
 
 # %% ../nbs/05_rjmcmc.ipynb #cc17113d
 def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)
@@ -1378,6 +1379,20 @@ def _ref_trace(m: _RefModel, st: _RefState, out: dict, snaps: dict, seconds: flo
                  scales=np.array(s["scs"]).reshape(-1, d) if (learn or sel) else None,
                  kinds=np.array(s["kinds"], np.int8) if types else None)
 
+# %% ../nbs/05_rjmcmc.ipynb #e54d9ca0
+def _ref_latent_scale(m: _RefModel, st: _RefState, rng) -> None:
+    """The binary probit's latent scale move (05c_probit, "A scale move"): (z, delta^2) -> (g z, g^2 delta^2), log g ~
+    N(0, latent_scale_step^2), accepted with the collapsed likelihood's and delta^2's prior ratio times g^(N + 2)."""
+    lg = m.config.latent_scale_step * rng.standard_normal()
+    Y1, d1 = st.Y * math.exp(lg), st.d2 * math.exp(2 * lg)
+    st2 = dataclasses.replace(st, Y=Y1, d2=d1)
+    new = m.lml(st2, st.S)
+    k = len(st.S)
+    lr = (new - st.cur + float(np.sum(log_delta2_prior(d1, m.prior, k) - log_delta2_prior(st.d2, m.prior, k)))
+          + (m.N + 2) * lg)
+    if math.log(rng.random()) < lr:
+        st.Y, st.d2, st.cur = Y1, d1, new
+
 # %% ../nbs/05_rjmcmc.ipynb #d60f4635
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                             rng: np.random.Generator, basis: str="cubic", width: float=1.0,
@@ -1409,6 +1424,8 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         if latent is not None and not cfg.prior_only:  # the latent step, then the targets' summaries anew
             st.Y = np.asarray(latent(st.D @ st.alpha), dtype=float).reshape(m.N, c)
             st.cur = m.lml(st, st.S)
+            if cfg.latent_scale_step > 0 and cfg.fix_delta2 is None:
+                _ref_latent_scale(m, st, rng)
         if it >= cfg.burn_in and (it - cfg.burn_in) % cfg.thin == 0:
             _ref_keep(m, st, snaps, it)
     return _ref_trace(m, st, out, snaps, time.perf_counter() - t0)
