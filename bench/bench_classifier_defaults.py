@@ -8,6 +8,7 @@ distance between the probability vector and the class's indicator, halved for tw
     python bench/bench_classifier_defaults.py --links probit --tremor ../shared/data
     python bench/bench_classifier_defaults.py --priors g ridge_nb --n-iter auto    # the probit's prior, chosen here
     python bench/bench_classifier_defaults.py --quick              # Pima, probit only (smoke run)
+    python bench/bench_classifier_defaults.py --links probit --n-iter auto --priors default probit_b1 probit_per_basis
 
 Priors: "default" (what the estimator uses without prior=), "g" (`RBFPrior()`, the 1999 paper's g-prior) and
 "ridge_nb" (`priors.REGRESSOR_PRIOR`: the ridge prior with k ~ NB(10, 1/2), the regressor's default).
@@ -23,17 +24,22 @@ from pathlib import Path
 
 import numpy as np
 
-from rbf_bayes import ExtrapolationWarning, RJMCMCClassifier
+from rbf_bayes import ExtrapolationWarning, NotConvergedWarning, RJMCMCClassifier
 from rbf_bayes.datasets import load_pima, load_ripley, load_tremor
 from rbf_bayes.plot import brier_score
-from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
+from rbf_bayes.priors import PROBIT_PRIOR, REGRESSOR_PRIOR, RBFPrior
 
 PRIORS = {"default": None, "g": RBFPrior(), "ridge_nb": REGRESSOR_PRIOR,
           # the ridge prior with the centre space reaching further beyond the data (iota: a fraction of the spread)
           "ridge_nb_iota025": REGRESSOR_PRIOR.replace(iota=0.25, iota_far=None),
           # ... on the paper's Omega: REGRESSOR_PRIOR until stop 56 (its centres now reach beyond the data, 00_basis),
           # and the probit's default with its thin-plate basis (priors.default_prior)
-          "ridge_nb_paper_box": REGRESSOR_PRIOR.replace(iota_far=None)}
+          "ridge_nb_paper_box": REGRESSOR_PRIOR.replace(iota_far=None),
+          # the probit's default with delta^2's prior scale beta_delta2 smaller than its 10 (IG(2, 3) and IG(2, 1)), or
+          # divided by the number of bases (delta^2 | k ~ IG(2, 10 / max(k, 1)), priors.delta2_scale)
+          "probit_b3": PROBIT_PRIOR.replace(beta_delta2=3.0), "probit_b1": PROBIT_PRIOR.replace(beta_delta2=1.0),
+          "probit_b03": PROBIT_PRIOR.replace(beta_delta2=0.3),
+          "probit_per_basis": PROBIT_PRIOR.replace(delta2_per_basis=True)}
 
 
 def data_sets(tremor):
@@ -65,20 +71,26 @@ def main():
         "--n-iter", nargs="*", default=["auto", "5000"], help="run lengths: auto and/or iterations per chain"
     )
     ap.add_argument("--quick", action="store_true", help="Pima with the probit only (a smoke run)")
+    ap.add_argument("--data", nargs="*", default=None, help="only these data sets (tremor ripley pima three iris0)")
+    ap.add_argument("--seed", type=int, default=0, help="the estimator's random_state")
     a = ap.parse_args()
     runs = [v if v == "auto" else int(v) for v in a.n_iter]
     if a.quick: a.links = ["probit"]
     tremor = a.tremor or next((p for p in [Path("../shared/data")] if (p / "tremor_train.csv").exists()), None)
     print(f"{'data':<7} {'link':<12} {'prior':<8} {'n_iter':>6} {'sec':>6} {'R(k)':>6} {'R(lp)':>6} {'ESS(k)':>6} "
-          f"{'error':>6} {'Brier':>6} {'it/chain':>8}")
+          f"{'error':>6} {'Brier':>6} {'it/chain':>8} conv")
     for name, (x, y, xt, yt) in data_sets(tremor):
-        if a.quick and name != "pima": continue
+        if a.quick and name != "pima" or a.data and name not in a.data: continue
         for link in a.links:
             if link == "discriminant" and len(np.unique(y)) > 2: continue
             for prior in a.priors:
                 for n_iter in runs:
                     t = time.perf_counter()
-                    m = RJMCMCClassifier(link=link, n_iter=n_iter, prior=PRIORS[prior], random_state=0).fit(x, y)
+                    with warnings.catch_warnings(record=True) as heard:
+                        warnings.simplefilter("always", NotConvergedWarning)
+                        m = RJMCMCClassifier(link=link, n_iter=n_iter, prior=PRIORS[prior],
+                                             random_state=a.seed).fit(x, y)
+                    conv = not any(issubclass(w.category, NotConvergedWarning) for w in heard)
                     sec = time.perf_counter() - t
                     cd = m.trace_.chain_diagnostics()
                     with (
@@ -90,7 +102,7 @@ def main():
                     brier = brier_score(yt, P, m.classes_)
                     print(f"{name:<7} {link:<12} {prior:<8} {n_iter!s:>6} {sec:6.1f} {cd['k'][0]:6.3f} "
                           f"{cd['log posterior'][0]:6.3f} {cd['k'][1]:6.0f} {err:6.4f} {brier:6.4f} "
-                          f"{len(m.trace_.k) // m.trace_.n_chains:8d}", flush=True)
+                          f"{len(m.trace_.k) // m.trace_.n_chains:8d} {'yes' if conv else 'no'}", flush=True)
 
 
 if __name__ == "__main__":

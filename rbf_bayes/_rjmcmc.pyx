@@ -232,9 +232,10 @@ cdef class _RJState:
     cdef double lsstep           # the latent scale move's sd of log g (0: off)
     cdef readonly int64_t n_ls_prop, n_ls_acc
     # the multinomial probit's (C = c + 1 classes): the utilities U (N, C), row-major, and the classes 0..C-1
-    cdef object _ucls, _ubuf
+    cdef object _ucls, _ubuf, _d2old
     cdef int32_t* ucls
     cdef double* ubuf
+    cdef double* d2old         # (c,): delta^2 before the multinomial's scale move (restored if it is rejected)
     # learned per-input scales (nbs/05d_learned_basis): phi(||diag(s)(x - mu)||), theta = log s ~ N(0, s_sd^2) i.i.d.
     cdef object _th, _sc
     cdef double* th            # (d,) log scales
@@ -638,6 +639,10 @@ cdef class _RJModel(_RJState):
                 basis_column_c(self.x, self.N, self.d, self.C + i * self.d, kind, self.w2, cols + (p0 + i) * self.N)
         return self.st._prop_rebuild_m(first, p0 + self.k)
 
+    cdef inline double _log_ig_ratio(self, double new, double old) noexcept nogil:
+        "log IG(new) - log IG(old) under delta^2's prior given the current k (`_b_k`)."
+        return -(self.a_d + 1.0) * (log(new) - log(old)) - self._b_k(self.k) * (1.0 / new - 1.0 / old)
+
     cdef void _delta2_walk(self) noexcept nogil:
         """The tempered target's delta^2 step (beta < 1): for each output a random walk on log delta_o^2, accepted with
         beta (l' - l) + log IG(delta'^2) - log IG(delta^2) + log delta'^2 - log delta^2 (the walk's Jacobian). Under the
@@ -657,8 +662,7 @@ cdef class _RJModel(_RJState):
                 self.st.ridge[f] = 1.0 / new
                 bad = self.st._refactor(f) != 0     # transactional: factor f unchanged if not PD
             lnew = -INFINITY if bad else log_ml(&self.lik, self.st, False)
-            lr = (self.beta * (lnew - self.lml) - self.a_d * (log(new) - log(old))
-                  - self._b_k(self.k) * (1.0 / new - 1.0 / old))
+            lr = self.beta * (lnew - self.lml) + self._log_ig_ratio(new, old) + log(new) - log(old)
             if log(random_standard_uniform(self.rng)) < lr and lr == lr:
                 self.lml = lnew
                 self.n_d2_acc += 1
@@ -752,10 +756,14 @@ cdef class _RJProbit(_RJModel):
         cdef int32_t[::1] cv
         cdef double[:, ::1] uv
         self.ylab, self.zbuf, self.probit = &yv[0], &zv[0], True
+        cdef double[::1] dv
         self._ucls, self._ubuf, self.ucls, self.ubuf = yc, ua, NULL, NULL
         if yc is not None:
             cv, uv = yc, ua
             self.ucls, self.ubuf = &cv[0], &uv[0, 0]
+            self._d2old = np.zeros(self.c)
+            dv = self._d2old
+            self.d2old = &dv[0]
 
     def utilities(self):
         "The multinomial probit's current utilities (N, C) (a copy); None for the binary probit or none enabled."
@@ -783,6 +791,53 @@ cdef class _RJProbit(_RJModel):
                     b = self.ubuf[n * C + self.ucls[n]]
                     self.ubuf[n * C + j] = f + ndtri_exp(lu + log_ndtr(b - f))
         for o in range(c):
+            for n in range(N):
+                F[o * N + n] = self.ubuf[n * C + o + 1]
+        self._retarget(F)
+        if self.lsstep > 0.0 and not self.fix_delta2 and self.beta == 1.0:
+            self._utility_scale_move()
+
+    cdef void _utility_scale_move(self) noexcept nogil:
+        """The multinomial's scale move (nbs/05c_probit, "A scale move"): every utility's difference from class 0's
+        scaled by g, U_nj -> U_n0 + g (U_nj - U_n0) (j >= 1; class 0's kept), and every delta_o^2 -> g^2 delta_o^2, alpha
+        integrated out: log g ~ N(0, lsstep^2), accepted with the collapsed likelihood's and delta^2's prior ratios times
+        g^(N c + 2 c) (the map's Jacobian). Every utility's order in its row is kept, so the classes are. The proposal
+        is the factors rebuilt at the new targets and ridges (a factor not PD there is a rejection); rejected, they
+        are rebuilt at the old."""
+        cdef Py_ssize_t n, o, N = self.N, c = self.c, C = self.c + 1
+        cdef double lg = self.lsstep * random_standard_normal(self.rng), g = exp(lg), g2 = exp(2.0 * lg), lr
+        cdef double lnew = -INFINITY
+        cdef double* F = self.zbuf
+        cdef double* u
+        self.n_ls_prop += 1
+        lr = (N * c + 2.0 * c) * lg
+        for o in range(c):
+            self.d2old[o] = self.delta2_buf[o]
+            self.delta2_buf[o] = self.d2old[o] * g2
+            lr += self._log_ig_ratio(self.delta2_buf[o], self.d2old[o])
+            if not self.gprior:
+                self.st.ridge[self.st.ofac[o]] = 1.0 / self.delta2_buf[o]
+            for n in range(N):
+                u = self.ubuf + n * C
+                F[o * N + n] = u[0] + g * (u[o + 1] - u[0])
+        if self.st._set_targets_c(F) != 0:
+            lr = -INFINITY
+        else:
+            lnew = log_ml(&self.lik, self.st, False)
+            lr += lnew - self.lml
+        if log(random_standard_uniform(self.rng)) < lr and lr == lr:
+            self.n_ls_acc += 1
+            for n in range(N):
+                u = self.ubuf + n * C
+                for o in range(1, C):
+                    u[o] = u[0] + g * (u[o] - u[0])
+            self.lml = lnew
+            self.logpost = self.lml + self._log_prior()
+            return
+        for o in range(c):
+            self.delta2_buf[o] = self.d2old[o]
+            if not self.gprior:
+                self.st.ridge[self.st.ofac[o]] = 1.0 / self.d2old[o]
             for n in range(N):
                 F[o * N + n] = self.ubuf[n * C + o + 1]
         self._retarget(F)
@@ -848,8 +903,7 @@ cdef class _RJProbit(_RJModel):
         else:
             ypy = self.st.yy[0] - (new / (1.0 + new) if self.gprior else 1.0) * self.st.e[0]
             lnew = log_ml(&self.lik, self.st, False) - 0.5 * (g2 - 1.0) * ypy
-            lr = (lnew - self.lml - 2.0 * (self.a_d + 1.0) * lg - self._b_k(self.k) * (1.0 / new - 1.0 / old)
-                  + (self.N + 2.0) * lg)
+            lr = lnew - self.lml + self._log_ig_ratio(new, old) + (self.N + 2.0) * lg
         if log(random_standard_uniform(self.rng)) < lr and lr == lr:
             self.n_ls_acc += 1
             g = exp(lg)

@@ -795,7 +795,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
-        scale = LATENT_SCALE_STEP * (self.link == "probit" and C == 2)  # the latent scale move (05c, "A scale move")
+        scale = LATENT_SCALE_STEP if self.link == "probit" else 0.0  # the latent scale move (05c, "A scale move")
         cfg = _rj_config(self, auto, progress and n_chains == 1, latent_scale_step=scale)
         # by default, probit: the regressor's prior (ridge, k ~ NB(10, 1/2)) on the paper's Omega; discriminant: g-prior
         prior = self.prior if self.prior is not None else PROBIT_PRIOR if self.link == "probit" else RBFPrior()

@@ -271,6 +271,24 @@ def _latent_step(F, y, U, rng):
     U = sample_utilities(U, np.column_stack([np.zeros(len(F)), F]), y, rng)
     return U[:, 1:], U
 
+# %% ../nbs/05c_probit.ipynb #45f4bb5b
+class _RefLatent:
+    """The reference sampler's latent step (`sample_rjmcmc_reference`'s `latent`): F -> the new targets, holding the
+    utilities between calls; `base()` and `rescale(g)` are what the latent scale move ("A scale move") needs of them."""
+    def __init__(self, y, U, rng): self.y, self.U, self.rng = y, U, rng
+
+    def __call__(self, F):
+        Z, self.U = _latent_step(F, self.y, self.U, self.rng)
+        return Z
+
+    def base(self):
+        "Class 0's utilities (N,), from which the move scales the others; None for two classes (the base is 0)."
+        return None if self.U is None else self.U[:, 0]
+
+    def rescale(self, g):
+        "The move accepted: every utility's difference from class 0's times g (the targets' own arithmetic)."
+        if self.U is not None: self.U[:, 1:] = self.U[:, :1] + g * (self.U[:, 1:] - self.U[:, :1])
+
 # %% ../nbs/05c_probit.ipynb #8a898562
 class _ProbitRun(_RJRun):
     "The reversible-jump run with the latent-variable step (step 4) after every iteration."
@@ -310,12 +328,8 @@ def sample_probit(x, # inputs (N, d)
     config, yi, C, U, Z0 = _probit_start(y, config, rng)
     if not reference: return probit_run(x, y, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init,
                                         _start=(yi, U, Z0)).run(config.progress)
-    state = {"U": U}
-    def latent(F):
-        Z, state["U"] = _latent_step(F, yi, state["U"], rng)
-        return Z
     t = sample_rjmcmc_reference(
-        x, Z0, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init, latent=latent
+        x, Z0, prior=prior, config=config, rng=rng, basis=basis, width=width, init=init, latent=_RefLatent(yi, U, rng)
     )
     t.meta.update(link="probit", n_classes=C)
     return ProbitTrace(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
@@ -330,9 +344,9 @@ def _probit_start(y, config, rng):
         raise ValueError("the probit model fixes sigma^2 = 1 (fixed_sigma2)")
     yi = check_labels(y)
     C = int(yi.max()) + 1
-    if config.latent_scale_step > 0 and (C > 2 or config.fix_delta2 is not None):
-        raise ValueError(f"latent_scale_step (the latent scale move, 'A scale move') needs two classes and delta^2 "
-                         f"free (fix_delta2 None); got {C} classes and fix_delta2 {config.fix_delta2}")
+    if config.latent_scale_step > 0 and config.fix_delta2 is not None:
+        raise ValueError(f"latent_scale_step (the latent scale move, 'A scale move') needs delta^2 free (fix_delta2 "
+                         f"None); got fix_delta2 {config.fix_delta2}")
     U = None if C == 2 else sample_utilities(_init_utilities(yi, C, rng), np.zeros((len(yi), C)), yi, rng)
     Z0 = sample_latent(np.zeros(len(yi)), yi, rng)[:, None] if C == 2 else U[:, 1:]
     return dataclasses.replace(config, fixed_sigma2=1.0), yi, C, U, Z0
@@ -367,4 +381,4 @@ def probit_run(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
     return _ProbitRun(core, st, config, meta, yi, U, rng)
 
 # %% ../nbs/05c_probit.ipynb #2b9e79e5
-LATENT_SCALE_STEP = 0.3  # RJMCMCClassifier's sd of log g in the binary probit's latent scale move ("A scale move")
+LATENT_SCALE_STEP = 0.3  # RJMCMCClassifier's sd of log g in the probit's latent scale move ("A scale move")

@@ -1380,18 +1380,22 @@ def _ref_trace(m: _RefModel, st: _RefState, out: dict, snaps: dict, seconds: flo
                  kinds=np.array(s["kinds"], np.int8) if types else None)
 
 # %% ../nbs/05_rjmcmc.ipynb #e54d9ca0
-def _ref_latent_scale(m: _RefModel, st: _RefState, rng) -> None:
-    """The binary probit's latent scale move (05c_probit, "A scale move"): (z, delta^2) -> (g z, g^2 delta^2), log g ~
-    N(0, latent_scale_step^2), accepted with the collapsed likelihood's and delta^2's prior ratio times g^(N + 2)."""
+def _ref_latent_scale(m: _RefModel, st: _RefState, rng, base=None) -> float|None:
+    """The probit's latent scale move (05c_probit, "A scale move"): the targets' differences from `base` (the
+    multinomial's class-0 utilities (N,); None, the binary's, is 0) times g and delta^2 -> g^2 delta^2, log g ~
+    N(0, latent_scale_step^2), accepted with the collapsed likelihood's and delta^2's prior ratios times g^(N c + 2 c).
+    Returns g if accepted, else None."""
     lg = m.config.latent_scale_step * rng.standard_normal()
-    Y1, d1 = st.Y * math.exp(lg), st.d2 * math.exp(2 * lg)
-    st2 = dataclasses.replace(st, Y=Y1, d2=d1)
-    new = m.lml(st2, st.S)
-    k = len(st.S)
+    g, b = math.exp(lg), 0.0 if base is None else np.asarray(base, dtype=float)[:, None]
+    Y1, d1 = b + g * (st.Y - b), st.d2 * math.exp(2 * lg)
+    new = m.lml(dataclasses.replace(st, Y=Y1, d2=d1), st.S)
+    k, c = len(st.S), st.Y.shape[1]
     lr = (new - st.cur + float(np.sum(log_delta2_prior(d1, m.prior, k) - log_delta2_prior(st.d2, m.prior, k)))
-          + (m.N + 2) * lg)
+          + (m.N * c + 2 * c) * lg)
     if math.log(rng.random()) < lr:
         st.Y, st.d2, st.cur = Y1, d1, new
+        return g
+    return None
 
 # %% ../nbs/05_rjmcmc.ipynb #d60f4635
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
@@ -1424,8 +1428,9 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
         if latent is not None and not cfg.prior_only:  # the latent step, then the targets' summaries anew
             st.Y = np.asarray(latent(st.D @ st.alpha), dtype=float).reshape(m.N, c)
             st.cur = m.lml(st, st.S)
-            if cfg.latent_scale_step > 0 and cfg.fix_delta2 is None:
-                _ref_latent_scale(m, st, rng)
+            if cfg.latent_scale_step > 0 and cfg.fix_delta2 is None:   # the utilities follow an accepted move
+                g = _ref_latent_scale(m, st, rng, latent.base() if hasattr(latent, "base") else None)
+                if g is not None and hasattr(latent, "rescale"): latent.rescale(g)
         if it >= cfg.burn_in and (it - cfg.burn_in) % cfg.thin == 0:
             _ref_keep(m, st, snaps, it)
     return _ref_trace(m, st, out, snaps, time.perf_counter() - t0)
