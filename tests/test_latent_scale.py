@@ -1,7 +1,8 @@
 """The probit's latent scale move (nbs/05c_probit, "A scale move"), binary and multinomial: repeated, it keeps the
 posterior, and a move without its Jacobian is caught; the classifier uses it where it applies; the arguments it cannot
-take are refused by name. That the chains with the move and without have one law of delta^2 (both coefficient priors) and that the C loop
-and the reference draw the same chain with it are 05c's checks (nbdev_test runs them; not repeated here)."""
+take are refused by name. That the chains with the move and without have one law of delta^2 (both coefficient priors,
+two classes and three) and that the C loop and the reference draw the same binary chain with it are 05c's checks
+(nbdev_test runs them; not repeated here)."""
 import numpy as np
 import pytest
 from scipy import stats
