@@ -96,7 +96,7 @@ class RJConfig:
     beta_min: float|None = None     # the hottest replica's likelihood power; None: adapted ("Tempering" below)
     adapt_ladder: str = "run"       # the ladder adapts the whole "run" (since stop 72) or in "burn_in", then fixed
     swap_every: int = 2         # iterations between rounds of swaps between neighbouring replicas
-    latent_scale_step: float = 0.0  # the binary probit's latent scale move: sd of log g (05c_probit); 0: off
+    latent_scale_step: float = 0.0  # the probit's latent scale move: sd of log g (05c_probit); 0: off
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
