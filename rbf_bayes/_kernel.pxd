@@ -42,8 +42,9 @@ cdef class _GramBuffers:
     cdef double* Dr                    # full-rebuild proposal (enable_rebuild): design (M1, N), Gram, D'Y; else NULL
     cdef double* Gr
     cdef double* Br
-    cdef int pending                   # 0 none, 1 append, 2 delete, 3 replace, 4 rebuild
-    cdef Py_ssize_t pj                 # column index of a pending delete / replace
+    cdef int pending                   # 0 none, 1 append, 2 delete, 3 replace, 4 rebuild, 5 ridge
+    cdef Py_ssize_t pj                 # column index of a pending delete / replace; factor of a pending ridge
+    cdef double pridge                 # the ridge of a pending ridge change (factor pj)
     cdef Py_ssize_t pm                 # number of columns of a pending rebuild
     cdef public double tol             # relative pivot tolerance below which a column is singular
     cdef readonly bint design          # False: Dt, Yt are NULL; new columns come as inner products (`_prop_*_given`)
@@ -95,6 +96,7 @@ cdef class _FactorAlgebra(_AccuracyRule):
     cdef void _commit(self) noexcept nogil
     cdef void _reject(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil
+    cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil
     cdef int _set_targets_c(self, const double* Yt) noexcept nogil
     cdef Py_ssize_t _chol(self, const double* G, double* Wb, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1) noexcept nogil
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil

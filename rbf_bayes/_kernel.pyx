@@ -1053,7 +1053,7 @@ cdef class _FactorAlgebra(_AccuracyRule):
 
     cdef void _commit(self) noexcept nogil:
         cdef double* tmp
-        cdef Py_ssize_t o, f
+        cdef Py_ssize_t o, f, i, S
         if self.pending == 1:       # the scratch row becomes column m's; rows 0 .. m are in use, row m + 1 is free
             self.slot[self.m] = self.sslot
             self.m += 1
@@ -1068,6 +1068,16 @@ cdef class _FactorAlgebra(_AccuracyRule):
                 self.m -= 1
             else:
                 self._drop(self.pj, self.m + 1)
+        elif self.pending == 5:     # factor pj's triangle and its outputs' z from the proposal buffers (O(m^2))
+            S = self.M1 * self.M1
+            for i in range(self.m):
+                memcpy(self.L + self.pj * S + i * self.M1 + i, self.Lp + self.pj * S + i * self.M1 + i,
+                       (self.m - i) * sizeof(double))
+            for o in range(self.c):
+                if self.ofac[o] == self.pj:
+                    memcpy(self.Z + o * self.M1, self.Zp + o * self.M1, self.m * sizeof(double))
+            self.ridge[self.pj] = self.pridge
+            self.npre = 0
         elif self.pending == 4:
             tmp = self.L; self.L = self.Lp; self.Lp = tmp
             tmp = self.Z; self.Z = self.Zp; self.Zp = tmp
@@ -1168,6 +1178,28 @@ cdef class _FactorAlgebra(_AccuracyRule):
         W = self.L + f * S
         self.ld[f] = self._logdet(W, m)
         self._solve_z(f, W, self.B, self.Z, self.e, m)
+        return 0
+
+    cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil:
+        """Propose ridge_f <- r: the Cholesky of G + r I from scratch into factor f's proposal buffer (O(m^3)), its log
+        det and its outputs' z and e; the other factors' summaries carried. 1 if not PD (nothing pending). Commit
+        copies factor f in (O(m^2)); reject leaves the state as it was, with no second factorisation (`_refactor`
+        changes the state at once, so undoing it costs another)."""
+        cdef Py_ssize_t S = self.M1 * self.M1, o, g
+        cdef double old = self.ridge[f]
+        self.lsame = 0              # factor f of Lp is written below
+        self.ridge[f] = r
+        g = self._chol(self.G, self.Lp, self.m, f, f + 1)
+        self.ridge[f] = old
+        if g >= 0:
+            return 1
+        for g in range(self.q):
+            self.ldp[g] = self.ld[g]
+        for o in range(self.c):
+            self.ep[o] = self.e[o]
+        self.ldp[f] = self._logdet(self.Lp + f * S, self.m)
+        self._solve_z(f, self.Lp + f * S, self.B, self.Zp, self.ep, self.m)
+        self.pridge, self.pj, self.pending = r, f, 5
         return 0
 
     cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil:
@@ -1682,6 +1714,16 @@ cdef class GramFactor(_Persistence):
             self.ridge[f] = old
             return False
         return True
+
+    def propose_ridge(self, Py_ssize_t f, double r):
+        """Propose ridge value r_f (`_prop_ridge`: factor f from G into the proposal buffers, O(m^3)); commit() sets it,
+        reject() leaves the state as it was. False (nothing pending) if not PD."""
+        self._check_idle()
+        if f < 0 or f >= self.q:
+            raise IndexError(f"f must be in [0, {self.q}), got {f}")
+        if not (r >= 0.0 and np.isfinite(r)):
+            raise ValueError(f"r must be finite and >= 0, got {r}")
+        return self._prop_ridge(f, r) == 0
 
     def refactor(self):
         """Recompute every factor from G (to shed accumulated rounding)."""

@@ -646,8 +646,8 @@ cdef class _RJModel(_RJState):
     cdef void _delta2_walk(self) noexcept nogil:
         """The tempered target's delta^2 step (beta < 1): for each output a random walk on log delta_o^2, accepted with
         beta (l' - l) + log IG(delta'^2) - log IG(delta^2) + log delta'^2 - log delta^2 (the walk's Jacobian). Under the
-        g-prior the factor does not depend on delta^2; under the ridge prior factor o is refactorised at the new ridge
-        (and back if rejected; a factor not PD there is a rejection)."""
+        g-prior the factor does not depend on delta^2; under the ridge prior factor o at the new ridge is a proposal of
+        the kernel (`_prop_ridge`: committed if accepted, the old factor kept if not; not PD there is a rejection)."""
         cdef Py_ssize_t o, f
         cdef double old, new, lnew, lr
         cdef bint bad
@@ -659,19 +659,18 @@ cdef class _RJModel(_RJState):
             bad = False
             f = self.st.ofac[o]
             if not self.gprior:
-                self.st.ridge[f] = 1.0 / new
-                bad = self.st._refactor(f) != 0     # transactional: factor f unchanged if not PD
-            lnew = -INFINITY if bad else log_ml(&self.lik, self.st, False)
+                bad = self.st._prop_ridge(f, 1.0 / new) != 0     # a proposal: nothing changes if not PD
+            lnew = -INFINITY if bad else log_ml(&self.lik, self.st, not self.gprior)
             lr = self.beta * (lnew - self.lml) + self._log_ig_ratio(new, old) + log(new) - log(old)
             if log(random_standard_uniform(self.rng)) < lr and lr == lr:
                 self.lml = lnew
                 self.n_d2_acc += 1
+                if not self.gprior:
+                    self.st._commit()
             else:
                 self.delta2_buf[o] = old
-                if not self.gprior:
-                    self.st.ridge[f] = 1.0 / old
-                    if not bad:
-                        self.st._refactor(f)       # PD: it was the current factor
+                if not self.gprior and not bad:
+                    self.st._reject()
 
     cdef void _hypers(self) noexcept nogil:
         cdef Py_ssize_t o, i, m = self.st.m, M1 = self.st.M1
@@ -895,27 +894,26 @@ cdef class _RJProbit(_RJModel):
         cdef bint bad = False
         self.n_ls_prop += 1
         self.delta2_buf[0] = new
-        if not self.gprior:
-            self.st.ridge[f] = 1.0 / new
-            bad = self.st._refactor(f) != 0
+        if not self.gprior:         # the factor at the new ridge, a proposal of the kernel (`_prop_ridge`)
+            bad = self.st._prop_ridge(f, 1.0 / new) != 0
         if bad:
             lr = -INFINITY
         else:
-            ypy = self.st.yy[0] - (new / (1.0 + new) if self.gprior else 1.0) * self.st.e[0]
-            lnew = log_ml(&self.lik, self.st, False) - 0.5 * (g2 - 1.0) * ypy
+            ypy = self.st.yy[0] - (new / (1.0 + new) * self.st.e[0] if self.gprior else self.st.ep[0])
+            lnew = log_ml(&self.lik, self.st, not self.gprior) - 0.5 * (g2 - 1.0) * ypy
             lr = lnew - self.lml + self._log_ig_ratio(new, old) + (self.N + 2.0) * lg
         if log(random_standard_uniform(self.rng)) < lr and lr == lr:
             self.n_ls_acc += 1
+            if not self.gprior:
+                self.st._commit()
             g = exp(lg)
             for n in range(self.N):
                 self.zbuf[n] *= g
             self._retarget(self.zbuf)
         else:
             self.delta2_buf[0] = old
-            if not self.gprior:
-                self.st.ridge[f] = 1.0 / old
-                if not bad:
-                    self.st._refactor(f)
+            if not self.gprior and not bad:
+                self.st._reject()
 
 
 @cython.auto_pickle(False)    # a room is never built on its own

@@ -446,3 +446,42 @@ def test_the_vectorised_basis_loop_gives_the_scalar_bits():
         col = np.asarray(_kernel.basis_column(x, np.zeros(1), name, np.sqrt(w2)))
         one = _kernel.phi_scalar(r2, name, np.sqrt(w2))
         assert np.array_equal(col, one), f"{name}: {np.flatnonzero(col != one)[:5]}"
+
+
+@pytest.mark.parametrize("c", [1, 3])
+def test_a_proposed_ridge_commits_as_set_ridge_does_and_rejected_leaves_the_state(c):
+    """`propose_ridge` (`_prop_ridge`, the probit's scale move and the tempered delta^2 walk): its proposed log det and
+    explained sums are those `set_ridge` gives, committed the state is set_ridge's bit for bit (factor, z, summaries),
+    rejected it is the state before bit for bit (no second factorisation); not PD, nothing is pending."""
+    r = np.random.default_rng(5)
+    N, m = 40, 6
+    a = GramFactor(N, c, 10, ridge=[0.5] * c)
+    a.set_targets(r.normal(size=(N, c)))
+    for _ in range(m):
+        a.append(r.normal(size=N))
+    for _ in range(3):       # an incrementally updated state: a factor rebuilt from scratch would differ in its bits
+        a.delete(0)
+        a.append(r.normal(size=N))
+    state = lambda g: ([g.factor(f) for f in range(g.q)], g.explained, g.logdet, g.ridges.copy())  # noqa: E731
+    before = state(a)
+    for f in range(a.q):
+        b = a.copy()
+        assert b.set_ridge(f, 2.0)
+        assert a.propose_ridge(f, 2.0)
+        np.testing.assert_array_equal(a.proposed_logdet, b.logdet)
+        np.testing.assert_array_equal(a.proposed_explained, b.explained)
+        a.reject()
+        for x, y in zip(state(a), before, strict=True):
+            np.testing.assert_array_equal(x, y)
+        c2 = a.copy()
+        assert c2.propose_ridge(f, 2.0)
+        c2.commit()
+        for x, y in zip(state(c2), state(b), strict=True):
+            np.testing.assert_array_equal(x, y)
+    z = GramFactor(N, 1, 10, ridge=0.5)       # a column twice: G is singular, G + 0.5 I is not
+    z.set_targets(r.normal(size=(N, 1)))
+    v = r.normal(size=N)
+    assert z.append(v) and z.append(v) and z.m == 2
+    assert not z.propose_ridge(0, 0.0)
+    with pytest.raises(RuntimeError, match="no pending"):
+        z.commit()
