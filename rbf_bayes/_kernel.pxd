@@ -96,10 +96,8 @@ cdef class _FactorAlgebra(_AccuracyRule):
     cdef void _commit(self) noexcept nogil
     cdef void _reject(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil
-    cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil
     cdef int _set_targets_c(self, const double* Yt) noexcept nogil
     cdef Py_ssize_t _chol(self, const double* G, double* Wb, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1) noexcept nogil
-    cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
                        Py_ssize_t m) noexcept nogil
     cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil
@@ -114,7 +112,11 @@ cdef class _FactorAlgebra(_AccuracyRule):
     cdef void _add_row(self, Py_ssize_t t, const double* dv, const double* yv) noexcept nogil
     cdef void _back_solve(self, Py_ssize_t f, const double* w, double* out) noexcept nogil
 
-cdef class _Persistence(_FactorAlgebra):
+cdef class _RidgeSteps(_FactorAlgebra):
+    cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil
+    cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil
+
+cdef class _Persistence(_RidgeSteps):
     cdef void _copy_from(self, _GramBuffers s, Py_ssize_t n) noexcept nogil
     cdef void _copy_in(self, dict bufs)
 

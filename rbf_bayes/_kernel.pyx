@@ -1119,37 +1119,6 @@ cdef class _FactorAlgebra(_AccuracyRule):
                 gmax = G[i * M1 + i]
         return rbf_chol(G, Wb, self.ridge, m, f0, f1, M1 * M1, M1, self.tol, TOL_FLOOR, gmax)
 
-    cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil:
-        """ridge_f <- 1 / d2[f] for every factor (the ridge prior's delta^2 step) and every factor from scratch:
-        `_chol` of them all into the proposal buffers, swapped in by pointer (no row copies), then log det and z. A
-        factor that is not PD at its new ridge keeps its old one (the others are factorised again without it; the
-        caller reads `ridge` back). Returns the number of such factors, or -1 (nothing changed) if even the old
-        ridges fail.
-        The result is that of `_refactor` called per factor, bit for bit."""
-        cdef Py_ssize_t f, S = self.M1 * self.M1, nfail = 0
-        cdef double* old = self.work + 4 * self.W + self.q * self.M1       # after `_chol`'s columns
-        cdef double* tmp
-        for f in range(self.q):
-            old[f] = self.ridge[f]
-            self.ridge[f] = 1.0 / d2[f]
-        while True:
-            f = self._chol(self.G, self.Lp, self.m, 0, self.q)
-            if f < 0:
-                break
-            if self.ridge[f] == old[f]:
-                for f in range(self.q):
-                    self.ridge[f] = old[f]
-                return -1
-            self.ridge[f] = old[f]
-            nfail += 1
-        tmp = self.L; self.L = self.Lp; self.Lp = tmp
-        self.lsame = 0
-        self.npre = 0
-        for f in range(self.q):
-            self.ld[f] = self._logdet(self.L + f * S, self.m)
-            self._solve_z(f, self.L + f * S, self.B, self.Z, self.e, self.m)
-        return nfail
-
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
                        Py_ssize_t m) noexcept nogil:
         """z_o = Lf^{-1} B[:, o] and e_o = ||z_o||^2 for every output o of factor f (m rows)."""
@@ -1178,28 +1147,6 @@ cdef class _FactorAlgebra(_AccuracyRule):
         W = self.L + f * S
         self.ld[f] = self._logdet(W, m)
         self._solve_z(f, W, self.B, self.Z, self.e, m)
-        return 0
-
-    cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil:
-        """Propose ridge_f <- r: the Cholesky of G + r I from scratch into factor f's proposal buffer (O(m^3)), its log
-        det and its outputs' z and e; the other factors' summaries carried. 1 if not PD (nothing pending). Commit
-        copies factor f in (O(m^2)); reject leaves the state as it was, with no second factorisation (`_refactor`
-        changes the state at once, so undoing it costs another)."""
-        cdef Py_ssize_t S = self.M1 * self.M1, o, g
-        cdef double old = self.ridge[f]
-        self.lsame = 0              # factor f of Lp is written below
-        self.ridge[f] = r
-        g = self._chol(self.G, self.Lp, self.m, f, f + 1)
-        self.ridge[f] = old
-        if g >= 0:
-            return 1
-        for g in range(self.q):
-            self.ldp[g] = self.ld[g]
-        for o in range(self.c):
-            self.ep[o] = self.e[o]
-        self.ldp[f] = self._logdet(self.Lp + f * S, self.m)
-        self._solve_z(f, self.Lp + f * S, self.B, self.Zp, self.ep, self.m)
-        self.pridge, self.pj, self.pending = r, f, 5
         return 0
 
     cdef int _prop_rebuild(self, Py_ssize_t first) noexcept nogil:
@@ -1328,7 +1275,67 @@ cdef class _FactorAlgebra(_AccuracyRule):
         return 0
 
 
-cdef class _Persistence(_FactorAlgebra):
+@cython.auto_pickle(False)    # a room is never built on its own; GramFactor pickles (`_Persistence`)
+cdef class _RidgeSteps(_FactorAlgebra):
+    """The ridge prior's delta^2 steps on the factors: every factor at its new ridge at once (the Gibbs block's
+    `_set_inverse_ridges`), or one ridge as a proposal to commit or reject (`_prop_ridge`: the probit's scale move, the
+    tempered delta^2 walk). Each factor from G, O(m^3). A room of `GramFactor`."""
+
+    cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil:
+        """ridge_f <- 1 / d2[f] for every factor (the ridge prior's delta^2 step) and every factor from scratch:
+        `_chol` of them all into the proposal buffers, swapped in by pointer (no row copies), then log det and z. A
+        factor that is not PD at its new ridge keeps its old one (the others are factorised again without it; the
+        caller reads `ridge` back). Returns the number of such factors, or -1 (nothing changed) if even the old
+        ridges fail.
+        The result is that of `_refactor` called per factor, bit for bit."""
+        cdef Py_ssize_t f, S = self.M1 * self.M1, nfail = 0
+        cdef double* old = self.work + 4 * self.W + self.q * self.M1       # after `_chol`'s columns
+        cdef double* tmp
+        for f in range(self.q):
+            old[f] = self.ridge[f]
+            self.ridge[f] = 1.0 / d2[f]
+        while True:
+            f = self._chol(self.G, self.Lp, self.m, 0, self.q)
+            if f < 0:
+                break
+            if self.ridge[f] == old[f]:
+                for f in range(self.q):
+                    self.ridge[f] = old[f]
+                return -1
+            self.ridge[f] = old[f]
+            nfail += 1
+        tmp = self.L; self.L = self.Lp; self.Lp = tmp
+        self.lsame = 0
+        self.npre = 0
+        for f in range(self.q):
+            self.ld[f] = self._logdet(self.L + f * S, self.m)
+            self._solve_z(f, self.L + f * S, self.B, self.Z, self.e, self.m)
+        return nfail
+
+    cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil:
+        """Propose ridge_f <- r: the Cholesky of G + r I from scratch into factor f's proposal buffer (O(m^3)), its log
+        det and its outputs' z and e; the other factors' summaries carried. 1 if not PD (nothing pending). Commit
+        copies factor f in (O(m^2)); reject leaves the state as it was, with no second factorisation (`_refactor`
+        changes the state at once, so undoing it costs another)."""
+        cdef Py_ssize_t S = self.M1 * self.M1, o, g
+        cdef double old = self.ridge[f]
+        self.lsame = 0              # factor f of Lp is written below
+        self.ridge[f] = r
+        g = self._chol(self.G, self.Lp, self.m, f, f + 1)
+        self.ridge[f] = old
+        if g >= 0:
+            return 1
+        for g in range(self.q):
+            self.ldp[g] = self.ld[g]
+        for o in range(self.c):
+            self.ep[o] = self.e[o]
+        self.ldp[f] = self._logdet(self.Lp + f * S, self.m)
+        self._solve_z(f, self.Lp + f * S, self.B, self.Zp, self.ep, self.m)
+        self.pridge, self.pj, self.pending = r, f, 5
+        return 0
+
+
+cdef class _Persistence(_RidgeSteps):
     """The state kept and copied: pickling (every buffer as a NumPy array, idle states only), an independent copy,
     a copy into an existing state without allocating (TD-SMC's resampling), and growth of the data capacity. A room
     of `GramFactor`."""
