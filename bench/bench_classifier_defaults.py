@@ -9,6 +9,7 @@ distance between the probability vector and the class's indicator, halved for tw
     python bench/bench_classifier_defaults.py --priors g ridge_nb --n-iter auto    # the probit's prior, chosen here
     python bench/bench_classifier_defaults.py --quick              # Pima, probit only (smoke run)
     python bench/bench_classifier_defaults.py --links probit --n-iter auto --priors default probit_b1 probit_per_basis
+    python bench/bench_classifier_defaults.py --links probit --n-iter auto --bases thin_plate gaussian
 
 Priors: "default" (what the estimator uses without prior=), "g" (`RBFPrior()`, the 1999 paper's g-prior) and
 "ridge_nb" (`priors.REGRESSOR_PRIOR`: the ridge prior with k ~ NB(10, 1/2), the regressor's default).
@@ -73,6 +74,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="Pima with the probit only (a smoke run)")
     ap.add_argument("--data", nargs="*", default=None, help="only these data sets (tremor ripley pima three iris0)")
     ap.add_argument("--seed", type=int, default=0, help="the estimator's random_state")
+    ap.add_argument("--bases", nargs="*", default=[None], help="basis names (default: the estimator's)")
     a = ap.parse_args()
     runs = [v if v == "auto" else int(v) for v in a.n_iter]
     if a.quick: a.links = ["probit"]
@@ -83,13 +85,14 @@ def main():
         if a.quick and name != "pima" or a.data and name not in a.data: continue
         for link in a.links:
             if link == "discriminant" and len(np.unique(y)) > 2: continue
-            for prior in a.priors:
+            for prior, basis in ((p, b) for p in a.priors for b in a.bases):
                 for n_iter in runs:
                     t = time.perf_counter()
                     with warnings.catch_warnings(record=True) as heard:
                         warnings.simplefilter("always", NotConvergedWarning)
-                        m = RJMCMCClassifier(link=link, n_iter=n_iter, prior=PRIORS[prior],
-                                             random_state=a.seed).fit(x, y)
+                        kw = {} if basis is None else {"basis": basis}
+                        m = RJMCMCClassifier(link=link, n_iter=n_iter, prior=PRIORS[prior], random_state=a.seed,
+                                             **kw).fit(x, y)
                     conv = not any(issubclass(w.category, NotConvergedWarning) for w in heard)
                     sec = time.perf_counter() - t
                     cd = m.trace_.chain_diagnostics()
@@ -100,7 +103,8 @@ def main():
                         P = m.predict_proba(xt)
                     err = float(np.mean(m.classes_[P.argmax(1)] != yt))
                     brier = brier_score(yt, P, m.classes_)
-                    print(f"{name:<7} {link:<12} {prior:<8} {n_iter!s:>6} {sec:6.1f} {cd['k'][0]:6.3f} "
+                    label = prior if basis is None else f"{prior}/{basis}"
+                    print(f"{name:<7} {link:<12} {label:<8} {n_iter!s:>6} {sec:6.1f} {cd['k'][0]:6.3f} "
                           f"{cd['log posterior'][0]:6.3f} {cd['k'][1]:6.0f} {err:6.4f} {brier:6.4f} "
                           f"{len(m.trace_.k) // m.trace_.n_chains:8d} {'yes' if conv else 'no'}", flush=True)
 

@@ -338,6 +338,13 @@ class _LooPart:
         ll = self._arviz_pointwise(Xv, y, None, rng)[2]
         return psis_loo(ll[take].reshape(-1, len(Xv)))
 
+# %% ../nbs/00b_base.ipynb #3c989b35
+def _basis_of(est) -> str|None:
+    """The basis an estimator fits with: its `_fit_basis()` where it has one (a default that depends on other
+    parameters: `RJMCMCClassifier`'s), else its `basis`."""
+    f = getattr(est, "_fit_basis", None)
+    return f() if f is not None else getattr(est, "basis", None)
+
 # %% ../nbs/00b_base.ipynb #3859d404
 class _ScalingPart:
     """The scale a model is fitted on: standardisation of X and y, the width in units of X, new inputs held in the
@@ -370,7 +377,7 @@ class _ScalingPart:
         "Whether X is scaled by one common factor: a width given in units of X, for a basis that has a width."
         from rbf_bayes.basis import WIDTH_BASES
 
-        return self._user_width() is not None and getattr(self, "basis", None) in (*WIDTH_BASES, "auto")
+        return self._user_width() is not None and _basis_of(self) in (*WIDTH_BASES, "auto")
 
     def _fit_width(self, X=None) -> float:
         """The width the sampler gets, on the scale `fit` works on: None (the default) is `_width_when_none(X)` there

@@ -691,6 +691,12 @@ class ClassProbabilitiesMixin(_ClassDecisions):
             return np.log(self.predict_proba(X))
 
 
+# %% ../nbs/12_estimators.ipynb #1455cd06
+def _classifier_basis(est) -> str:
+    """`RJMCMCClassifier`'s basis: the one given, else (None) Gaussian bases for the probit and thin-plate splines,
+    the 1999 paper's, for the discriminant ("Defaults that converge": measured per link)."""
+    return est.basis if est.basis is not None else "gaussian" if est.link == "probit" else "thin_plate"
+
 # %% ../nbs/12_estimators.ipynb #fb4c6b19
 class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstimator):
     """Classification with an unknown number of bases by reversible-jump MCMC.
@@ -724,8 +730,8 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  # "probit" (probabilities, any number of classes, 05c_probit) or "discriminant" (two classes, the 1999
                  # paper's §7.3)
                  link: str="probit",
-                 # one of `BASES` (thin-plate splines as in the paper's classification experiment)
-                 basis: str="thin_plate",
+                 # one of `BASES`; None: Gaussian (the probit), thin-plate splines (the discriminant, the paper's §7.3)
+                 basis: str|None=None,
                  # multiquadric / Gaussian width, in units of X (`00b_base`, "Lengths a user gives"); None: 1 on
                  # standardised inputs
                  width: float|None=None,
@@ -753,14 +759,14 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
                 ):
-        self.extrapolate = extrapolate
         self.link, self.basis, self.width, self.n_iter, self.burn_in = link, basis, width, n_iter, burn_in
         self.thin, self.prior, self.split_scale, self.rw_var, self.varpi = thin, prior, split_scale, rw_var, varpi
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
         self.n_chains, self.n_jobs, self.executor, self.n_tries = n_chains, n_jobs, executor, n_tries
-        self.max_iter = max_iter
+        self.max_iter, self.extrapolate = max_iter, extrapolate
 
     _result_class = (ProbitTrace, Trace)
+    _fit_basis = _classifier_basis  # the basis it fits with (None: per link)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -791,7 +797,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                 f"{self.classes_.tolist()[:5]}: "
                 "use link='probit' (the multinomial probit) for more"
             )
-        yi = np.searchsorted(self.classes_, yl)
+        yi, basis = np.searchsorted(self.classes_, yl), self._fit_basis()
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         auto = check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in)
@@ -802,13 +808,13 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
         if self.link == "probit":
             Xs, _ = self._fit_scaling(X, yi[:, None].astype(float))
             self.y_shift_, self.y_scale_ = np.zeros(1), np.ones(1)  # labels are labels: no scaling of y
-            one = functools.partial(_one_probit_chain, Xs, yi, prior, cfg, self.basis, self._fit_width())
-            start = functools.partial(probit_run, Xs, yi, prior=prior, basis=self.basis, width=self._fit_width())
+            one = functools.partial(_one_probit_chain, Xs, yi, prior, cfg, basis, self._fit_width())
+            start = functools.partial(probit_run, Xs, yi, prior=prior, basis=basis, width=self._fit_width())
         else:
             Xs, Ys = self._fit_scaling(X, yi[:, None].astype(float))
-            one = functools.partial(_as_discriminant, _one_chain, Xs, Ys, prior, cfg, self.basis, self._fit_width())
+            one = functools.partial(_as_discriminant, _one_chain, Xs, Ys, prior, cfg, basis, self._fit_width())
             start = functools.partial(
-                _as_discriminant, rjmcmc_run, Xs, Ys, prior=prior, basis=self.basis, width=self._fit_width()
+                _as_discriminant, rjmcmc_run, Xs, Ys, prior=prior, basis=basis, width=self._fit_width()
             )
         self._y_1d = True
         watch = outputs_at(Xs, ("the latent " if self.link == "probit" else "") + "f at the training rows")  # 05b

@@ -69,7 +69,7 @@ def test_a_shared_parameter_has_one_default():
 
     from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor, SMCRegressor
     allowed = {
-        "basis": "each model's own: Gaussian (regression), thin-plate (the paper's classifier), cubic (the annealer)",
+        "basis": "each model's own: Gaussian (regression), None (the classifier: per link), cubic (the annealer)",
         "width": "TD-SMC picks its width from a grid ('auto'); the others take sqrt(d) on standardised inputs (None)",
         "burn_in": "BMARS's chains run cheaper iterations",
         "thin": "BMARS's chains run cheaper iterations",
