@@ -798,11 +798,11 @@ cdef class _RJProbit(_RJModel):
 
     cdef void _utility_scale_move(self) noexcept nogil:
         """The multinomial's scale move (nbs/05c_probit, "A scale move"): every utility's difference from class 0's
-        scaled by g, U_nj -> U_n0 + g (U_nj - U_n0) (j >= 1; class 0's kept), and every delta_o^2 -> g^2 delta_o^2, alpha
-        integrated out: log g ~ N(0, lsstep^2), accepted with the collapsed likelihood's and delta^2's prior ratios times
-        g^(N c + 2 c) (the map's Jacobian). Every utility's order in its row is kept, so the classes are. The proposal
-        is the factors rebuilt at the new targets and ridges (a factor not PD there is a rejection); rejected, they
-        are rebuilt at the old."""
+        scaled by g, U_nj -> U_n0 + g (U_nj - U_n0) (j >= 1; class 0's kept), and every delta_o^2 -> g^2 delta_o^2,
+        alpha integrated out: log g ~ N(0, lsstep^2), accepted with the collapsed likelihood's and delta^2's prior
+        ratios times g^(N c + 2 c) (the map's Jacobian). Every utility's order in its row is kept, so the classes are.
+        The proposal is the factors rebuilt at the new targets and ridges (a factor not PD there is a rejection);
+        rejected, they are rebuilt at the old."""
         cdef Py_ssize_t n, o, N = self.N, c = self.c, C = self.c + 1
         cdef double lg = self.lsstep * random_standard_normal(self.rng), g = exp(lg), g2 = exp(2.0 * lg), lr
         cdef double lnew = -INFINITY
