@@ -30,6 +30,7 @@ cdef class _GramBuffers:
     cdef double* Zp                    # proposal z
     cdef double* yy                    # (c,): y_o'y_o
     cdef double* ridge                 # (q,)
+    cdef double* pridges               # (q,): the ridges of a pending change of every factor's (pending 6)
     cdef Py_ssize_t* ofac              # (c,): factor used by each output
     cdef double* e                     # (c,): explained sum of squares ||z_o||^2, current
     cdef double* ep                    # (c,): proposal
@@ -42,7 +43,7 @@ cdef class _GramBuffers:
     cdef double* Dr                    # full-rebuild proposal (enable_rebuild): design (M1, N), Gram, D'Y; else NULL
     cdef double* Gr
     cdef double* Br
-    cdef int pending                   # 0 none, 1 append, 2 delete, 3 replace, 4 rebuild, 5 ridge
+    cdef int pending                   # 0 none, 1 append, 2 delete, 3 replace, 4 rebuild, 5 ridge, 6 ridges
     cdef Py_ssize_t pj                 # column index of a pending delete / replace; factor of a pending ridge
     cdef double pridge                 # the ridge of a pending ridge change (factor pj)
     cdef Py_ssize_t pm                 # number of columns of a pending rebuild
@@ -96,7 +97,7 @@ cdef class _FactorAlgebra(_AccuracyRule):
     cdef void _commit(self) noexcept nogil
     cdef void _reject(self) noexcept nogil
     cdef int _refactor(self, Py_ssize_t f) noexcept nogil
-    cdef int _set_targets_c(self, const double* Yt) noexcept nogil
+    cdef void _set_targets_c(self, const double* Yt) noexcept nogil
     cdef Py_ssize_t _chol(self, const double* G, double* Wb, Py_ssize_t m, Py_ssize_t f0, Py_ssize_t f1) noexcept nogil
     cdef void _solve_z(self, Py_ssize_t f, const double* Lf, const double* B, double* Z, double* e,
                        Py_ssize_t m) noexcept nogil
@@ -115,6 +116,7 @@ cdef class _FactorAlgebra(_AccuracyRule):
 cdef class _RidgeSteps(_FactorAlgebra):
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil
     cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil
+    cdef int _prop_ridges(self, const double* r) noexcept nogil
 
 cdef class _Persistence(_RidgeSteps):
     cdef void _copy_from(self, _GramBuffers s, Py_ssize_t n) noexcept nogil

@@ -414,6 +414,7 @@ cdef class _GramBuffers:
         self.Zp = <double*> malloc(c * M1 * sizeof(double))
         self.yy = <double*> malloc(c * sizeof(double))
         self.ridge = <double*> malloc(q * sizeof(double))
+        self.pridges = <double*> malloc(q * sizeof(double))
         self.ofac = <Py_ssize_t*> malloc(c * sizeof(Py_ssize_t))
         self.e = <double*> malloc(c * sizeof(double))
         self.ep = <double*> malloc(c * sizeof(double))
@@ -425,7 +426,7 @@ cdef class _GramBuffers:
         self.work = <double*> malloc((4 * self.W + 3 * q * self.M1) * sizeof(double))
         if (self.Dt == NULL or self.Yt == NULL or self.G == NULL or self.B == NULL or self.L == NULL
                 or self.Lp == NULL or self.Z == NULL or self.Zp == NULL or self.yy == NULL
-                or self.ridge == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
+                or self.ridge == NULL or self.pridges == NULL or self.ofac == NULL or self.e == NULL or self.ep == NULL
                 or self.ld == NULL or self.ldp == NULL or self.lpre == NULL or self.work == NULL
                 or self.slot == NULL):
             raise MemoryError("GramFactor: cannot allocate buffers")
@@ -448,6 +449,7 @@ cdef class _GramBuffers:
             self.ofac[o] = of[o]
         for f in range(q):
             self.ridge[f] = r[f]
+            self.pridges[f] = r[f]
             self.ld[f] = 0.0
             self.ldp[f] = 0.0
         for o in range(M1):         # column j at physical row j of Dt, the scratch at row m = 0 (`_slots_identity`)
@@ -473,7 +475,7 @@ cdef class _GramBuffers:
 
     def __dealloc__(self):
         free(self.Dt); free(self.Yt); free(self.G); free(self.B); free(self.L); free(self.Lp)
-        free(self.Z); free(self.Zp); free(self.yy); free(self.ridge); free(self.ofac)
+        free(self.Z); free(self.Zp); free(self.yy); free(self.ridge); free(self.pridges); free(self.ofac)
         free(self.e); free(self.ep); free(self.ld); free(self.ldp); free(self.lpre); free(self.work)
         free(self.slot)
         free(self.Dr); free(self.Gr); free(self.Br)
@@ -1078,6 +1080,13 @@ cdef class _FactorAlgebra(_AccuracyRule):
                     memcpy(self.Z + o * self.M1, self.Zp + o * self.M1, self.m * sizeof(double))
             self.ridge[self.pj] = self.pridge
             self.npre = 0
+        elif self.pending == 6:     # every factor at its proposed ridge, swapped in by pointer
+            tmp = self.L; self.L = self.Lp; self.Lp = tmp
+            tmp = self.Z; self.Z = self.Zp; self.Zp = tmp
+            for f in range(self.q):
+                self.ridge[f] = self.pridges[f]
+            self.lsame = 0
+            self.npre = 0
         elif self.pending == 4:
             tmp = self.L; self.L = self.Lp; self.Lp = tmp
             tmp = self.Z; self.Z = self.Zp; self.Zp = tmp
@@ -1257,11 +1266,11 @@ cdef class _FactorAlgebra(_AccuracyRule):
             v = w[i] - _dot(L + i * M1 + i + 1, out + i + 1, m - 1 - i)
             out[i] = v / L[i * M1 + i]
 
-    cdef int _set_targets_c(self, const double* Yt) noexcept nogil:
+    cdef void _set_targets_c(self, const double* Yt) noexcept nogil:
         """`set_targets` without the GIL (a stored design, nothing pending): Yt (c, N), one row per output; D'Y, y'y,
-        then every factor anew (its z and e follow the targets). 1 if a factor is not PD (cannot happen for a factor
-        that was PD: G and the ridges are unchanged)."""
-        cdef Py_ssize_t o, i
+        then every output's z and e from its factor as it stands (O(N m c + c m^2)): G and the ridges are unchanged,
+        so the factors are (the probit's latent step calls this every iteration; refactorising there cost O(q m^3))."""
+        cdef Py_ssize_t o, i, S = self.M1 * self.M1
         memcpy(self.Yt, Yt, self.c * self.N * sizeof(double))
         for o in range(self.c):
             self.yy[o] = _dot(self.Yt + o * self.N, self.Yt + o * self.N, self.N)
@@ -1270,16 +1279,15 @@ cdef class _FactorAlgebra(_AccuracyRule):
             for o in range(self.c):
                 self.B[i * self.c + o] = self.work[o]
         for o in range(self.q):
-            if self._refactor(o):
-                return 1
-        return 0
+            self._solve_z(o, self.L + o * S, self.B, self.Z, self.e, self.m)
 
 
 @cython.auto_pickle(False)    # a room is never built on its own; GramFactor pickles (`_Persistence`)
 cdef class _RidgeSteps(_FactorAlgebra):
     """The ridge prior's delta^2 steps on the factors: every factor at its new ridge at once (the Gibbs block's
-    `_set_inverse_ridges`), or one ridge as a proposal to commit or reject (`_prop_ridge`: the probit's scale move, the
-    tempered delta^2 walk). Each factor from G, O(m^3). A room of `GramFactor`."""
+    `_set_inverse_ridges`), or one ridge as a proposal to commit or reject (`_prop_ridge`: the binary probit's scale
+    move, the tempered delta^2 walk), or every ridge as one (`_prop_ridges`: the multinomial probit's scale move). Each
+    factor from G, O(m^3). A room of `GramFactor`."""
 
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil:
         """ridge_f <- 1 / d2[f] for every factor (the ridge prior's delta^2 step) and every factor from scratch:
@@ -1332,6 +1340,28 @@ cdef class _RidgeSteps(_FactorAlgebra):
         self.ldp[f] = self._logdet(self.Lp + f * S, self.m)
         self._solve_z(f, self.Lp + f * S, self.B, self.Zp, self.ep, self.m)
         self.pridge, self.pj, self.pending = r, f, 5
+        return 0
+
+    cdef int _prop_ridges(self, const double* r) noexcept nogil:
+        """Propose ridge_f <- r[f] for every factor at once: each Cholesky of G + r_f I from scratch into the proposal
+        buffers (O(q m^3)), its log det and its outputs' z and e. 1 if a factor is not PD there (nothing pending).
+        Commit swaps the factors in by pointer; reject leaves the state as it was, with no second factorisation (the
+        multinomial probit's scale move, which changes every output's delta^2 at once)."""
+        cdef Py_ssize_t S = self.M1 * self.M1, f
+        cdef double t
+        cdef bint bad
+        self.lsame = 0              # every factor of Lp is written below
+        for f in range(self.q):     # _chol reads the ridges: the proposed ones in, the current ones kept aside
+            t = self.ridge[f]; self.ridge[f] = r[f]; self.pridges[f] = t
+        bad = self._chol(self.G, self.Lp, self.m, 0, self.q) >= 0
+        for f in range(self.q):
+            t = self.ridge[f]; self.ridge[f] = self.pridges[f]; self.pridges[f] = t
+        if bad:
+            return 1
+        for f in range(self.q):
+            self.ldp[f] = self._logdet(self.Lp + f * S, self.m)
+            self._solve_z(f, self.Lp + f * S, self.B, self.Zp, self.ep, self.m)
+        self.pj, self.pending = -1, 6
         return 0
 
 
@@ -1502,8 +1532,7 @@ cdef class GramFactor(_Persistence):
         if not np.all(np.isfinite(Ya)):
             raise ValueError("Y contains NaN or inf")
         cdef const double[:, ::1] yt = np.ascontiguousarray(Ya.T)
-        if self._set_targets_c(&yt[0, 0]):
-            raise np.linalg.LinAlgError("Gram matrix is not positive definite")
+        self._set_targets_c(&yt[0, 0])
 
     def propose_append(self, col):
         """Propose appending `col`; False (state unchanged) if it makes the factor singular."""
@@ -1731,6 +1760,19 @@ cdef class GramFactor(_Persistence):
         if not (r >= 0.0 and np.isfinite(r)):
             raise ValueError(f"r must be finite and >= 0, got {r}")
         return self._prop_ridge(f, r) == 0
+
+    def propose_ridges(self, r):
+        """Propose ridge values r (q,) for every factor at once (`_prop_ridges`: each factor from G into the proposal
+        buffers, O(q m^3)); commit() sets them, reject() leaves the state as it was. False (nothing pending) if a
+        factor is not PD."""
+        self._check_idle()
+        ra = np.asarray(r, dtype=float).reshape(-1)
+        if ra.shape[0] != self.q:
+            raise ValueError(f"r must hold one ridge per factor ({self.q}), got {ra.shape[0]}")
+        if not np.all((ra >= 0.0) & np.isfinite(ra)):
+            raise ValueError(f"r must be finite and >= 0, got {ra}")
+        cdef const double[::1] rv = np.ascontiguousarray(ra)
+        return self._prop_ridges(&rv[0]) == 0
 
     def refactor(self):
         """Recompute every factor from G (to shed accumulated rounding)."""

@@ -236,6 +236,7 @@ cdef class _RJState:
     cdef int32_t* ucls
     cdef double* ubuf
     cdef double* d2old         # (c,): delta^2 before the multinomial's scale move (restored if it is rejected)
+    cdef double* rnew          # (q,): the ridges that move proposes (ridge prior), in the same buffer after d2old
     # learned per-input scales (nbs/05d_learned_basis): phi(||diag(s)(x - mu)||), theta = log s ~ N(0, s_sd^2) i.i.d.
     cdef object _th, _sc
     cdef double* th            # (d,) log scales
@@ -760,9 +761,9 @@ cdef class _RJProbit(_RJModel):
         if yc is not None:
             cv, uv = yc, ua
             self.ucls, self.ubuf = &cv[0], &uv[0, 0]
-            self._d2old = np.zeros(self.c)
+            self._d2old = np.zeros(self.c + self.st.q)
             dv = self._d2old
-            self.d2old = &dv[0]
+            self.d2old, self.rnew = &dv[0], &dv[self.c]
 
     def utilities(self):
         "The multinomial probit's current utilities (N, C) (a copy); None for the binary probit or none enabled."
@@ -801,31 +802,37 @@ cdef class _RJProbit(_RJModel):
         scaled by g, U_nj -> U_n0 + g (U_nj - U_n0) (j >= 1; class 0's kept), and every delta_o^2 -> g^2 delta_o^2,
         alpha integrated out: log g ~ N(0, lsstep^2), accepted with the collapsed likelihood's and delta^2's prior
         ratios times g^(N c + 2 c) (the map's Jacobian). Every utility's order in its row is kept, so the classes are.
-        The proposal is the factors rebuilt at the new targets and ridges (a factor not PD there is a rejection);
-        rejected, they are rebuilt at the old."""
+        The proposal: the targets moved (D'Y, z and e from the factors as they stand), then, under the ridge prior,
+        every factor at its new ridge as a kernel proposal (`_prop_ridges`; a factor not PD there is a rejection).
+        Rejected: the proposal dropped and the old targets set back, O(N m c); no factor is rebuilt."""
         cdef Py_ssize_t n, o, N = self.N, c = self.c, C = self.c + 1
         cdef double lg = self.lsstep * random_standard_normal(self.rng), g = exp(lg), g2 = exp(2.0 * lg), lr
         cdef double lnew = -INFINITY
         cdef double* F = self.zbuf
         cdef double* u
+        cdef bint bad = False
         self.n_ls_prop += 1
         lr = (N * c + 2.0 * c) * lg
         for o in range(c):
             self.d2old[o] = self.delta2_buf[o]
             self.delta2_buf[o] = self.d2old[o] * g2
             lr += self._log_ig_ratio(self.delta2_buf[o], self.d2old[o])
-            if not self.gprior:
-                self.st.ridge[self.st.ofac[o]] = 1.0 / self.delta2_buf[o]
+            self.rnew[self.st.ofac[o]] = 1.0 / self.delta2_buf[o]
             for n in range(N):
                 u = self.ubuf + n * C
                 F[o * N + n] = u[0] + g * (u[o + 1] - u[0])
-        if self.st._set_targets_c(F) != 0:
+        self.st._set_targets_c(F)
+        if not self.gprior:
+            bad = self.st._prop_ridges(self.rnew) != 0
+        if bad:
             lr = -INFINITY
         else:
-            lnew = log_ml(&self.lik, self.st, False)
+            lnew = log_ml(&self.lik, self.st, not self.gprior)
             lr += lnew - self.lml
         if log(random_standard_uniform(self.rng)) < lr and lr == lr:
             self.n_ls_acc += 1
+            if not self.gprior:
+                self.st._commit()
             for n in range(N):
                 u = self.ubuf + n * C
                 for o in range(1, C):
@@ -833,10 +840,10 @@ cdef class _RJProbit(_RJModel):
             self.lml = lnew
             self.logpost = self.lml + self._log_prior()
             return
+        if not self.gprior and not bad:
+            self.st._reject()
         for o in range(c):
             self.delta2_buf[o] = self.d2old[o]
-            if not self.gprior:
-                self.st.ridge[self.st.ofac[o]] = 1.0 / self.d2old[o]
             for n in range(N):
                 F[o * N + n] = self.ubuf[n * C + o + 1]
         self._retarget(F)
@@ -1584,8 +1591,9 @@ cdef class RJCore(_RJDimensionMoves):
                 self._latent_step()
 
     def set_targets(self, Y):
-        """Replace the targets, e.g. by the latent z of data augmentation (probit): D'Y, y'y and the factors are
-        recomputed from the stored columns (O(N m + m^3)), then the marginal likelihood and log posterior."""
+        """Replace the targets, e.g. by the latent z of data augmentation (probit): D'Y and y'y from the stored
+        columns, z and e against the factors as they stand (O(N m c + c m^2)), then the marginal likelihood and log
+        posterior."""
         self.st.set_targets(Y)
         if not self.prior_only:
             self.lml = log_ml(&self.lik, self.st, False)

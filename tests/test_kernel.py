@@ -485,3 +485,69 @@ def test_a_proposed_ridge_commits_as_set_ridge_does_and_rejected_leaves_the_stat
     assert not z.propose_ridge(0, 0.0)
     with pytest.raises(RuntimeError, match="no pending"):
         z.commit()
+
+
+@pytest.mark.parametrize("c", [1, 3])
+def test_every_ridge_proposed_at_once_commits_as_set_ridge_does_and_rejected_leaves_the_state(c):
+    """`propose_ridges` (`_prop_ridges`, the multinomial probit's scale move): its proposed log dets and explained
+    sums are those of `set_ridge` on each factor in turn, committed the state is theirs bit for bit (factors, z,
+    summaries, ridges), rejected it is the state before bit for bit; a factor not PD at its ridge: nothing pending."""
+    r = np.random.default_rng(6)
+    N = 40
+    a = GramFactor(N, c, 10, ridge=[0.5] * c)
+    a.set_targets(r.normal(size=(N, c)))
+    for _ in range(6):
+        a.append(r.normal(size=N))
+    for _ in range(3):       # an incrementally updated state: a factor rebuilt from scratch would differ in its bits
+        a.delete(0)
+        a.append(r.normal(size=N))
+    state = lambda g: ([g.factor(f) for f in range(g.q)], g.explained, g.logdet, g.ridges.copy())  # noqa: E731
+    before = state(a)
+    new = np.linspace(0.2, 3.0, a.q)
+    b = a.copy()
+    for f in range(a.q):
+        assert b.set_ridge(f, new[f])
+    assert a.propose_ridges(new)
+    np.testing.assert_array_equal(a.proposed_logdet, b.logdet)
+    np.testing.assert_array_equal(a.proposed_explained, b.explained)
+    a.reject()
+    for x, y in zip(state(a), before, strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert a.propose_ridges(new)
+    a.commit()
+    for x, y in zip(state(a), state(b), strict=True):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="one ridge per factor"):
+        a.propose_ridges(new[:-1] if a.q > 1 else [1.0, 2.0])
+    z = GramFactor(N, 1, 10, ridge=0.5)       # a column twice: G is singular, G + 0.5 I is not
+    z.set_targets(r.normal(size=(N, 1)))
+    v = r.normal(size=N)
+    assert z.append(v) and z.append(v)
+    assert not z.propose_ridges([0.0])
+    with pytest.raises(RuntimeError, match="no pending"):
+        z.commit()
+
+
+def test_new_targets_keep_the_factors_and_solve_against_them():
+    """`set_targets` (`_set_targets_c`, the probit's latent step every iteration) keeps every factor bit for bit (G and
+    the ridges have not changed) and gives the explained sums and log marginal summaries of a state built afresh on
+    the new targets (to rounding)."""
+    r = np.random.default_rng(7)
+    N, c = 50, 2
+    cols = [r.normal(size=N) for _ in range(9)]
+    a = GramFactor(N, c, 12, ridge=[0.3, 0.7])
+    a.set_targets(r.normal(size=(N, c)))
+    for v in cols:
+        a.append(v)
+    for _ in range(3):
+        a.delete(1)
+    factors = [a.factor(f) for f in range(a.q)]
+    Y = r.normal(size=(N, c))
+    a.set_targets(Y)
+    for f in range(a.q):
+        np.testing.assert_array_equal(a.factor(f), factors[f])
+    D = a.columns()
+    for o, rr in enumerate((0.3, 0.7)):
+        b = D.T @ Y[:, o]
+        want = b @ np.linalg.solve(D.T @ D + rr * np.eye(D.shape[1]), b)
+        np.testing.assert_allclose(a.explained[o], want, rtol=1e-10)
