@@ -273,8 +273,9 @@ def _latent_step(F, y, U, rng):
 
 # %% ../nbs/05c_probit.ipynb #45f4bb5b
 class _RefLatent:
-    """The reference sampler's latent step (`sample_rjmcmc_reference`'s `latent`): F -> the new targets, holding the
-    utilities between calls; `base()` and `rescale(g)` are what the latent scale move ("A scale move") needs of them."""
+    """The reference sampler's latent step (`sample_rjmcmc_reference`'s `latent`, a `rjmcmc.LatentStep`): F -> the new
+    targets, holding the utilities between calls; `base()` and `rescale(g)` are what the latent scale move ("A scale
+    move") needs of them."""
     def __init__(self, y, U, rng): self.y, self.U, self.rng = y, U, rng
 
     def __call__(self, F):

@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import math
 import time
+import typing
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -60,7 +61,7 @@ from .results import RBFRunInfo, SamplerResult
 
 # %% auto #0
 __all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'core_settings', 'rj_core', 'RJRunInfo', 'Trace', 'rj_memory',
-           'design_bytes', 'design_mode', 'sample_rjmcmc', 'rjmcmc_run', 'sample_rjmcmc_reference']
+           'design_bytes', 'design_mode', 'sample_rjmcmc', 'rjmcmc_run', 'LatentStep', 'sample_rjmcmc_reference']
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
 @dataclass(frozen=True)
@@ -1397,15 +1398,28 @@ def _ref_latent_scale(m: _RefModel, st: _RefState, rng, base=None) -> float|None
         return g
     return None
 
+# %% ../nbs/05_rjmcmc.ipynb #6e515184
+@typing.runtime_checkable
+class LatentStep(typing.Protocol):
+    """What `sample_rjmcmc_reference(latent=...)` calls after each iteration (data augmentation, `05c_probit`): called
+    with the fitted values F = D alpha (N, c), the new targets (N, c); for the latent scale move, `base()`, the
+    utilities the move scales the targets about ((N,); None: 0, the binary probit's), and `rescale(g)`, told that the
+    move scaled them by g (so that the utilities it holds follow). `probit._RefLatent` is one."""
+    def __call__(self, F: np.ndarray) -> np.ndarray: ...
+    def base(self) -> np.ndarray|None: ...
+    def rescale(self, g: float) -> None: ...
+
 # %% ../nbs/05_rjmcmc.ipynb #d60f4635
 def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfig=RJConfig(),
                             rng: np.random.Generator, basis: str="cubic", width: float=1.0,
                             init: dict|None=None,
-                            # data augmentation: latent(F) -> new targets (N, c), F = D alpha (N, c), after each
-                            # iteration
-                            latent=None,
+                            # data augmentation after each iteration: latent(F) -> new targets (N, c),
+                            # F = D alpha (N, c) (a `LatentStep`)
+                            latent: LatentStep|None=None,
                            ) -> Trace:
     "Pure NumPy reversible-jump sampler (same moves and maths as `sample_rjmcmc`, recomputed densely)."
+    if latent is not None and not isinstance(latent, LatentStep):
+        raise TypeError(f"latent must be a LatentStep (callable, with base() and rescale(g)), got {type(latent)}")
     m, st = _reference_start(x, y, prior, config, basis, width, init, rng)
     cfg, n, c = config, config.n_iter, st.Y.shape[1]
     out = dict(k=np.zeros(n, np.int64), lp=np.zeros(n), lam=np.zeros(n), dd=np.zeros((n, c)),
@@ -1429,8 +1443,8 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
             st.Y = np.asarray(latent(st.D @ st.alpha), dtype=float).reshape(m.N, c)
             st.cur = m.lml(st, st.S)
             if cfg.latent_scale_step > 0 and cfg.fix_delta2 is None:   # the utilities follow an accepted move
-                g = _ref_latent_scale(m, st, rng, latent.base() if hasattr(latent, "base") else None)
-                if g is not None and hasattr(latent, "rescale"): latent.rescale(g)
+                g = _ref_latent_scale(m, st, rng, latent.base())
+                if g is not None: latent.rescale(g)
         if it >= cfg.burn_in and (it - cfg.burn_in) % cfg.thin == 0:
             _ref_keep(m, st, snaps, it)
     return _ref_trace(m, st, out, snaps, time.perf_counter() - t0)

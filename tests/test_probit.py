@@ -104,3 +104,16 @@ def test_enable_probit_refuses_bad_shapes():
         run.core.enable_probit(y, np.zeros((30, 2)))
     with pytest.raises(ValueError, match="classes in 0..c"):
         run.core.enable_probit(y + 1, np.zeros((30, 3)))
+
+
+def test_the_reference_takes_a_latent_step_by_its_protocol():
+    """`sample_rjmcmc_reference(latent=...)` takes a `LatentStep` (callable, with base() and rescale(g)); a bare
+    function is refused with an error naming the argument, before anything runs (it used to be probed by hasattr)."""
+    from rbf_bayes.probit import _RefLatent
+    from rbf_bayes.rjmcmc import LatentStep, sample_rjmcmc_reference
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(-1, 1, (20, 1)), (rng.uniform(size=20) > 0.5).astype(int)
+    assert isinstance(_RefLatent(y, None, rng), LatentStep)
+    with pytest.raises(TypeError, match="latent must be a LatentStep"):
+        sample_rjmcmc_reference(x, y.astype(float), config=RJConfig(n_iter=5, burn_in=0), rng=rng,
+                                latent=lambda F: F)
