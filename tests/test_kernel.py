@@ -448,21 +448,31 @@ def test_the_vectorised_basis_loop_gives_the_scalar_bits():
         assert np.array_equal(col, one), f"{name}: {np.flatnonzero(col != one)[:5]}"
 
 
+def _updated_state(r, N, c):
+    """Six columns appended, then three deleted and appended again (ridge 0.5 on every factor): an incrementally
+    updated state, whose factors a refactorisation from scratch would change in their last bits."""
+    a = GramFactor(N, c, 10, ridge=[0.5] * c)
+    a.set_targets(r.normal(size=(N, c)))
+    for _ in range(6):
+        a.append(r.normal(size=N))
+    for _ in range(3):
+        a.delete(0)
+        a.append(r.normal(size=N))
+    return a
+
+
+def _ridge_state(g):
+    "What a ridge proposal may change: the factors, the explained sums, the log dets and the ridges."
+    return [g.factor(f) for f in range(g.q)], g.explained, g.logdet, g.ridges.copy()
+
+
 @pytest.mark.parametrize("c", [1, 3])
 def test_a_proposed_ridge_commits_as_set_ridge_does_and_rejected_leaves_the_state(c):
     """`propose_ridge` (`_prop_ridge`, the probit's scale move and the tempered delta^2 walk): its proposed log det and
     explained sums are those `set_ridge` gives, committed the state is set_ridge's bit for bit (factor, z, summaries),
     rejected it is the state before bit for bit (no second factorisation); not PD, nothing is pending."""
-    r = np.random.default_rng(5)
-    N, m = 40, 6
-    a = GramFactor(N, c, 10, ridge=[0.5] * c)
-    a.set_targets(r.normal(size=(N, c)))
-    for _ in range(m):
-        a.append(r.normal(size=N))
-    for _ in range(3):       # an incrementally updated state: a factor rebuilt from scratch would differ in its bits
-        a.delete(0)
-        a.append(r.normal(size=N))
-    state = lambda g: ([g.factor(f) for f in range(g.q)], g.explained, g.logdet, g.ridges.copy())  # noqa: E731
+    r, N = np.random.default_rng(5), 40
+    a, state = _updated_state(r, N, c), _ridge_state
     before = state(a)
     for f in range(a.q):
         b = a.copy()
@@ -492,16 +502,8 @@ def test_every_ridge_proposed_at_once_commits_as_set_ridge_does_and_rejected_lea
     """`propose_ridges` (`_prop_ridges`, the multinomial probit's scale move): its proposed log dets and explained
     sums are those of `set_ridge` on each factor in turn, committed the state is theirs bit for bit (factors, z,
     summaries, ridges), rejected it is the state before bit for bit; a factor not PD at its ridge: nothing pending."""
-    r = np.random.default_rng(6)
-    N = 40
-    a = GramFactor(N, c, 10, ridge=[0.5] * c)
-    a.set_targets(r.normal(size=(N, c)))
-    for _ in range(6):
-        a.append(r.normal(size=N))
-    for _ in range(3):       # an incrementally updated state: a factor rebuilt from scratch would differ in its bits
-        a.delete(0)
-        a.append(r.normal(size=N))
-    state = lambda g: ([g.factor(f) for f in range(g.q)], g.explained, g.logdet, g.ridges.copy())  # noqa: E731
+    r, N = np.random.default_rng(6), 40
+    a, state = _updated_state(r, N, c), _ridge_state
     before = state(a)
     new = np.linspace(0.2, 3.0, a.q)
     b = a.copy()
