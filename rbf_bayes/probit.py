@@ -144,7 +144,7 @@ def class_log_probabilities(U: np.ndarray, # mean utilities (..., C)
     ones (a fraction of the entries, at ~4x the cost per entry)."""
     U = np.asarray(U, dtype=float); C = U.shape[-1]
     U2 = U.reshape(-1, C); P = _three_classes(U2) if C == 3 else _quadrature(U2)   # the small ones are replaced below
-    with np.errstate(divide="ignore"): out = np.log(P)
+    with np.errstate(divide="ignore", invalid="ignore"): out = np.log(P)    # a product rounded below 0: replaced too
     for j in range(C):
         r = np.flatnonzero(P[:, j] < _LOG_FROM_PRODUCTS)
         if len(r): out[r, j] = _log_class(U2[r], j)
