@@ -407,8 +407,9 @@ def roc_convex_hull(fpr, tpr) -> tuple[np.ndarray, np.ndarray]:
     "The upper-left convex hull of ROC points with (0, 0) and (1, 1): the maximum realisable ROC."
     P = np.unique(np.c_[np.r_[0.0, np.ravel(fpr), 1.0], np.r_[0.0, np.ravel(tpr), 1.0]], axis=0)   # sorted by fpr, tpr
     hull = []
+    cross = lambda a, b: a[0] * b[1] - a[1] * b[0]   # noqa: E731  (np.cross of 2-vectors is deprecated in NumPy 2)
     for p in P:                                     # monotone chain, keeping right turns (the upper hull)
-        while len(hull) >= 2 and np.cross(hull[-1] - hull[-2], p - hull[-2]) >= 0: hull.pop()
+        while len(hull) >= 2 and cross(hull[-1] - hull[-2], p - hull[-2]) >= 0: hull.pop()
         hull.append(p)
     H = np.array(hull)
     keep = np.r_[True, np.diff(H[:, 1]) > 0] | (H[:, 0] == 1)      # drop flat-or-falling tail points except (1, 1)
