@@ -16,7 +16,7 @@ def test_roc_convex_hull_is_quiet_and_concave():
         warnings.simplefilter("error")
         hf, ht = roc_convex_hull(f, t)
     assert (hf[0], ht[0], hf[-1], ht[-1]) == (0.0, 0.0, 1.0, 1.0)
-    assert np.all(np.diff(hf) > 0) and np.all(np.diff(ht) >= 0)
-    slopes = np.diff(ht) / np.diff(hf)
-    assert np.all(np.diff(slopes) <= 1e-12)
+    assert np.all(np.diff(hf) >= 0) and np.all(np.diff(ht) >= 0)
+    d = np.diff(np.c_[hf, ht], axis=0)                  # each segment turns right of (or straight on from) the last
+    assert np.all(d[:-1, 0] * d[1:, 1] - d[:-1, 1] * d[1:, 0] <= 1e-12)
     assert roc_auc(hf, ht) >= roc_auc(np.r_[0, f, 1], np.r_[0, t, 1]) - 1e-12
