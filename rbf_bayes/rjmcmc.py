@@ -1402,9 +1402,10 @@ def _ref_latent_scale(m: _RefModel, st: _RefState, rng, base=None) -> float|None
 @typing.runtime_checkable
 class LatentStep(typing.Protocol):
     """What `sample_rjmcmc_reference(latent=...)` calls after each iteration (data augmentation, `05c_probit`): called
-    with the fitted values F = D alpha (N, c), the new targets (N, c); for the latent scale move, `base()`, the
-    utilities the move scales the targets about ((N,); None: 0, the binary probit's), and `rescale(g)`, told that the
-    move scaled them by g (so that the utilities it holds follow). `probit._RefLatent` is one."""
+    with the fitted values F = D alpha (N, c), the new targets (N, c) (a plain callable does while latent_scale_step
+    is 0); for the latent scale move, `base()`, the utilities the move scales the targets about ((N,); None: 0, the
+    binary probit's), and `rescale(g)`, told that the move scaled them by g (so that the utilities it holds follow).
+    `probit._RefLatent` is one."""
     def __call__(self, F: np.ndarray) -> np.ndarray: ...
     def base(self) -> np.ndarray|None: ...
     def rescale(self, g: float) -> None: ...
@@ -1418,8 +1419,11 @@ def sample_rjmcmc_reference(x, y, *, prior: RBFPrior=RBFPrior(), config: RJConfi
                             latent: LatentStep|None=None,
                            ) -> Trace:
     "Pure NumPy reversible-jump sampler (same moves and maths as `sample_rjmcmc`, recomputed densely)."
-    if latent is not None and not isinstance(latent, LatentStep):
-        raise TypeError(f"latent must be a LatentStep (callable, with base() and rescale(g)), got {type(latent)}")
+    if latent is not None and not callable(latent):
+        raise TypeError(f"latent must be callable (F -> the new targets), got {type(latent)}")
+    if latent is not None and config.latent_scale_step > 0 and not isinstance(latent, LatentStep):
+        raise TypeError(f"with latent_scale_step > 0, latent must be a LatentStep (callable, with base() and "
+                        f"rescale(g)), got {type(latent)}")
     m, st = _reference_start(x, y, prior, config, basis, width, init, rng)
     cfg, n, c = config, config.n_iter, st.Y.shape[1]
     out = dict(k=np.zeros(n, np.int64), lp=np.zeros(n), lam=np.zeros(n), dd=np.zeros((n, c)),

@@ -107,16 +107,21 @@ def test_enable_probit_refuses_bad_shapes():
 
 
 def test_the_reference_takes_a_latent_step_by_its_protocol():
-    """`sample_rjmcmc_reference(latent=...)` takes a `LatentStep` (callable, with base() and rescale(g)); a bare
-    function is refused with an error naming the argument, before anything runs (it used to be probed by hasattr)."""
+    """`sample_rjmcmc_reference(latent=...)` with the latent scale move takes a `LatentStep` (callable, with base() and
+    rescale(g)); a bare function is refused there with an error naming the argument, before anything runs (it used to
+    be probed by hasattr), and taken without the move; something not callable is refused."""
     from rbf_bayes.probit import _RefLatent
     from rbf_bayes.rjmcmc import LatentStep, sample_rjmcmc_reference
     rng = np.random.default_rng(0)
     x, y = rng.uniform(-1, 1, (20, 1)), (rng.uniform(size=20) > 0.5).astype(int)
     assert isinstance(_RefLatent(y, None, rng), LatentStep)
     with pytest.raises(TypeError, match="latent must be a LatentStep"):
-        sample_rjmcmc_reference(x, y.astype(float), config=RJConfig(n_iter=5, burn_in=0), rng=rng,
-                                latent=lambda F: F)
+        sample_rjmcmc_reference(x, y.astype(float), config=RJConfig(n_iter=5, burn_in=0, latent_scale_step=0.3),
+                                rng=rng, latent=lambda F: F)
+    t = sample_rjmcmc_reference(x, y.astype(float), config=RJConfig(n_iter=5, burn_in=0), rng=rng, latent=lambda F: F)
+    assert len(t.k) == 5
+    with pytest.raises(TypeError, match="latent must be callable"):
+        sample_rjmcmc_reference(x, y.astype(float), config=RJConfig(n_iter=5, burn_in=0), rng=rng, latent=3.0)
 
 
 def test_class_log_probabilities_are_quiet_where_a_product_rounds_below_zero():
