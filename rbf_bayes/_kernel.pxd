@@ -116,7 +116,7 @@ cdef class _FactorAlgebra(_AccuracyRule):
 cdef class _RidgeSteps(_FactorAlgebra):
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil
     cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil
-    cdef int _prop_ridges(self, const double* r) noexcept nogil
+    cdef Py_ssize_t _prop_ridges(self, const double* r) noexcept nogil
 
 cdef class _Persistence(_RidgeSteps):
     cdef void _copy_from(self, _GramBuffers s, Py_ssize_t n) noexcept nogil

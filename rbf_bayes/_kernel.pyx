@@ -1290,34 +1290,24 @@ cdef class _RidgeSteps(_FactorAlgebra):
     factor from G, O(m^3). A room of `GramFactor`."""
 
     cdef Py_ssize_t _set_inverse_ridges(self, const double* d2) noexcept nogil:
-        """ridge_f <- 1 / d2[f] for every factor (the ridge prior's delta^2 step) and every factor from scratch:
-        `_chol` of them all into the proposal buffers, swapped in by pointer (no row copies), then log det and z. A
-        factor that is not PD at its new ridge keeps its old one (the others are factorised again without it; the
-        caller reads `ridge` back). Returns the number of such factors, or -1 (nothing changed) if even the old
-        ridges fail.
+        """ridge_f <- 1 / d2[f] for every factor (the ridge prior's delta^2 step): every factor at its new ridge as one
+        proposal (`_prop_ridges`), committed. A factor that is not PD at its new ridge keeps its old one (the others
+        are proposed again without it; the caller reads `ridge` back). Returns the number of such factors, or -1
+        (nothing changed) if even the old ridges fail.
         The result is that of `_refactor` called per factor, bit for bit."""
-        cdef Py_ssize_t f, S = self.M1 * self.M1, nfail = 0
-        cdef double* old = self.work + 4 * self.W + self.q * self.M1       # after `_chol`'s columns
-        cdef double* tmp
+        cdef Py_ssize_t f, nfail = 0
+        cdef double* r = self.work + 4 * self.W + self.q * self.M1         # after `_chol`'s columns
         for f in range(self.q):
-            old[f] = self.ridge[f]
-            self.ridge[f] = 1.0 / d2[f]
+            r[f] = 1.0 / d2[f]
         while True:
-            f = self._chol(self.G, self.Lp, self.m, 0, self.q)
+            f = self._prop_ridges(r)
             if f < 0:
                 break
-            if self.ridge[f] == old[f]:
-                for f in range(self.q):
-                    self.ridge[f] = old[f]
+            if r[f] == self.ridge[f]:
                 return -1
-            self.ridge[f] = old[f]
+            r[f] = self.ridge[f]
             nfail += 1
-        tmp = self.L; self.L = self.Lp; self.Lp = tmp
-        self.lsame = 0
-        self.npre = 0
-        for f in range(self.q):
-            self.ld[f] = self._logdet(self.L + f * S, self.m)
-            self._solve_z(f, self.L + f * S, self.B, self.Z, self.e, self.m)
+        self._commit()
         return nfail
 
     cdef int _prop_ridge(self, Py_ssize_t f, double r) noexcept nogil:
@@ -1342,27 +1332,27 @@ cdef class _RidgeSteps(_FactorAlgebra):
         self.pridge, self.pj, self.pending = r, f, 5
         return 0
 
-    cdef int _prop_ridges(self, const double* r) noexcept nogil:
+    cdef Py_ssize_t _prop_ridges(self, const double* r) noexcept nogil:
         """Propose ridge_f <- r[f] for every factor at once: each Cholesky of G + r_f I from scratch into the proposal
-        buffers (O(q m^3)), its log det and its outputs' z and e. 1 if a factor is not PD there (nothing pending).
-        Commit swaps the factors in by pointer; reject leaves the state as it was, with no second factorisation (the
-        multinomial probit's scale move, which changes every output's delta^2 at once)."""
-        cdef Py_ssize_t S = self.M1 * self.M1, f
+        buffers (O(q m^3)), its log det and its outputs' z and e: -1 (pending), or the first factor that is not PD
+        there (nothing pending). Commit swaps the factors in by pointer; reject leaves the state as it was, with no
+        second factorisation (the multinomial probit's scale move, which changes every output's delta^2 at once; the
+        Gibbs block's `_set_inverse_ridges`)."""
+        cdef Py_ssize_t S = self.M1 * self.M1, f, bad
         cdef double t
-        cdef bint bad
         self.lsame = 0              # every factor of Lp is written below
         for f in range(self.q):     # _chol reads the ridges: the proposed ones in, the current ones kept aside
             t = self.ridge[f]; self.ridge[f] = r[f]; self.pridges[f] = t
-        bad = self._chol(self.G, self.Lp, self.m, 0, self.q) >= 0
+        bad = self._chol(self.G, self.Lp, self.m, 0, self.q)
         for f in range(self.q):
             t = self.ridge[f]; self.ridge[f] = self.pridges[f]; self.pridges[f] = t
-        if bad:
-            return 1
+        if bad >= 0:
+            return bad
         for f in range(self.q):
             self.ldp[f] = self._logdet(self.Lp + f * S, self.m)
             self._solve_z(f, self.Lp + f * S, self.B, self.Zp, self.ep, self.m)
         self.pj, self.pending = -1, 6
-        return 0
+        return -1
 
 
 cdef class _Persistence(_RidgeSteps):
@@ -1772,7 +1762,7 @@ cdef class GramFactor(_Persistence):
         if not np.all((ra >= 0.0) & np.isfinite(ra)):
             raise ValueError(f"r must be finite and >= 0, got {ra}")
         cdef const double[::1] rv = np.ascontiguousarray(ra)
-        return self._prop_ridges(&rv[0]) == 0
+        return self._prop_ridges(&rv[0]) < 0
 
     def refactor(self):
         """Recompute every factor from G (to shed accumulated rounding)."""
