@@ -53,6 +53,7 @@ cdef struct RJSettings:
     double sigma2
     Py_ssize_t n_tries          # candidates per birth / death / multiple-try update (1: the plain moves)
     bint learn_scales, select_inputs
+    double pair_jumps           # input selection: the share of its jumps that switch a pair of inputs (nbs/05d)
     # the centre prior (nbs/00_basis, "Centres beyond the data"): each coordinate of a centre is uniform on the far box
     # (lo, hi) with probability far_prob, else uniform on the near box (near_lo, near_hi); 0: uniform on (lo, hi)
     double far_prob
@@ -159,6 +160,24 @@ cdef int _basis_type(RJCore c) noexcept nogil:
     return c._kind_step()
 
 
+def _pair_table(x):
+    """The pair jumps' table (nbs/05d): every pair a < b of inputs with weight r_ab^2, their correlation's square in
+    the training inputs (uniform where no pair is correlated; a constant input's pairs weigh 0); cumulative."""
+    x = np.asarray(x, dtype=float)
+    d = x.shape[1]
+    a, b = np.triu_indices(d, 1)
+    if d < 2:
+        return np.zeros(0), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    xc = x - x.mean(0)
+    sd = np.sqrt((xc ** 2).sum(0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc.T @ xc) / np.outer(sd, sd)
+    w = np.nan_to_num(r[a, b] ** 2, nan=0.0, posinf=0.0)
+    if not w.sum() > 0:
+        w = np.ones(len(a))
+    return np.cumsum(w), a.astype(np.intp), b.astype(np.intp)
+
+
 @cython.auto_pickle(False)    # a room is never built on its own
 cdef class _RJState:
     """The chain's memory: the GramFactor it drives, the centres and their workspaces, the hyperparameters, the learned
@@ -232,11 +251,11 @@ cdef class _RJState:
     cdef double lsstep           # the latent scale move's sd of log g (0: off)
     cdef readonly int64_t n_ls_prop, n_ls_acc
     # the multinomial probit's (C = c + 1 classes): the utilities U (N, C), row-major, and the classes 0..C-1
-    cdef object _ucls, _ubuf, _d2old
+    cdef object _ucls, _ubuf, _d2old, _rnew
     cdef int32_t* ucls
     cdef double* ubuf
     cdef double* d2old         # (c,): delta^2 before the multinomial's scale move (restored if it is rejected)
-    cdef double* rnew          # (q,): the ridges that move proposes (ridge prior), in the same buffer after d2old
+    cdef double* rnew          # (q,): the ridges that move proposes (ridge prior)
     # learned per-input scales (nbs/05d_learned_basis): phi(||diag(s)(x - mu)||), theta = log s ~ N(0, s_sd^2) i.i.d.
     cdef object _th, _sc
     cdef double* th            # (d,) log scales
@@ -254,7 +273,13 @@ cdef class _RJState:
     cdef double lodds, lsel0   # log(pi / (1 - pi)); log normaliser of the gamma prior given a non-empty set
     cdef int* kinds
     cdef int nkinds
-    cdef readonly int64_t n_sel_prop, n_sel_acc, n_kind_prop, n_kind_acc
+    cdef readonly int64_t n_sel_prop, n_sel_acc, n_kind_prop, n_kind_acc, n_pair_prop, n_pair_acc
+    cdef object _pcdf, _pa, _pb
+    cdef double* pcdf          # (npairs,) cumulative weights of the input pairs (squared correlations), for pair jumps
+    cdef Py_ssize_t* pa        # (npairs,) first input of each pair
+    cdef Py_ssize_t* pb        # (npairs,) second input
+    cdef Py_ssize_t npairs     # 0: no pair jumps (fewer than two inputs)
+    cdef double ppair          # the share of the input steps that are pair jumps (settings' pair_jumps)
 
     def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,
                   dict settings, tuple basis_types, bitgen, near_lo=None, near_hi=None):
@@ -404,7 +429,15 @@ cdef class _RJState:
         self._kinds = np.array([BASIS_CODES[b] for b in kl] or [self.kind], dtype=np.intc)
         cdef int[::1] kv = self._kinds
         self.kinds, self.nkinds = &kv[0], len(self._kinds)
-        self.n_sel_prop = self.n_sel_acc = self.n_kind_prop = self.n_kind_acc = 0
+        self.n_sel_prop = self.n_sel_acc = self.n_kind_prop = self.n_kind_acc = self.n_pair_prop = self.n_pair_acc = 0
+        self._pcdf, self._pa, self._pb = _pair_table(self._x)
+        self.npairs = len(self._pcdf)
+        self.ppair = S.pair_jumps
+        cdef double[::1] pcv = self._pcdf
+        cdef Py_ssize_t[::1] pav = self._pa
+        cdef Py_ssize_t[::1] pbv = self._pb
+        if self.npairs:
+            self.pcdf, self.pa, self.pb = &pcv[0], &pav[0], &pbv[0]
         self.scaled = self.learn or self.select
         if (self.learn or self.select or self.learn_kind) and not self.prior_only:
             if st.recompute:
@@ -756,14 +789,14 @@ cdef class _RJProbit(_RJModel):
         cdef int32_t[::1] cv
         cdef double[:, ::1] uv
         self.ylab, self.zbuf, self.probit = &yv[0], &zv[0], True
-        cdef double[::1] dv
+        cdef double[::1] dv, rv
         self._ucls, self._ubuf, self.ucls, self.ubuf = yc, ua, NULL, NULL
         if yc is not None:
             cv, uv = yc, ua
             self.ucls, self.ubuf = &cv[0], &uv[0, 0]
-            self._d2old = np.zeros(self.c + self.st.q)
-            dv = self._d2old
-            self.d2old, self.rnew = &dv[0], &dv[self.c]
+            self._d2old, self._rnew = np.zeros(self.c), np.zeros(self.st.q)
+            dv, rv = self._d2old, self._rnew
+            self.d2old, self.rnew = &dv[0], &rv[0]
 
     def utilities(self):
         "The multinomial probit's current utilities (N, C) (a copy); None for the binary probit or none enabled."
@@ -823,7 +856,7 @@ cdef class _RJProbit(_RJModel):
                 F[o * N + n] = u[0] + g * (u[o + 1] - u[0])
         self.st._set_targets_c(F)
         if not self.gprior:
-            bad = self.st._prop_ridges(self.rnew) != 0
+            bad = self.st._prop_ridges(self.rnew) >= 0
         if bad:
             lr = -INFINITY
         else:
@@ -960,22 +993,59 @@ cdef class _RJLearnedBasis(_RJProbit):
         return acc
 
     cdef int _select_step(self) noexcept nogil:
-        """The reversible jump that switches one input (j uniform) in or out: out drops its linear column and its scale
-        (s_j = 0); in adds them with theta_j drawn from its prior N(0, tau^2). The prior draw cancels the scale's prior
-        density, so r = p(y | in) / p(y | out) * pi / (1 - pi) for a switch in, its inverse for a switch out (nbs/05d).
-        Leaving no input has prior mass 0: rejected. Every column is rebuilt (the number of columns changes)."""
-        cdef Py_ssize_t j = <Py_ssize_t> random_interval(self.rng, self.d - 1), i
-        cdef bint out = self.inc[j] != 0, acc
-        cdef double old_s = self.sc[j], new_t = 0.0, lr, new = 0.0, dll = 0.0, dlf, new_s
+        """The reversible jumps on the included inputs (nbs/05d): a share `ppair` of the steps switches a pair (a, b)
+        drawn with probability proportional to the inputs' squared correlation, the others one input (j uniform)
+        (`_toggle`). With ppair = 0 no uniform is drawn for the choice: the chain of one-input jumps only."""
+        cdef Py_ssize_t p, lo_, hi_
+        cdef double u
+        if self.npairs == 0 or self.ppair == 0.0 or random_standard_uniform(self.rng) >= self.ppair:
+            return self._toggle(<Py_ssize_t> random_interval(self.rng, self.d - 1), -1)
+        u = random_standard_uniform(self.rng) * self.pcdf[self.npairs - 1]
+        lo_, hi_ = 0, self.npairs - 1
+        while lo_ < hi_:                     # the first pair whose cumulative weight exceeds u
+            p = (lo_ + hi_) // 2
+            if self.pcdf[p] > u:
+                hi_ = p
+            else:
+                lo_ = p + 1
+        self.n_pair_prop += 1
+        if self._toggle(self.pa[lo_], self.pb[lo_]):
+            self.n_pair_acc += 1
+            return 1
+        return 0
+
+    cdef int _toggle(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """The reversible jump that switches input a (and b, when b >= 0) in or out: out drops its linear column and
+        its scale (s_j = 0); in adds them with theta_j drawn from its prior N(0, tau^2). The prior draw cancels the
+        scale's prior density, so r = p(y | new) / p(y | old) times pi / (1 - pi) for each input switched in, its
+        inverse for each switched out (nbs/05d). The pair is drawn from a fixed symmetric table and the same pair undoes
+        the move, so no proposal ratio enters. Leaving no input has prior mass 0: rejected. Every column is rebuilt
+        (the number of columns changes)."""
+        cdef Py_ssize_t[2] js
+        cdef bint[2] outs
+        cdef double[2] old_s, new_t
+        cdef Py_ssize_t n = 1 if b < 0 else 2, t, i, j, left = self.nincl
+        cdef bint acc
+        cdef double lr, new = 0.0, dll = 0.0, dpr = 0.0, dlf, ts
         cdef int rc = 0
+        js[0], js[1] = a, b
         self.n_sel_prop += 1
-        if out and self.nincl == 1:
+        for t in range(n):
+            j = js[t]
+            outs[t] = self.inc[j] != 0
+            left += -1 if outs[t] else 1
+        if left == 0:
             return 0
-        if not out and self.learn:
-            new_t = random_standard_normal(self.rng)
-            new_t = self._tsd(new_t) * new_t      # a draw of the (two-piece) normal: its halves have mass 1/2 each
-        self.inc[j] = 0 if out else 1
-        self.sc[j] = 0.0 if out else (exp(new_t) if self.learn else 1.0)
+        for t in range(n):
+            j = js[t]
+            old_s[t] = self.sc[j]
+            new_t[t] = 0.0
+            if not outs[t] and self.learn:
+                new_t[t] = random_standard_normal(self.rng)
+                new_t[t] = self._tsd(new_t[t]) * new_t[t]    # a draw of the (two-piece) normal: halves of mass 1/2
+            self.inc[j] = 0 if outs[t] else 1
+            self.sc[j] = 0.0 if outs[t] else (exp(new_t[t]) if self.learn else 1.0)
+            dpr += -self.lodds if outs[t] else self.lodds
         if not self.prior_only:
             rc = self._rebuild_from(0, self.inc, self.sc, self.kind)
             if rc == 0:
@@ -983,12 +1053,13 @@ cdef class _RJLearnedBasis(_RJProbit):
                 dll = new - self.lml
             else:
                 dll = -INFINITY
-        lr = self.beta * dll + (-self.lodds if out else self.lodds)
-        dlf = dll + (-self.lodds if out else self.lodds)
-        if self.learn:   # the change of the log posterior (for the annealing factor): the scale's prior density
-            new_s = self.th[j] if out else new_t
-            dlf += (1.0 if out else -1.0) * (0.5 * (new_s / self._tsd(new_s)) ** 2 + log(self._tsd(new_s))
-                                             + 0.5 * LOG_2PI)
+        lr = self.beta * dll + dpr
+        dlf = dll + dpr
+        if self.learn:   # the change of the log posterior (for the annealing factor): the scales' prior densities
+            for t in range(n):
+                ts = self.th[js[t]] if outs[t] else new_t[t]
+                dlf += (1.0 if outs[t] else -1.0) * (0.5 * (ts / self._tsd(ts)) ** 2 + log(self._tsd(ts))
+                                                     + 0.5 * LOG_2PI)
         acc = self._accept(lr, dlf)
         if not self.prior_only and rc == 0:
             settle(self.st, acc, new, &self.lml)
@@ -1000,10 +1071,12 @@ cdef class _RJLearnedBasis(_RJProbit):
                     self.lin[self.nincl] = i
                     self.nincl += 1
             self.p0 = 1 + self.nincl
-            self.th[j] = 0.0 if out else new_t
+            for t in range(n):
+                self.th[js[t]] = 0.0 if outs[t] else new_t[t]
         else:
-            self.inc[j] = 1 if out else 0
-            self.sc[j] = old_s
+            for t in range(n):
+                self.inc[js[t]] = 1 if outs[t] else 0
+                self.sc[js[t]] = old_s[t]
         return acc
 
     cdef int _kind_step(self) noexcept nogil:

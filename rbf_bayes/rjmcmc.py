@@ -85,14 +85,12 @@ class RJConfig:
     fixed_sigma2: float|None = None # sigma^2 known (the likelihood seam's GAUSSIAN kind; probit data augmentation: 1)
     learn_scales: bool = False  # per-input scales s of the distance ||diag(s)(x - mu)||, sampled (05d_learned_basis)
     scale_step: float = 0.3     # random-walk sd of the log-scale MH step (one input per iteration)
-    # input selection: a reversible jump switches one input (linear column and scale) in or out (05d)
-    select_inputs: bool = False
-    # the basis type as a parameter: an MH step among these types (>= 2 names of BASES; 05d)
-    basis_types: tuple|None = None
+    select_inputs: bool = False  # reversible jumps switch inputs (linear column and scale) in or out (05d)
+    pair_jumps: float = 0.5     # the share of those jumps that switch a pair of correlated inputs (05d); 0: none
+    basis_types: tuple|None = None  # the basis type as a parameter: MH among these (>= 2 names of BASES; 05d)
     # "stored" N x m design, "recompute" (columns evaluated again in row blocks: memory O(N(d+c))), "auto"
     design: str = "auto"
-    # candidate centres per birth and death (the multiple-try moves of 03_moves); 1: the plain moves
-    n_tries: int = 1
+    n_tries: int = 1            # candidate centres per birth and death (multiple-try moves, 03_moves); 1: plain
     n_temps: int = 1            # replicas of the tempered ladder (replica exchange, "Tempering" below); 1: no tempering
     beta_min: float|None = None     # the hottest replica's likelihood power; None: adapted ("Tempering" below)
     adapt_ladder: str = "run"       # the ladder adapts the whole "run" (since stop 72) or in "burn_in", then fixed
@@ -110,6 +108,8 @@ class RJConfig:
         check_positive("rw_var", self.rw_var)
         check_positive("split_scale", self.split_scale)
         check_positive("scale_step", self.scale_step)
+        if not 0 <= self.pair_jumps < 1:
+            raise ValueError(f"pair_jumps must be in [0, 1) (single jumps reach every subset), got {self.pair_jumps}")
         for n in ("learn_scales", "select_inputs"):
             if not isinstance(getattr(self, n), (bool, np.bool_)):
                 raise TypeError(f"{n} must be True or False, got {getattr(self, n)!r}")
@@ -170,6 +170,7 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
                 known_sigma2=config.fixed_sigma2 is not None,
                 sigma2=config.fixed_sigma2 if config.fixed_sigma2 is not None else 0.0,
                 n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs,
+                pair_jumps=config.pair_jumps,
                 far_prob=prior.far_prob if prior.iota_far is not None else 0.0,
                 latent_scale_step=config.latent_scale_step)
 
@@ -367,6 +368,7 @@ class RJRunInfo(RBFRunInfo):
     n_classes: int | None = None           # the probit classifier's classes
     scale_acceptance: list | None = None   # (proposed, accepted) of the learned-scale step (05d)
     input_acceptance: list | None = None   # (proposed, accepted) of the input in/out step (05d)
+    pair_acceptance: list | None = None    # (proposed, accepted) of its jumps on a pair of inputs (among the above)
     basis_acceptance: list | None = None   # (proposed, accepted) of the basis-type step (05d)
     tempering: dict | None = None          # the tempered ladder: its inverse temperatures, swap rates (below)
 
@@ -423,6 +425,7 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
         for key, name in (
             ("scale_acceptance", "scale step"),
             ("input_acceptance", "input in/out step"),
+            ("pair_acceptance", "  of which on a pair"),
             ("basis_acceptance", "basis type step"),
         ):
             pa = getattr(self.meta, key)
@@ -801,9 +804,8 @@ class _RJRun(_RJChunks, ChunkedRun):
         cat = lambda j, w: (
             np.concatenate([b[j].reshape(-1, w) for b in self.blocks]) if self.blocks else np.empty((0, w))
         )  # noqa: E731
-        sizes = lambda j: (  # noqa: E731
-            np.concatenate([b[j] for b in self.blocks]) if self.blocks else np.empty(0, np.int64)
-        )
+        sizes = lambda j: (np.concatenate([b[j] for b in self.blocks]) if self.blocks  # noqa: E731
+                           else np.empty(0, np.int64))
         snaps = dict(
             kept=sizes(0).astype(np.int64),
             centres=cat(1, d),
@@ -819,6 +821,7 @@ class _RJRun(_RJChunks, ChunkedRun):
             meta["scale_acceptance"] = (int(co.n_scale_prop), int(co.n_scale_acc))
         if self.config.select_inputs:
             meta["input_acceptance"] = (int(co.n_sel_prop), int(co.n_sel_acc))
+            meta["pair_acceptance"] = (int(co.n_pair_prop), int(co.n_pair_acc))
         if self.typed:
             meta["basis_acceptance"] = (int(co.n_kind_prop), int(co.n_kind_acc))
         return Trace(
@@ -1086,6 +1089,7 @@ class _RefState:
     n_acc: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(5, np.int64))
     n_scale: list = dataclasses.field(default_factory=lambda: [0, 0])  # scale steps proposed, accepted
     n_sel: list = dataclasses.field(default_factory=lambda: [0, 0])    # input switches proposed, accepted
+    n_pair: list = dataclasses.field(default_factory=lambda: [0, 0])   # ... of them on a pair of inputs
     n_kind: list = dataclasses.field(default_factory=lambda: [0, 0])   # basis-type steps proposed, accepted
 
 # %% ../nbs/05_rjmcmc.ipynb #7b7badf4
@@ -1273,30 +1277,44 @@ def _ref_scale_step(m: _RefModel, st: _RefState, rng) -> None:
         st.n_scale[1] += 1
 
 # %% ../nbs/05_rjmcmc.ipynb #f2561eba
+def _ref_pairs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    "The pair jumps' table (05d): the pairs a < b of inputs and their weights r_ab^2 (uniform if all are 0)."
+    pairs = np.column_stack(np.triu_indices(x.shape[1], 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.corrcoef(x, rowvar=False).reshape(x.shape[1], x.shape[1])
+    w = np.nan_to_num(r[pairs[:, 0], pairs[:, 1]] ** 2)
+    w = w if w.sum() > 0 else np.ones(len(pairs))
+    return pairs, w / w.sum()
+
+# %% ../nbs/05_rjmcmc.ipynb #86e443fa
 def _ref_select_step(m: _RefModel, st: _RefState, rng) -> None:
-    "The reversible jump switching input j in (theta_j from its prior) or out (05d); the last input stays in."
+    """A share `pair_jumps` of the steps switches a pair of inputs (drawn by squared correlation), the others one input
+    j (uniform), in or out (05d); theta_j of an input switched in from its prior; no input left is refused."""
     p, learn = m.prior, m.config.learn_scales
     lodds = math.log(p.inclusion_prob) - math.log1p(-p.inclusion_prob)
-    j = rng.integers(m.d)
-    out_ = bool(st.g[j])
+    pairs, w = _ref_pairs(m.x)
+    pair = len(pairs) > 0 and m.config.pair_jumps > 0 and rng.random() < m.config.pair_jumps
+    js = pairs[rng.choice(len(pairs), p=w)] if pair else [rng.integers(m.d)]
     st.n_sel[0] += 1
-    if out_ and st.g.sum() == 1:
+    st.n_pair[0] += len(js) == 2
+    g1, s1, t1 = st.g.copy(), st.sc.copy(), st.th.copy() if learn else None
+    g1[js] = ~st.g[js]
+    if not g1.any():
         return
-    g1 = st.g.copy()
-    g1[j] = not out_
-    s1, t1 = st.sc.copy(), 0.0
-    if out_:
-        s1[j] = 0.0
-    else:
-        z = rng.standard_normal() if learn else 0.0  # a draw of theta_j's (two-piece) normal prior
-        t1 = m.tsd(z) * z
-        s1[j] = math.exp(t1)
+    lr = 0.0
+    for j in js:
+        lr += lodds if g1[j] else -lodds
+        z = rng.standard_normal() if learn and g1[j] else 0.0  # a draw of theta_j's (two-piece) normal prior
+        s1[j] = math.exp(m.tsd(z) * z) if g1[j] else 0.0
+        if learn:
+            t1[j] = m.tsd(z) * z
     new = m.lml(st, st.S, s1, g1)
-    if math.log(rng.random()) < new - st.cur + (-lodds if out_ else lodds):
+    if math.log(rng.random()) < new - st.cur + lr:
         st.g, st.sc, st.cur = g1, s1, new
         st.n_sel[1] += 1
+        st.n_pair[1] += len(js) == 2
         if learn:
-            st.th[j] = t1
+            st.th = t1
 
 # %% ../nbs/05_rjmcmc.ipynb #17f9ddbc
 def _ref_type_step(m: _RefModel, st: _RefState, rng) -> None:
@@ -1371,6 +1389,7 @@ def _ref_trace(m: _RefModel, st: _RefState, out: dict, snaps: dict, seconds: flo
         meta["scale_acceptance"] = tuple(st.n_scale)
     if sel:
         meta["input_acceptance"] = tuple(st.n_sel)
+        meta["pair_acceptance"] = tuple(st.n_pair)
     if types:
         meta["basis_acceptance"] = tuple(st.n_kind)
     s = snaps

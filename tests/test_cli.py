@@ -226,11 +226,12 @@ def test_fit_stopped_at_the_cap_says_so_in_the_clis_words(tmp_path, capsys):
     said = [line for line in err.splitlines() if line.startswith("rbf-bayes: warning (NotConvergedWarning):")]
     m = load_model(out)
     assert m.max_iter == 200 and not m.trace_.meta["auto"]["converged"]
-    # quadratic="auto" stacks two fits here (measured: both in the predictive, the plain model's weight 0.25), and
-    # each stopped at the cap: one line for each, the other fit's naming it
+    # quadratic="auto" stacks two fits here (measured: both in the predictive, the products' weight 0.31; before stop
+    # 84's pair jumps the other fit was the plain model's, weight 0.25), and each stopped at the cap: one line for
+    # each, the other fit's naming it
     assert hasattr(m, "other_fit_") and len(said) == 2, err
-    assert said[1].startswith('rbf-bayes: warning (NotConvergedWarning): quadratic="auto", the plain model\'s fit ('
-                              "weight 0.25 in the predictive): ")
+    assert said[1].startswith('rbf-bayes: warning (NotConvergedWarning): quadratic="auto", the products\' fit ('
+                              "weight 0.31 in the predictive): ")
     for line in said:
         assert "--max-iter = 200 iterations without converging" in line and "raise --max-iter" in line
         assert "(--temps" in line and "(--tries)" in line and "n_temps" not in line and "max_iter" not in line

@@ -142,3 +142,38 @@ def test_sinc_seed6_learned_scale_stays_finite():
     tr = m.trace_
     assert np.all(tr.sigma2 > 0) and np.all(np.isfinite(tr.log_posterior))
     assert np.sqrt(np.mean((m.predict(d.x_test) - d.f_test) ** 2)) < 0.1
+
+
+def test_pair_table_is_the_references_and_handles_constant_and_single_inputs():
+    "The C loop's pair weights (r_ab^2, cumulative) equal the reference's; a constant input's pairs weigh 0."
+    from rbf_bayes._rjmcmc import _pair_table
+    from rbf_bayes.rjmcmc import _ref_pairs
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(30, 4)); x[:, 1] += 2 * x[:, 0]; x[:, 3] = 1.5
+    cdf, a, b = _pair_table(x)
+    pairs, w = _ref_pairs(x)
+    npt.assert_array_equal(np.column_stack([a, b]), pairs)
+    npt.assert_allclose(np.diff(np.r_[0.0, cdf]) / cdf[-1], w, rtol=1e-12)
+    assert np.all(w[pairs[:, 1] == 3] == 0) and w[0] == w.max()
+    assert len(_pair_table(x[:, :1])[0]) == 0 and len(_ref_pairs(x[:, :1])[0]) == 0
+    npt.assert_allclose(_ref_pairs(np.ones((5, 3)))[1], 1 / 3)      # no correlation anywhere: uniform
+
+
+def test_pair_jumps_keep_the_exact_subset_posterior_of_correlated_inputs():
+    """k = 0, delta^2 fixed, four inputs in two correlated pairs (r about 0.95) that explain y alike: p(gamma | y) over
+    the 15 non-empty subsets by enumeration; the chain (single and pair jumps) must match it, and pair jumps happen."""
+    rng = np.random.default_rng(11)
+    z = rng.normal(size=(60, 2))
+    x = np.column_stack([z[:, 0], z[:, 0] + 0.3 * rng.normal(size=60), z[:, 1], z[:, 1] + 0.3 * rng.normal(size=60)])
+    y = 0.5 * z[:, 0] + 0.3 * z[:, 1] + rng.normal(size=60)
+    pr = RBFPrior(k_max=4, inclusion_prob=0.4)
+    cfg = RJConfig(n_iter=60_000, burn_in=0, moves=("update",), select_inputs=True, fix_delta2=5.0, fix_Lambda=1.0)
+    t = sample_rjmcmc(x, y, prior=pr, config=cfg, rng=np.random.default_rng(2), init={"centres": np.empty((0, 4))})
+    subsets = sorted((g for g in itertools.product([False, True], repeat=4) if any(g)), key=_code)
+    lp = np.array([log_marginal_likelihood(np.column_stack([np.ones(60), x[:, list(np.flatnonzero(g))]]), y, 5.0, pr)
+                   + log_inputs_prior(g, pr) for g in subsets])
+    p = np.exp(lp - lp.max()); p /= p.sum()
+    seen = np.bincount([_code(g) for g in t.scales[::25] > 0], minlength=16)[1:]
+    assert stats.chisquare(seen, p * seen.sum()).pvalue > P_MIN, (seen / seen.sum(), p)
+    prop, acc = t.meta.pair_acceptance
+    assert prop > 0.4 * t.meta.input_acceptance[0] and acc > 100
