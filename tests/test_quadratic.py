@@ -239,10 +239,10 @@ def test_auto_with_raw_inputs_fits_the_plain_model_alone():
 def test_auto_says_each_fits_warnings_once_after_the_choice(monkeypatch):
     """Both fits stopped at max_iter unconverged. Both in the predictive (measured: the plain model's weight 0.145;
     0.020 before stop 84's pair jumps): the user hears two NotConvergedWarnings at the user's line, the own fit's
-    (its text is the own model's summary note) and the other's, naming that fit and its weight. With the other fit left out
-    (QUADRATIC_STACK_MIN raised for the test to 0.5, above any weight the other fit can have but a tie; it was 0.05,
-    chosen above the old measured weight, which the new chains' 0.145 passed) one, the own fit's; the other's is
-    recorded as other_converged False and said in the summary's row.
+    (its text is the own model's summary note) and the other's, naming that fit and its weight. With the other fit
+    left out (QUADRATIC_STACK_MIN raised for the test to 0.5, above any weight the other fit can have but a tie; it
+    was 0.05, chosen above the old measured weight, which the new chains' 0.145 passed) one, the own fit's; the
+    other's is recorded as other_converged False and said in the summary's row.
     Measured: at max_iter=200 on these data both fits' chains disagree (split R-hat of k > 1.01)."""
     from rbf_bayes import NotConvergedWarning, estimators
     X, y, _ = _data(80)
