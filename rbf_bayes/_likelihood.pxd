@@ -28,6 +28,7 @@ cdef struct Likelihood:
 
 cdef extern from "_likelihood.h":
     const double LOG_2PI "RBF_LOG_2PI"     # log(2 pi)
+    const double YPY_REL_MIN "RBF_YPY_REL_MIN"   # sigma^2 draw: the floor of gamma0 + y'Py over gamma0 + y'y
 
 
 cdef inline double log_ml(const Likelihood* lk, GramFactor g, bint proposed) noexcept nogil:

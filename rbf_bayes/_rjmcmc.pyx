@@ -12,7 +12,7 @@ reproduces a run bit for bit; the loop runs with the GIL released.
 import numpy as np
 cimport cython
 cimport numpy as cnp
-from libc.math cimport sqrt, log, log1p, exp, lgamma, INFINITY, pow
+from libc.math cimport sqrt, log, log1p, exp, lgamma, INFINITY, pow, fmax
 from libc.stdint cimport int64_t, int32_t
 from libc.string cimport memcpy, memmove, memset
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -22,7 +22,7 @@ from numpy.random.c_distributions cimport (random_standard_uniform, random_stand
 from scipy.special.cython_special cimport log_ndtr, ndtri_exp
 from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_c, basis_column_scaled_t
 from rbf_bayes._kernel import BASIS_CODES
-from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI
+from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI, YPY_REL_MIN
 from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, N_RJ_MOVES, APPEND, DELETE, REPLACE,
                               move_probs, mh_accept, rate_mh_step, propose, settle)
 
@@ -70,6 +70,7 @@ def _settings_fields():
 SETTINGS_FIELDS = _settings_fields()    # RJSettings' fields in declaration order
 
 
+C_YPY_REL_MIN = YPY_REL_MIN    # sigma^2's floor of scale (kernel.YPY_REL_MIN must equal it: tests/test_kernel.py)
 MOVES = ("birth", "death", "split", "merge", "update")   # in Move code order (_core.pxd)
 # The C view of the one set of move codes (`rbf_bayes.moves.MOVE_CODES` must equal it: tests/test_kernel.py)
 C_MOVE_CODES = {"birth": BIRTH, "death": DEATH, "split": SPLIT, "merge": MERGE, "update": UPDATE, "change": CHANGE,
@@ -708,7 +709,7 @@ cdef class _RJModel(_RJState):
 
     cdef void _hypers(self) noexcept nogil:
         cdef Py_ssize_t o, i, m = self.st.m, M1 = self.st.M1
-        cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad
+        cdef double a_s = 0.5 * (self.v0 + self.N), s, yPy, s2, quad, q
         cdef double* z
         cdef double* al
         if self.beta != 1.0 and not self.prior_only:
@@ -726,8 +727,9 @@ cdef class _RJModel(_RJState):
                 yPy = self.st.yy[o] - s * self.st.e[o]
                 if self.has_s2:
                     s2 = self.s2_fixed
-                else:
-                    s2 = 0.5 * (self.g0 + yPy) / random_standard_gamma(self.rng, a_s)
+                else:   # the scale at least the rounding of y'y - e (noise-free y fitted to the last bits; 04_kernel)
+                    q = fmax(self.g0 + yPy, YPY_REL_MIN * (self.g0 + self.st.yy[o]))
+                    s2 = 0.5 * q / random_standard_gamma(self.rng, a_s)
                 self.sigma2_buf[o] = s2
                 # w = L' alpha ~ N(s z, s2 s I); quad = alpha' S alpha
                 quad = 0.0

@@ -18,7 +18,7 @@ from .priors import RBFPrior
 _all_ = ["BASIS_CODES", "basis_column"]   # the C column generator and basis codes, re-exported
 
 # %% auto #0
-__all__ = ['TOL_FLOOR', 'GramFactorRef', 'rbf_state', 'state_log_ml', 'BASIS_CODES', 'basis_column']
+__all__ = ['TOL_FLOOR', 'YPY_REL_MIN', 'GramFactorRef', 'rbf_state', 'state_log_ml', 'BASIS_CODES', 'basis_column']
 
 # %% ../nbs/04_kernel.ipynb #76c3a2be
 TOL_FLOOR = 1e-13   # pivot floor relative to the largest G_ii (as TOL_FLOOR in _kernel.pyx)
@@ -202,6 +202,10 @@ def rbf_state(x, # inputs (N, d)
 
 # %% ../nbs/04_kernel.ipynb #27a53af2
 _RIDGE = RBFPrior(coef_prior="ridge")  # the Gaussian kind's coefficient prior (built once, not per call)
+# the floor of gamma0 + y'Py as a share of gamma0 + y'y in sigma^2's draw: below it y'Py = y'y - e is the rounding of
+# the difference, not a residual (noise-free targets fitted to the last bits); the C seam's RBF_YPY_REL_MIN
+# (`_likelihood.h`; `_rjmcmc.C_YPY_REL_MIN` must equal it)
+YPY_REL_MIN = 1e-12
 
 
 def state_log_ml(

@@ -18,7 +18,7 @@ from ._kernel import BASIS_CODES, draw_values
 from ._rjmcmc import MOVES, Records, RJCore, Snapshots, ladder_run
 from ._validation import as_inputs, as_targets, check_choice, check_int, check_memory, check_positive
 from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
-from .kernel import GramFactorRef, rbf_state
+from .kernel import YPY_REL_MIN, GramFactorRef, rbf_state
 from rbf_bayes.moves import (
     MOVE_CODES,
     log_mean_weight,
@@ -1337,6 +1337,7 @@ def _ref_gibbs(m: _RefModel, st: _RefState, rng) -> None:
     else:
         st.D = m.design(st, st.S)
         yPy, _ = dense_summaries(st.D, st.Y, st.d2, p)
+        yPy = np.maximum(yPy, YPY_REL_MIN * (p.gamma0 + np.einsum("ni,ni->i", st.Y, st.Y)) - p.gamma0)  # 04_kernel
         st.sig2 = sample_sigma2(rng, yPy, m.N, p) if m.s2k is None else np.full(st.Y.shape[1], m.s2k)
         st.alpha = sample_coef(rng, st.D, st.Y, st.sig2, st.d2, p)
         if cfg.fix_delta2 is None:

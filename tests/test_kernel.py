@@ -553,3 +553,11 @@ def test_new_targets_keep_the_factors_and_solve_against_them():
         b = D.T @ Y[:, o]
         want = b @ np.linalg.solve(D.T @ D + rr * np.eye(D.shape[1]), b)
         np.testing.assert_allclose(a.explained[o], want, rtol=1e-10)
+
+
+def test_sigma2s_floor_of_scale_is_one_constant_in_c_and_numpy():
+    """sigma^2's draw takes gamma0 + y'Py at least YPY_REL_MIN of gamma0 + y'y (below it, the rounding of y'y - e):
+    the C loop's constant is the reference's."""
+    from rbf_bayes._rjmcmc import C_YPY_REL_MIN
+    from rbf_bayes.kernel import YPY_REL_MIN
+    assert C_YPY_REL_MIN == YPY_REL_MIN == 1e-12
