@@ -161,9 +161,15 @@ cdef int _basis_type(RJCore c) noexcept nogil:
     return c._kind_step()
 
 
+PAIR_INPUTS_MAX = 1000    # above this many inputs no pair jumps (the table would hold d (d - 1) / 2 pairs)
+
+
 def _pair_table(x):
     """The pair jumps' table (nbs/05d): every pair a < b of inputs with weight r_ab^2, their correlation's square in
-    the training inputs (uniform where no pair is correlated; a constant input's pairs weigh 0); cumulative."""
+    the training inputs (uniform where no pair is correlated; a constant input's pairs weigh 0); cumulative. None (no
+    input selection, or more than PAIR_INPUTS_MAX inputs): no pairs."""
+    if x is None:
+        return np.zeros(0), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
     x = np.asarray(x, dtype=float)
     d = x.shape[1]
     a, b = np.triu_indices(d, 1)
@@ -431,7 +437,7 @@ cdef class _RJState:
         cdef int[::1] kv = self._kinds
         self.kinds, self.nkinds = &kv[0], len(self._kinds)
         self.n_sel_prop = self.n_sel_acc = self.n_kind_prop = self.n_kind_acc = self.n_pair_prop = self.n_pair_acc = 0
-        self._pcdf, self._pa, self._pb = _pair_table(self._x)
+        self._pcdf, self._pa, self._pb = _pair_table(self._x if self.select and self.d <= PAIR_INPUTS_MAX else None)
         self.npairs = len(self._pcdf)
         self.ppair = S.pair_jumps
         cdef double[::1] pcv = self._pcdf

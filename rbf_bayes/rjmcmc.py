@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._kernel import BASIS_CODES, draw_values
-from ._rjmcmc import MOVES, Records, RJCore, Snapshots, ladder_run
+from ._rjmcmc import MOVES, PAIR_INPUTS_MAX, Records, RJCore, Snapshots, ladder_run
 from ._validation import as_inputs, as_targets, check_choice, check_int, check_memory, check_positive
 from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import YPY_REL_MIN, GramFactorRef, rbf_state
@@ -1292,7 +1292,7 @@ def _ref_select_step(m: _RefModel, st: _RefState, rng) -> None:
     j (uniform), in or out (05d); theta_j of an input switched in from its prior; no input left is refused."""
     p, learn = m.prior, m.config.learn_scales
     lodds = math.log(p.inclusion_prob) - math.log1p(-p.inclusion_prob)
-    pairs, w = _ref_pairs(m.x)
+    pairs, w = _ref_pairs(m.x) if m.d <= PAIR_INPUTS_MAX else (np.zeros((0, 2), int), np.zeros(0))
     pair = len(pairs) > 0 and m.config.pair_jumps > 0 and rng.random() < m.config.pair_jumps
     js = pairs[rng.choice(len(pairs), p=w)] if pair else [rng.integers(m.d)]
     st.n_sel[0] += 1

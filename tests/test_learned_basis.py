@@ -177,3 +177,17 @@ def test_pair_jumps_keep_the_exact_subset_posterior_of_correlated_inputs():
     assert stats.chisquare(seen, p * seen.sum()).pvalue > P_MIN, (seen / seen.sum(), p)
     prop, acc = t.meta.pair_acceptance
     assert prop > 0.4 * t.meta.input_acceptance[0] and acc > 100
+
+
+def test_no_pair_table_without_selection_or_beyond_the_cap():
+    """The table is empty for None, what the core passes without input selection or above PAIR_INPUTS_MAX inputs; a
+    run with selection proposes pair jumps, one without records none."""
+    from rbf_bayes._rjmcmc import PAIR_INPUTS_MAX, _pair_table
+    assert PAIR_INPUTS_MAX == 1000 and len(_pair_table(None)[0]) == 0
+    rng = np.random.default_rng(3)
+    x = rng.uniform(size=(30, 3)); y = np.sin(4 * x[:, 0]) + 0.1 * rng.normal(size=30)
+    cfg = RJConfig(n_iter=300, burn_in=100, select_inputs=True, learn_scales=True)
+    t = sample_rjmcmc(x, y, config=cfg, rng=np.random.default_rng(0), basis="gaussian")
+    assert t.meta.pair_acceptance[0] > 0
+    off = sample_rjmcmc(x, y, config=RJConfig(n_iter=300, burn_in=100), rng=np.random.default_rng(0), basis="gaussian")
+    assert off.meta.pair_acceptance is None
