@@ -285,7 +285,7 @@ cdef class _RJState:
     cdef double* pcdf          # (npairs,) cumulative weights of the input pairs (squared correlations), for pair jumps
     cdef Py_ssize_t* pa        # (npairs,) first input of each pair
     cdef Py_ssize_t* pb        # (npairs,) second input
-    cdef Py_ssize_t npairs     # 0: no pair jumps (fewer than two inputs)
+    cdef Py_ssize_t npairs     # 0: no pair jumps (no selection, fewer than two inputs, or above PAIR_INPUTS_MAX)
     cdef double ppair          # the share of the input steps that are pair jumps (settings' pair_jumps)
 
     def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,

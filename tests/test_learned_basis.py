@@ -22,20 +22,27 @@ def _code(g):
     return int(np.dot(g, 1 << np.arange(len(g))))
 
 
+def _subsets_match_enumeration(x, y, pr, delta2, n_iter, seed):
+    """k = 0, delta^2 fixed: the chain's visits to the non-empty input subsets (thinned) against p(gamma | y) by
+    enumeration (chi-square); returns the trace."""
+    N, d = x.shape
+    cfg = RJConfig(n_iter=n_iter, burn_in=0, moves=("update",), select_inputs=True, fix_delta2=delta2, fix_Lambda=1.0)
+    t = sample_rjmcmc(x, y, prior=pr, config=cfg, rng=np.random.default_rng(seed), init={"centres": np.empty((0, d))})
+    subsets = sorted((g for g in itertools.product([False, True], repeat=d) if any(g)), key=_code)
+    lp = np.array([log_marginal_likelihood(np.column_stack([np.ones(N), x[:, list(np.flatnonzero(g))]]), y, delta2,
+                                           pr) + log_inputs_prior(g, pr) for g in subsets])
+    p = np.exp(lp - lp.max()); p /= p.sum()
+    seen = np.bincount([_code(g) for g in t.scales[::25] > 0], minlength=2 ** d)[1:]
+    assert stats.chisquare(seen, p * seen.sum()).pvalue > P_MIN, (seen / seen.sum(), p)
+    return t
+
+
 @pytest.mark.parametrize("coef_prior,pi", [("g", 0.5), ("ridge", 0.7)])
 def test_input_subsets_match_enumeration(coef_prior, pi):
     "k = 0, delta^2 fixed: p(gamma | y) over the 3 non-empty subsets of 2 inputs is exact; the chain must match it."
     rng = np.random.default_rng(8)
     x = rng.normal(size=(30, 2)); y = 0.35 * x[:, 0] + rng.normal(size=30)
-    pr = RBFPrior(k_max=4, coef_prior=coef_prior, inclusion_prob=pi)
-    cfg = RJConfig(n_iter=40_000, burn_in=0, moves=("update",), select_inputs=True, fix_delta2=3.0, fix_Lambda=1.0)
-    t = sample_rjmcmc(x, y, prior=pr, config=cfg, rng=np.random.default_rng(1), init={"centres": np.empty((0, 2))})
-    subsets = sorted((g for g in itertools.product([False, True], repeat=2) if any(g)), key=_code)
-    lp = np.array([log_marginal_likelihood(np.column_stack([np.ones(30), x[:, list(np.flatnonzero(g))]]), y, 3.0, pr)
-                   + log_inputs_prior(g, pr) for g in subsets])
-    p = np.exp(lp - lp.max()); p /= p.sum()
-    seen = np.bincount([_code(g) for g in t.scales[::25] > 0], minlength=4)[1:]
-    assert stats.chisquare(seen, p * seen.sum()).pvalue > P_MIN, (seen / seen.sum(), p)
+    t = _subsets_match_enumeration(x, y, RBFPrior(k_max=4, coef_prior=coef_prior, inclusion_prob=pi), 3.0, 40_000, 1)
     # the coefficients of an input that is out are stored as 0 in the full layout
     out = t.scales[:, 1] == 0
     assert out.any() and np.all(t.coef_mean.reshape(len(t.kept), 3)[out, 2] == 0)
@@ -166,15 +173,7 @@ def test_pair_jumps_keep_the_exact_subset_posterior_of_correlated_inputs():
     z = rng.normal(size=(60, 2))
     x = np.column_stack([z[:, 0], z[:, 0] + 0.3 * rng.normal(size=60), z[:, 1], z[:, 1] + 0.3 * rng.normal(size=60)])
     y = 0.5 * z[:, 0] + 0.3 * z[:, 1] + rng.normal(size=60)
-    pr = RBFPrior(k_max=4, inclusion_prob=0.4)
-    cfg = RJConfig(n_iter=60_000, burn_in=0, moves=("update",), select_inputs=True, fix_delta2=5.0, fix_Lambda=1.0)
-    t = sample_rjmcmc(x, y, prior=pr, config=cfg, rng=np.random.default_rng(2), init={"centres": np.empty((0, 4))})
-    subsets = sorted((g for g in itertools.product([False, True], repeat=4) if any(g)), key=_code)
-    lp = np.array([log_marginal_likelihood(np.column_stack([np.ones(60), x[:, list(np.flatnonzero(g))]]), y, 5.0, pr)
-                   + log_inputs_prior(g, pr) for g in subsets])
-    p = np.exp(lp - lp.max()); p /= p.sum()
-    seen = np.bincount([_code(g) for g in t.scales[::25] > 0], minlength=16)[1:]
-    assert stats.chisquare(seen, p * seen.sum()).pvalue > P_MIN, (seen / seen.sum(), p)
+    t = _subsets_match_enumeration(x, y, RBFPrior(k_max=4, inclusion_prob=0.4), 5.0, 60_000, 2)
     prop, acc = t.meta.pair_acceptance
     assert prop > 0.4 * t.meta.input_acceptance[0] and acc > 100
 
