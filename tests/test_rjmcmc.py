@@ -339,12 +339,11 @@ def test_noise_free_targets_never_draw_sigma2_zero():
 
 
 def test_noise_free_linear_targets_keep_bmars_and_smc_noise_positive():
-    """Targets that are exactly a linear function of the inputs: the hinge basis of BMARS fits them to rounding
-    ((x - x_min)_+ is linear on the data), and TD-SMC's Gaussian bases nearly so. Their noise variances are drawn from
-    conditionals with their own floors (an inverse gamma's scale kept > 0): every draw must stay positive and finite,
-    the predictions finite and their sd positive. (The reversible-jump regressor and the annealer refuse such targets
+    """Targets that are exactly a linear function of the inputs, which BMARS's hinges ((x - x_min)_+ is linear on the
+    data) and TD-SMC's Gaussian bases can fit closely: their noise variances' draws must stay positive and finite, the
+    predictions finite and their sd positive. (The reversible-jump regressor and the annealer refuse such targets
     with a ValueError naming the output, test_bad_inputs; stop 85 measured BMARS's draws at 3e-4..8e-4, TD-SMC's at
-    1e-5..3e-5 on these data.)"""
+    1e-5..3e-5 on these data: neither collapses towards 0.)"""
     from rbf_bayes import BMARSRegressor, SMCRegressor
     X = np.random.default_rng(2).uniform(-2, 2, (60, 2)); y = 2 * X[:, 0] + 1 - X[:, 1]
     for est in (BMARSRegressor(n_iter=4000, burn_in=2000, n_chains=2, random_state=0), SMCRegressor(random_state=0)):
