@@ -54,6 +54,7 @@ cdef struct RJSettings:
     Py_ssize_t n_tries          # candidates per birth / death / multiple-try update (1: the plain moves)
     bint learn_scales, select_inputs
     double pair_jumps           # input selection: the share of its jumps that switch a pair of inputs (nbs/05d)
+    double triple_jumps         # ... and the share of those pair jumps that switch a third input with the pair
     # the centre prior (nbs/00_basis, "Centres beyond the data"): each coordinate of a centre is uniform on the far box
     # (lo, hi) with probability far_prob, else uniform on the near box (near_lo, near_hi); 0: uniform on (lo, hi)
     double far_prob
@@ -164,6 +165,19 @@ cdef int _basis_type(RJCore c) noexcept nogil:
 PAIR_INPUTS_MAX = 1000    # above this many inputs no pair jumps (the table would hold d (d - 1) / 2 pairs)
 
 
+def _squared_correlations(x):
+    """The d x d squared correlations r_ab^2 of the training inputs' columns, 0 on the diagonal and for a constant
+    input (whose correlation is undefined)."""
+    x = np.asarray(x, dtype=float)
+    xc = x - x.mean(0)
+    sd = np.sqrt((xc ** 2).sum(0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc.T @ xc) / np.outer(sd, sd)
+    r2 = np.nan_to_num(r ** 2, nan=0.0, posinf=0.0)
+    np.fill_diagonal(r2, 0.0)
+    return np.ascontiguousarray(r2)
+
+
 def _pair_table(x):
     """The pair jumps' table (nbs/05d): every pair a < b of inputs with weight r_ab^2, their correlation's square in
     the training inputs (uniform where no pair is correlated; a constant input's pairs weigh 0); cumulative. None (no
@@ -175,11 +189,7 @@ def _pair_table(x):
     a, b = np.triu_indices(d, 1)
     if d < 2:
         return np.zeros(0), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    xc = x - x.mean(0)
-    sd = np.sqrt((xc ** 2).sum(0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (xc.T @ xc) / np.outer(sd, sd)
-    w = np.nan_to_num(r[a, b] ** 2, nan=0.0, posinf=0.0)
+    w = _squared_correlations(x)[a, b]
     if not w.sum() > 0:
         w = np.ones(len(a))
     return np.cumsum(w), a.astype(np.intp), b.astype(np.intp)
@@ -281,12 +291,15 @@ cdef class _RJState:
     cdef int* kinds
     cdef int nkinds
     cdef readonly int64_t n_sel_prop, n_sel_acc, n_kind_prop, n_kind_acc, n_pair_prop, n_pair_acc
-    cdef object _pcdf, _pa, _pb
+    cdef readonly int64_t n_triple_prop, n_triple_acc
+    cdef object _pcdf, _pa, _pb, _r2
     cdef double* pcdf          # (npairs,) cumulative weights of the input pairs (squared correlations), for pair jumps
     cdef Py_ssize_t* pa        # (npairs,) first input of each pair
     cdef Py_ssize_t* pb        # (npairs,) second input
     cdef Py_ssize_t npairs     # 0: no pair jumps (no selection, fewer than two inputs, or above PAIR_INPUTS_MAX)
     cdef double ppair          # the share of the input steps that are pair jumps (settings' pair_jumps)
+    cdef double ptriple        # the share of the pair jumps that take a third input (settings' triple_jumps)
+    cdef double* r2            # (d, d) squared correlations of the inputs: the third input's weights (triple jumps)
 
     def __cinit__(self, GramFactor st, x, lo, hi, str basis, double width, int kmax,
                   dict settings, tuple basis_types, bitgen, near_lo=None, near_hi=None):
@@ -437,6 +450,7 @@ cdef class _RJState:
         cdef int[::1] kv = self._kinds
         self.kinds, self.nkinds = &kv[0], len(self._kinds)
         self.n_sel_prop = self.n_sel_acc = self.n_kind_prop = self.n_kind_acc = self.n_pair_prop = self.n_pair_acc = 0
+        self.n_triple_prop = self.n_triple_acc = 0
         self._pcdf, self._pa, self._pb = _pair_table(self._x if self.select and self.d <= PAIR_INPUTS_MAX else None)
         self.npairs = len(self._pcdf)
         self.ppair = S.pair_jumps
@@ -445,6 +459,10 @@ cdef class _RJState:
         cdef Py_ssize_t[::1] pbv = self._pb
         if self.npairs:
             self.pcdf, self.pa, self.pb = &pcv[0], &pav[0], &pbv[0]
+        self.ptriple = S.triple_jumps if self.npairs and self.d >= 3 else 0.0
+        self._r2 = _squared_correlations(self._x) if self.ptriple > 0 else np.zeros((1, 1))
+        cdef double[:, ::1] r2v = self._r2
+        self.r2 = &r2v[0, 0]
         self.scaled = self.learn or self.select
         if (self.learn or self.select or self.learn_kind) and not self.prior_only:
             if st.recompute:
@@ -1003,11 +1021,18 @@ cdef class _RJLearnedBasis(_RJProbit):
     cdef int _select_step(self) noexcept nogil:
         """The reversible jumps on the included inputs (nbs/05d): a share `ppair` of the steps switches a pair (a, b)
         drawn with probability proportional to the inputs' squared correlation, the others one input (j uniform)
-        (`_toggle`). With ppair = 0 no uniform is drawn for the choice: the chain of one-input jumps only."""
-        cdef Py_ssize_t p, lo_, hi_
-        cdef double u
+        (`_toggle`). A share `ptriple` of the pair jumps switches a third input c with the pair, drawn with probability
+        proportional to r_ac^2 + r_bc^2 (uniform among the others where that is 0 for every c). The set switched is
+        drawn from a law that does not depend on the state, and the same set undoes the move: no proposal ratio. With
+        ppair = 0 no uniform is drawn for the choice (the chain of one-input jumps only), with ptriple = 0 none for
+        the third input (the chain of single and pair jumps)."""
+        cdef Py_ssize_t p, lo_, hi_, a, b, c = -1
+        cdef double u, tot = 0.0
+        cdef const double* ra
+        cdef const double* rb
+        cdef bint triple
         if self.npairs == 0 or self.ppair == 0.0 or random_standard_uniform(self.rng) >= self.ppair:
-            return self._toggle(<Py_ssize_t> random_interval(self.rng, self.d - 1), -1)
+            return self._toggle(<Py_ssize_t> random_interval(self.rng, self.d - 1), -1, -1)
         u = random_standard_uniform(self.rng) * self.pcdf[self.npairs - 1]
         lo_, hi_ = 0, self.npairs - 1
         while lo_ < hi_:                     # the first pair whose cumulative weight exceeds u
@@ -1016,27 +1041,49 @@ cdef class _RJLearnedBasis(_RJProbit):
                 hi_ = p
             else:
                 lo_ = p + 1
+        a, b = self.pa[lo_], self.pb[lo_]
+        triple = self.ptriple > 0.0 and random_standard_uniform(self.rng) < self.ptriple
+        if triple:                           # the third input: c != a, b with weight r_ac^2 + r_bc^2
+            ra, rb = self.r2 + a * self.d, self.r2 + b * self.d
+            for p in range(self.d):
+                if p != a and p != b:
+                    tot += ra[p] + rb[p]
+            if tot > 0.0:
+                u = random_standard_uniform(self.rng) * tot
+                for p in range(self.d):
+                    if p == a or p == b or ra[p] + rb[p] == 0.0:
+                        continue
+                    c = p                    # the last input of positive weight, should rounding leave u >= 0
+                    u -= ra[p] + rb[p]
+                    if u < 0.0:
+                        break
+            else:                            # no input correlated with the pair: uniform among the d - 2 others
+                c = <Py_ssize_t> random_interval(self.rng, self.d - 3)
+                c += (c >= min(a, b))
+                c += (c >= max(a, b))
+            self.n_triple_prop += 1
         self.n_pair_prop += 1
-        if self._toggle(self.pa[lo_], self.pb[lo_]):
+        if self._toggle(a, b, c):
             self.n_pair_acc += 1
+            self.n_triple_acc += triple
             return 1
         return 0
 
-    cdef int _toggle(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-        """The reversible jump that switches input a (and b, when b >= 0) in or out: out drops its linear column and
-        its scale (s_j = 0); in adds them with theta_j drawn from its prior N(0, tau^2). The prior draw cancels the
-        scale's prior density, so r = p(y | new) / p(y | old) times pi / (1 - pi) for each input switched in, its
-        inverse for each switched out (nbs/05d). The pair is drawn from a fixed symmetric table and the same pair undoes
-        the move, so no proposal ratio enters. Leaving no input has prior mass 0: rejected. Every column is rebuilt
-        (the number of columns changes)."""
-        cdef Py_ssize_t[2] js
-        cdef bint[2] outs
-        cdef double[2] old_s, new_t
-        cdef Py_ssize_t n = 1 if b < 0 else 2, t, i, j, left = self.nincl
+    cdef int _toggle(self, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c) noexcept nogil:
+        """The reversible jump that switches input a (and b, when b >= 0, and c, when c >= 0) in or out: out drops its
+        linear column and its scale (s_j = 0); in adds them with theta_j drawn from its prior N(0, tau^2). The prior
+        draw cancels the scale's prior density, so r = p(y | new) / p(y | old) times pi / (1 - pi) for each input
+        switched in, its inverse for each switched out (nbs/05d). The set is drawn from a law that does not depend on
+        the state and the same set undoes the move, so no proposal ratio enters. Leaving no input has prior mass 0:
+        rejected. Every column is rebuilt (the number of columns changes)."""
+        cdef Py_ssize_t[3] js
+        cdef bint[3] outs
+        cdef double[3] old_s, new_t
+        cdef Py_ssize_t n = 1 if b < 0 else (2 if c < 0 else 3), t, i, j, left = self.nincl
         cdef bint acc
         cdef double lr, new = 0.0, dll = 0.0, dpr = 0.0, dlf, ts
         cdef int rc = 0
-        js[0], js[1] = a, b
+        js[0], js[1], js[2] = a, b, c
         self.n_sel_prop += 1
         for t in range(n):
             j = js[t]

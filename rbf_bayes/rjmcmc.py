@@ -87,6 +87,7 @@ class RJConfig:
     scale_step: float = 0.3     # random-walk sd of the log-scale MH step (one input per iteration)
     select_inputs: bool = False  # reversible jumps switch inputs (linear column and scale) in or out (05d)
     pair_jumps: float = 0.5     # the share of those jumps that switch a pair of correlated inputs (05d); 0: none
+    triple_jumps: float = 0.0   # the share of the pair jumps that switch a third, correlated input with them (05d)
     basis_types: tuple|None = None  # the basis type as a parameter: MH among these (>= 2 names of BASES; 05d)
     # "stored" N x m design, "recompute" (columns evaluated again in row blocks: memory O(N(d+c))), "auto"
     design: str = "auto"
@@ -110,6 +111,8 @@ class RJConfig:
         check_positive("scale_step", self.scale_step)
         if not 0 <= self.pair_jumps < 1:
             raise ValueError(f"pair_jumps must be in [0, 1) (single jumps reach every subset), got {self.pair_jumps}")
+        if not 0 <= self.triple_jumps <= 1:
+            raise ValueError(f"triple_jumps must be in [0, 1] (a share of the pair jumps), got {self.triple_jumps}")
         for n in ("learn_scales", "select_inputs"):
             if not isinstance(getattr(self, n), (bool, np.bool_)):
                 raise TypeError(f"{n} must be True or False, got {getattr(self, n)!r}")
@@ -170,7 +173,7 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
                 known_sigma2=config.fixed_sigma2 is not None,
                 sigma2=config.fixed_sigma2 if config.fixed_sigma2 is not None else 0.0,
                 n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs,
-                pair_jumps=config.pair_jumps,
+                pair_jumps=config.pair_jumps, triple_jumps=config.triple_jumps,
                 far_prob=prior.far_prob if prior.iota_far is not None else 0.0,
                 latent_scale_step=config.latent_scale_step)
 
@@ -369,6 +372,7 @@ class RJRunInfo(RBFRunInfo):
     scale_acceptance: list | None = None   # (proposed, accepted) of the learned-scale step (05d)
     input_acceptance: list | None = None   # (proposed, accepted) of the input in/out step (05d)
     pair_acceptance: list | None = None    # (proposed, accepted) of its jumps on a pair of inputs (among the above)
+    triple_acceptance: list | None = None  # (proposed, accepted) of the pair jumps that took a third input
     basis_acceptance: list | None = None   # (proposed, accepted) of the basis-type step (05d)
     tempering: dict | None = None          # the tempered ladder: its inverse temperatures, swap rates (below)
 
@@ -426,6 +430,7 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
             ("scale_acceptance", "scale step"),
             ("input_acceptance", "input in/out step"),
             ("pair_acceptance", "  of which on a pair"),
+            ("triple_acceptance", "  of which on three"),
             ("basis_acceptance", "basis type step"),
         ):
             pa = getattr(self.meta, key)
@@ -822,6 +827,8 @@ class _RJRun(_RJChunks, ChunkedRun):
         if self.config.select_inputs:
             meta["input_acceptance"] = (int(co.n_sel_prop), int(co.n_sel_acc))
             meta["pair_acceptance"] = (int(co.n_pair_prop), int(co.n_pair_acc))
+            if self.config.triple_jumps > 0:
+                meta["triple_acceptance"] = (int(co.n_triple_prop), int(co.n_triple_acc))
         if self.typed:
             meta["basis_acceptance"] = (int(co.n_kind_prop), int(co.n_kind_acc))
         return Trace(
@@ -1090,6 +1097,7 @@ class _RefState:
     n_scale: list = dataclasses.field(default_factory=lambda: [0, 0])  # scale steps proposed, accepted
     n_sel: list = dataclasses.field(default_factory=lambda: [0, 0])    # input switches proposed, accepted
     n_pair: list = dataclasses.field(default_factory=lambda: [0, 0])   # ... of them on a pair of inputs
+    n_triple: list = dataclasses.field(default_factory=lambda: [0, 0]) # ... of those on three inputs
     n_kind: list = dataclasses.field(default_factory=lambda: [0, 0])   # basis-type steps proposed, accepted
 
 # %% ../nbs/05_rjmcmc.ipynb #7b7badf4
@@ -1286,17 +1294,30 @@ def _ref_pairs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     w = w if w.sum() > 0 else np.ones(len(pairs))
     return pairs, w / w.sum()
 
+def _ref_third(x: np.ndarray, a: int, b: int) -> np.ndarray:
+    "The triple jumps' third input (05d): the law of c given the pair (a, b), r_ac^2 + r_bc^2 (uniform if all are 0)."
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r2 = np.nan_to_num(np.corrcoef(x, rowvar=False).reshape(x.shape[1], x.shape[1]) ** 2)
+    w = r2[a] + r2[b]
+    w[[a, b]] = 0.0
+    w = w if w.sum() > 0 else np.where(np.isin(np.arange(len(w)), [a, b]), 0.0, 1.0)
+    return w / w.sum()
+
 # %% ../nbs/05_rjmcmc.ipynb #86e443fa
 def _ref_select_step(m: _RefModel, st: _RefState, rng) -> None:
     """A share `pair_jumps` of the steps switches a pair of inputs (drawn by squared correlation), the others one input
-    j (uniform), in or out (05d); theta_j of an input switched in from its prior; no input left is refused."""
+    j (uniform), in or out (05d); a share `triple_jumps` of the pair jumps a third input with the pair (drawn by its
+    squared correlations with them); theta_j of an input switched in from its prior; no input left is refused."""
     p, learn = m.prior, m.config.learn_scales
     lodds = math.log(p.inclusion_prob) - math.log1p(-p.inclusion_prob)
     pairs, w = _ref_pairs(m.x) if m.d <= PAIR_INPUTS_MAX else (np.zeros((0, 2), int), np.zeros(0))
     pair = len(pairs) > 0 and m.config.pair_jumps > 0 and rng.random() < m.config.pair_jumps
-    js = pairs[rng.choice(len(pairs), p=w)] if pair else [rng.integers(m.d)]
+    js = list(pairs[rng.choice(len(pairs), p=w)]) if pair else [rng.integers(m.d)]
+    if pair and m.d >= 3 and m.config.triple_jumps > 0 and rng.random() < m.config.triple_jumps:
+        js.append(rng.choice(m.d, p=_ref_third(m.x, *js)))
+        st.n_triple[0] += 1
     st.n_sel[0] += 1
-    st.n_pair[0] += len(js) == 2
+    st.n_pair[0] += len(js) >= 2
     g1, s1, t1 = st.g.copy(), st.sc.copy(), st.th.copy() if learn else None
     g1[js] = ~st.g[js]
     if not g1.any():
@@ -1312,7 +1333,8 @@ def _ref_select_step(m: _RefModel, st: _RefState, rng) -> None:
     if math.log(rng.random()) < new - st.cur + lr:
         st.g, st.sc, st.cur = g1, s1, new
         st.n_sel[1] += 1
-        st.n_pair[1] += len(js) == 2
+        st.n_pair[1] += len(js) >= 2
+        st.n_triple[1] += len(js) == 3
         if learn:
             st.th = t1
 
@@ -1391,6 +1413,8 @@ def _ref_trace(m: _RefModel, st: _RefState, out: dict, snaps: dict, seconds: flo
     if sel:
         meta["input_acceptance"] = tuple(st.n_sel)
         meta["pair_acceptance"] = tuple(st.n_pair)
+        if cfg.triple_jumps > 0:
+            meta["triple_acceptance"] = tuple(st.n_triple)
     if types:
         meta["basis_acceptance"] = tuple(st.n_kind)
     s = snaps

@@ -13,7 +13,7 @@ from rbf_bayes.basis import BASES
 from rbf_bayes.estimators import RJMCMCRegressor
 from rbf_bayes.posterior import log_marginal_likelihood
 from rbf_bayes.priors import RBFPrior, log_inputs_prior
-from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc
+from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc, sample_rjmcmc_reference
 
 P_MIN = 1e-3
 
@@ -22,12 +22,13 @@ def _code(g):
     return int(np.dot(g, 1 << np.arange(len(g))))
 
 
-def _subsets_match_enumeration(x, y, pr, delta2, n_iter, seed):
+def _subsets_match_enumeration(x, y, pr, delta2, n_iter, seed, fn=sample_rjmcmc, **config):
     """k = 0, delta^2 fixed: the chain's visits to the non-empty input subsets (thinned) against p(gamma | y) by
-    enumeration (chi-square); returns the trace."""
+    enumeration (chi-square); returns the trace. `fn`: the C sampler or the reference; `config`: more of RJConfig."""
     N, d = x.shape
-    cfg = RJConfig(n_iter=n_iter, burn_in=0, moves=("update",), select_inputs=True, fix_delta2=delta2, fix_Lambda=1.0)
-    t = sample_rjmcmc(x, y, prior=pr, config=cfg, rng=np.random.default_rng(seed), init={"centres": np.empty((0, d))})
+    cfg = RJConfig(n_iter=n_iter, burn_in=0, moves=("update",), select_inputs=True, fix_delta2=delta2, fix_Lambda=1.0,
+                   **config)
+    t = fn(x, y, prior=pr, config=cfg, rng=np.random.default_rng(seed), init={"centres": np.empty((0, d))})
     subsets = sorted((g for g in itertools.product([False, True], repeat=d) if any(g)), key=_code)
     lp = np.array([log_marginal_likelihood(np.column_stack([np.ones(N), x[:, list(np.flatnonzero(g))]]), y, delta2,
                                            pr) + log_inputs_prior(g, pr) for g in subsets])
@@ -176,6 +177,58 @@ def test_pair_jumps_keep_the_exact_subset_posterior_of_correlated_inputs():
     t = _subsets_match_enumeration(x, y, RBFPrior(k_max=4, inclusion_prob=0.4), 5.0, 60_000, 2)
     prop, acc = t.meta.pair_acceptance
     assert prop > 0.4 * t.meta.input_acceptance[0] and acc > 100
+
+
+def _triple_data():
+    "Five inputs: a correlated triple (r about 0.9 to 0.95) and a correlated pair; y depends on both groups."
+    rng = np.random.default_rng(12)
+    z = rng.normal(size=(60, 2))
+    x = np.column_stack([z[:, 0], z[:, 0] + 0.3 * rng.normal(size=60), z[:, 0] - 0.4 * rng.normal(size=60),
+                         z[:, 1], z[:, 1] + 0.3 * rng.normal(size=60)])
+    return x, 0.5 * z[:, 0] + 0.3 * z[:, 1] + rng.normal(size=60)
+
+
+@pytest.mark.parametrize("fn,n_iter", [(sample_rjmcmc, 80_000), (sample_rjmcmc_reference, 20_000)])
+def test_triple_jumps_keep_the_exact_subset_posterior(fn, n_iter):
+    """k = 0, delta^2 fixed, five inputs (a correlated triple and a pair): p(gamma | y) over the 31 non-empty subsets
+    by enumeration; the chain with single, pair and triple jumps (half of the pair jumps take a third input) must match
+    it, in C and in the reference, and triple jumps are proposed and accepted."""
+    x, y = _triple_data()
+    t = _subsets_match_enumeration(x, y, RBFPrior(k_max=4, inclusion_prob=0.4), 5.0, n_iter, 3, fn=fn,
+                                   pair_jumps=0.6, triple_jumps=0.5)
+    (sel, _), (pair, _), (tri, tri_acc) = t.meta.input_acceptance, t.meta.pair_acceptance, t.meta.triple_acceptance
+    assert 0.25 * sel < tri < 0.35 * sel and 0.45 * pair < tri < 0.55 * pair and tri_acc > 0.01 * tri
+
+
+def test_triple_jumps_recover_the_prior_of_indicators_and_scales():
+    """prior_only, learned scales, four correlated inputs, every input step a pair jump and every pair jump a triple
+    but for 10 %: the indicators follow Bernoulli(pi) given a non-empty set (a wrong pi is seen) and theta_j of the
+    included inputs N(0, tau^2) (the prior draw of the inputs switched in cancels their prior density)."""
+    rng = np.random.default_rng(4)
+    z = rng.normal(size=25)
+    x = np.column_stack([z + s * rng.normal(size=25) for s in (0.2, 0.4, 0.6, 1.5)])
+    cfg = RJConfig(n_iter=90_000, burn_in=1000, thin=40, prior_only=True, fix_Lambda=2.0, select_inputs=True,
+                   learn_scales=True, scale_step=0.8, pair_jumps=0.9, triple_jumps=0.9)
+    pr = RBFPrior(k_max=6, inclusion_prob=0.3)
+    t = sample_rjmcmc(x, rng.normal(size=25), prior=pr, config=cfg, rng=np.random.default_rng(5))
+    g = t.scales > 0
+    seen = np.bincount([_code(r) for r in g], minlength=16)[1:]
+
+    def law(pi):
+        n = np.array([bin(c).count("1") for c in range(1, 16)])
+        p = pi ** n * (1 - pi) ** (4 - n)
+        return p / p.sum()
+    assert stats.chisquare(seen, law(0.3) * seen.sum()).pvalue > P_MIN
+    assert stats.chisquare(seen, law(0.4) * seen.sum()).pvalue < P_MIN       # a wrong pi is seen
+    th = np.log(t.scales[g])
+    assert stats.kstest(th / pr.log_scale_sd, "norm").pvalue > P_MIN
+    assert t.meta.triple_acceptance[0] > 0.7 * t.meta.input_acceptance[0]
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5])
+def test_triple_jumps_out_of_range_is_refused(bad):
+    with pytest.raises(ValueError, match="triple_jumps"):
+        RJConfig(triple_jumps=bad)
 
 
 def test_no_pair_table_without_selection_or_beyond_the_cap():
