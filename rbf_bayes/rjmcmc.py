@@ -106,9 +106,7 @@ class RJConfig:
             raise ValueError(f"c_star must be in (0, 0.25] so that u_k >= 0, got {self.c_star}")
         if not 0 <= self.varpi <= 1:
             raise ValueError(f"varpi must be in [0, 1], got {self.varpi}")
-        check_positive("rw_var", self.rw_var)
-        check_positive("split_scale", self.split_scale)
-        check_positive("scale_step", self.scale_step)
+        for n in ("rw_var", "split_scale", "scale_step"): check_positive(n, getattr(self, n))
         if not 0 <= self.pair_jumps < 1:
             raise ValueError(f"pair_jumps must be in [0, 1) (single jumps reach every subset), got {self.pair_jumps}")
         if not 0 <= self.triple_jumps <= 1:
@@ -138,9 +136,7 @@ class RJConfig:
         if self.fixed_probs is not None:
             fp = tuple(float(v) for v in self.fixed_probs)
             if len(fp) != 4 or min(fp) < 0 or sum(fp) > 1:
-                raise ValueError(
-                    f"fixed_probs must be (b, d, s, m), each >= 0, summing to <= 1, got {self.fixed_probs}"
-                )
+                raise ValueError(f"fixed_probs must be (b, d, s, m), each >= 0, with sum <= 1, got {self.fixed_probs}")
         for n in ("n_tries", "n_temps", "swap_every"): check_int(n, getattr(self, n), 1)
         check_positive("latent_scale_step", self.latent_scale_step, allow_zero=True)
         check_choice("adapt_ladder", self.adapt_ladder, ("run", "burn_in"))
@@ -426,13 +422,9 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
         if self.kinds is not None and len(self.kinds):
             pk = np.bincount(self.kinds, minlength=len(BASES)) / len(self.kinds)
             rows.append(("basis type", ", ".join(f"{BASES[c]} {pk[c]:.2f}" for c in np.argsort(-pk) if pk[c] > 0)))
-        for key, name in (
-            ("scale_acceptance", "scale step"),
-            ("input_acceptance", "input in/out step"),
-            ("pair_acceptance", "  of which on a pair"),
-            ("triple_acceptance", "  of which on three"),
-            ("basis_acceptance", "basis type step"),
-        ):
+        for key, name in (("scale_acceptance", "scale step"), ("input_acceptance", "input in/out step"),
+                          ("pair_acceptance", "  of which on a pair"), ("triple_acceptance", "  of which on three"),
+                          ("basis_acceptance", "basis type step")):
             pa = getattr(self.meta, key)
             if pa and pa[0]:
                 rows.append((name, f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
@@ -831,19 +823,8 @@ class _RJRun(_RJChunks, ChunkedRun):
                 meta["triple_acceptance"] = (int(co.n_triple_prop), int(co.n_triple_acc))
         if self.typed:
             meta["basis_acceptance"] = (int(co.n_kind_prop), int(co.n_kind_acc))
-        return Trace(
-            k=k[sl],
-            log_posterior=lp[sl],
-            Lambda=lam[sl],
-            delta2=dd[sl],
-            sigma2=ss[sl],
-            move=mv[sl],
-            accepted=acc[sl],
-            **snaps,
-            n_proposed=n_prop,
-            n_accepted=n_acc,
-            meta=meta,
-        )
+        return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl],
+                     accepted=acc[sl], **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
 
 # %% ../nbs/05_rjmcmc.ipynb #a7c1e0f2pt01
 SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at between neighbouring replicas
@@ -1294,6 +1275,7 @@ def _ref_pairs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     w = w if w.sum() > 0 else np.ones(len(pairs))
     return pairs, w / w.sum()
 
+# %% ../nbs/05_rjmcmc.ipynb #64a02341
 def _ref_third(x: np.ndarray, a: int, b: int) -> np.ndarray:
     "The triple jumps' third input (05d): the law of c given the pair (a, b), r_ac^2 + r_bc^2 (uniform if all are 0)."
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -209,10 +209,10 @@ CELL_LINES_OWED = {
     "PredictiveMixin": 83,  # 00b_base
     "BaseBayesEstimator": 83,  # 00b_base
     "DiagnosticsMixin": 65,  # 04a_results
-    "RJConfig": 82,  # 05_rjmcmc
+    "RJConfig": 81,  # 05_rjmcmc
     "_TraceDraws": 84,  # 05_rjmcmc
     "_RJChunks": 76,  # 05_rjmcmc
-    "_RJRun": 87,  # 05_rjmcmc
+    "_RJRun": 78,  # 05_rjmcmc
     "_RefModel": 66,  # 05_rjmcmc
     "anneal_rbf": 87,  # 07_annealing
     "_AnnealRun": 99,  # 07_annealing
