@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import threading
 import warnings
 
 import numpy as np
@@ -250,10 +251,17 @@ class _FittedStateOf:
             super()._continue()
 
 # %% ../nbs/12_estimators.ipynb #afdbd588
+_HEARD = threading.RLock()  # `_heard`'s turns
+
+
 def _heard(fn, held: list):
     """fn() with its warnings held in the list `held` rather than shown: quadratic="auto" holds each of its fits'
-    warnings until it has chosen, then says them with `_say`."""
-    with warnings.catch_warnings(record=True) as got:
+    warnings until it has chosen, then says them with `_say`. `warnings.catch_warnings` swaps the process's warning
+    state (it is not thread-safe before Python 3.14): two threads holding at once would each record the other's
+    warnings, and the first to finish would restore the state from before both, under the other. So holds take turns
+    (`_HEARD`; re-entrant: the CLI holds its fit's warnings around the estimator's own holds, in one thread): two
+    quadratic="auto" fits on two threads run one after the other, each fit's chains still on every core."""
+    with _HEARD, warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         try:
             return fn()

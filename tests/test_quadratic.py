@@ -279,3 +279,46 @@ def test_auto_fits_the_plain_model_alone_where_the_products_model_cannot_be_fitt
     with pytest.warns(UserWarning, match="the products' model cannot be fitted to these data .*exact linear function"):
         a = _auto(X, f, n_iter=400, burn_in=200)
     assert a.quadratic_ is False and a.quadratic_choice_ is None
+
+
+def test_holds_on_two_threads_keep_their_own_warnings():
+    """`_heard` on two threads at once: each list holds its own thread's warnings only (before the turns, A's hold
+    recorded B's warning, and A's exit restored the state under B's hold, so B's second warning was shown, not held)."""
+    import threading
+    import time
+
+    from rbf_bayes.estimators import _heard
+    started = threading.Event()
+
+    def a():
+        warnings.warn("A1", UserWarning)
+        started.set()
+        time.sleep(0.3)
+        warnings.warn("A2", UserWarning)
+
+    def b():
+        warnings.warn("B1", UserWarning)
+        time.sleep(0.5)
+        warnings.warn("B2", UserWarning)
+
+    held_a, held_b = [], []
+    with warnings.catch_warnings(record=True) as shown:   # entered before either hold: what is shown, not held
+        warnings.simplefilter("always")
+        ta = threading.Thread(target=_heard, args=(a, held_a))
+        ta.start()
+        started.wait(5)
+        tb = threading.Thread(target=_heard, args=(b, held_b))
+        tb.start()
+        ta.join(); tb.join()
+    assert [str(w.message) for w in held_a] == ["A1", "A2"]
+    assert [str(w.message) for w in held_b] == ["B1", "B2"]
+    assert not [w for w in shown if str(w.message) in ("A1", "A2", "B1", "B2")]
+
+
+def test_holds_nest_in_one_thread():
+    "The CLI holds a fit's warnings around the estimator's own hold: the turns are re-entrant (no deadlock)."
+    from rbf_bayes.estimators import _heard
+    outer, inner = [], []
+    _heard(lambda: (_heard(lambda: warnings.warn("in", UserWarning), inner), warnings.warn("out", UserWarning)),
+           outer)
+    assert [str(w.message) for w in inner] == ["in"] and [str(w.message) for w in outer] == ["out"]
