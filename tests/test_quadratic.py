@@ -291,15 +291,15 @@ def test_holds_on_two_threads_keep_their_own_warnings():
     started = threading.Event()
 
     def a():
-        warnings.warn("A1", UserWarning)
+        warnings.warn("A1", UserWarning, stacklevel=1)
         started.set()
         time.sleep(0.3)
-        warnings.warn("A2", UserWarning)
+        warnings.warn("A2", UserWarning, stacklevel=1)
 
     def b():
-        warnings.warn("B1", UserWarning)
+        warnings.warn("B1", UserWarning, stacklevel=1)
         time.sleep(0.5)
-        warnings.warn("B2", UserWarning)
+        warnings.warn("B2", UserWarning, stacklevel=1)
 
     held_a, held_b = [], []
     with warnings.catch_warnings(record=True) as shown:   # entered before either hold: what is shown, not held
@@ -319,6 +319,9 @@ def test_holds_nest_in_one_thread():
     "The CLI holds a fit's warnings around the estimator's own hold: the turns are re-entrant (no deadlock)."
     from rbf_bayes.estimators import _heard
     outer, inner = [], []
-    _heard(lambda: (_heard(lambda: warnings.warn("in", UserWarning), inner), warnings.warn("out", UserWarning)),
-           outer)
+
+    def fit():
+        _heard(lambda: warnings.warn("in", UserWarning, stacklevel=1), inner)
+        warnings.warn("out", UserWarning, stacklevel=1)
+    _heard(fit, outer)
     assert [str(w.message) for w in inner] == ["in"] and [str(w.message) for w in outer] == ["out"]
