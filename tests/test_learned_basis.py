@@ -202,8 +202,9 @@ def test_triple_jumps_keep_the_exact_subset_posterior(fn, n_iter):
 
 def test_triple_jumps_recover_the_prior_of_indicators_and_scales():
     """prior_only, learned scales, four correlated inputs, nine of ten input steps pair jumps and nine of ten of those
-    triples (about four in five input steps switch three inputs): the indicators follow Bernoulli(pi) given a non-empty set (a wrong pi is seen) and theta_j of the
-    included inputs N(0, tau^2) (the prior draw of the inputs switched in cancels their prior density)."""
+    triples (about four in five input steps switch three inputs): the indicators follow Bernoulli(pi) given a non-empty
+    set (a wrong pi is seen) and theta_j of the included inputs N(0, tau^2) (the prior draw of the inputs switched in
+    cancels their prior density)."""
     rng = np.random.default_rng(4)
     z = rng.normal(size=25)
     x = np.column_stack([z + s * rng.normal(size=25) for s in (0.2, 0.4, 0.6, 1.5)])
