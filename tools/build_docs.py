@@ -109,14 +109,27 @@ EXEC_CONFIG = "kernel python3, inline matplotlib, slow cells not run (v1)"   # c
 def source_hash(extra=""):
     """sha256 over the package's sources, C headers and data and the benchmark scripts bench/bench_*.py (exp8 runs
     bench/bench_defaults.py; the studies, bench/study_*.py, are run by hand, never by a notebook), and `extra`: what
-    else the outputs depend on, e.g. whether the tremor data were found. A change invalidates every cached
-    execution."""
+    else the outputs depend on, e.g. whether the tremor data were found (`notebook_hash`). A change invalidates every
+    cached execution it enters."""
     h = hashlib.sha256((EXEC_CONFIG + extra).encode())
     for p in [*sorted((ROOT / "rbf_bayes").rglob("*")), *sorted((ROOT / "bench").glob("bench_*.py"))]:
         if p.is_file() and p.suffix in {".py", ".pyx", ".pxd", ".h", ".csv"} and p.name != "_modidx.py":
             h.update(p.relative_to(ROOT).as_posix().encode())
             h.update(p.read_bytes())
     return h.hexdigest()
+
+
+def reads_tremor(nb) -> bool:
+    """Whether a notebook's code can read the tremor data (`datasets.load_tremor`, the only reader, or the
+    classifier benchmark's --tremor): its code cells name it. Prose that mentions tremor does not count."""
+    return any(c["cell_type"] == "code" and "tremor" in _lines(c["source"]).lower() for c in nb["cells"])
+
+
+def notebook_hash(nb, shashes):
+    """The source hash a notebook's execution and kept-output stamp depend on: `shashes` = (without, with) whether
+    the tremor data were found; only a notebook that reads them (`reads_tremor`) takes the second. So a checkout
+    without ../shared/data re-executes the chapters whose outputs depend on the data, not every kept chapter."""
+    return shashes[1] if reads_tremor(nb) else shashes[0]
 
 
 def _lines(src):
@@ -175,6 +188,7 @@ def stamp(cells, shash):
 def process_notebook(src_path, dst_path, shash, is_index=False, stamps=None):
     """Prepare one notebook for the site. Returns True if it shows kept outputs (and is not to be executed)."""
     nb = json.loads(src_path.read_text(encoding="utf-8"))
+    shash = notebook_hash(nb, shash)
     cells = [k for c in nb["cells"] for k in process_cell(c, outputs=True)]   # the stamp reads the code alone
     name = src_path.relative_to(NBS).with_suffix("").as_posix()
     kept = name in KEEP and stamps is not None and stamps.get(name) == stamp(cells, shash)
@@ -323,8 +337,9 @@ def write_kept_outputs(shash):
             i += len(shown)
         src.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         subprocess.run(["nbdev_clean", "--fname", str(src)], cwd=ROOT, check=True)
-        cells = [k for c in json.loads(src.read_text(encoding="utf-8"))["cells"] for k in process_cell(c)]
-        stamps[name] = stamp(cells, shash)
+        nb = json.loads(src.read_text(encoding="utf-8"))
+        cells = [k for c in nb["cells"] for k in process_cell(c)]
+        stamps[name] = stamp(cells, notebook_hash(nb, shash))
         print(f"kept outputs written: nbs/{name}.ipynb ({src.stat().st_size // 1024} KiB)")
     STAMPS.write_text(json.dumps(dict(sorted(stamps.items())), indent=1) + "\n", encoding="utf-8")
 
@@ -403,7 +418,8 @@ def main(argv=None):
     if "RBF_BAYES_TREMOR_DIR" not in env and (shared / "tremor_train.csv").is_file():
         env["RBF_BAYES_TREMOR_DIR"] = str(shared)
     env.pop("MPLBACKEND", None)   # the kernel's inline backend: plt.show() puts each figure on the page
-    shash = source_hash(f" tremor={'RBF_BAYES_TREMOR_DIR' in env}")
+    found = 'RBF_BAYES_TREMOR_DIR' in env
+    shash = (source_hash(), source_hash(f" tremor={found}"))   # (for every notebook, for those that read tremor)
     kept = prepare(shash, use_kept=not a.keep_outputs)
     stale = [n for n in KEEP if n not in kept]
     if kept:
