@@ -16,7 +16,7 @@ import numpy as np
 
 from ._base import BaseBayesEstimator
 from ._validation import as_inputs, as_targets, check_bool, check_int, check_memory, check_positive
-from .chains import AUTO_KEEP, AUTO_START, check_auto, check_parallel, fit_chains
+from .chains import AUTO_KEEP, AUTO_START, check_auto, check_parallel, fit_chains, fixed_burn_in
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
@@ -668,8 +668,8 @@ class BMARSRegressor(BaseBayesEstimator):
                  # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k and the log posterior
                  # (`auto_chains`), or iterations per chain
                  n_iter: int|str="auto",
-                 # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
-                 burn_in: int=5_000,
+                 # iterations discarded when n_iter is a number; None: 5,000, or half of n_iter if less
+                 burn_in: int|None=None,
                  thin: int=10,
                  prior: BMARSPrior|None=None, standardize: bool=True, random_state=None, progress: bool=False,
                  # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
@@ -708,9 +708,8 @@ class BMARSRegressor(BaseBayesEstimator):
         if check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in):
             make = lambda rng, n: bmars_run(X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
                                             thin=self.thin, rng=rng, snapshot_target=AUTO_KEEP)
-        one = functools.partial(
-            _one_bmars_chain, X, Y, pr, self.n_iter, self.burn_in, self.thin, progress and n_chains == 1
-        )
+        burn = None if make else fixed_burn_in(self.burn_in, self.n_iter, 5_000)   # (the automatic run: half of it)
+        one = functools.partial(_one_bmars_chain, X, Y, pr, self.n_iter, burn, self.thin, progress and n_chains == 1)
         self._set_fitted(fit_chains(one, make, self._rng(), n_chains, n_jobs=n_jobs, executor=self.executor,
                                     max_iter=self.max_iter, progress=progress, desc="BMARS chains"))
         return self

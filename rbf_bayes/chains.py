@@ -25,7 +25,7 @@ from .rjmcmc import _offsets
 # %% auto #0
 __all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'WATCH_ROWS', 'WATCH_SHARE', 'WATCH_WORST',
            'check_parallel', 'chain_generators', 'run_chains', 'pool_traces', 'finish_chains', 'sample_chains',
-           'check_auto', 'OutputsAt', 'outputs_at', 'auto_chains', 'fit_chains']
+           'check_auto', 'fixed_burn_in', 'OutputsAt', 'outputs_at', 'auto_chains', 'fit_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 MAX_CHAINS = 4096   # n_chains (and the annealer's n_restarts) above this are refused: a typo, not a plan
@@ -232,6 +232,13 @@ def check_auto(n_iter, max_iter, executor, burn_in=None) -> bool:
             raise ValueError("n_iter='auto' grows the chains in rounds on threads: use executor=None")
         return True
     return False
+
+# %% ../nbs/05b_chains.ipynb #burnin0cd
+def fixed_burn_in(burn_in, n_iter, default: int) -> int:
+    """The burn-in of an estimator's run of n_iter iterations (a number): burn_in as given, or with None the
+    estimator's `default` or half of n_iter if that is less. A burn_in given that is not below n_iter is refused by
+    the run (naming it), not changed here."""
+    return min(default, check_int("n_iter", n_iter) // 2) if burn_in is None else burn_in
 
 # %% ../nbs/05b_chains.ipynb #582b8602
 def _second_halves(pooled, n: int):

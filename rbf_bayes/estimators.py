@@ -20,7 +20,15 @@ from sklearn.utils.validation import column_or_1d
 from ._base import RAW_SCALE, BaseBayesEstimator, _column_names, _hold_in_range
 from ._validation import check_bool, check_choice, check_int
 from .basis import BASES, check_k_max, max_bases
-from .chains import AUTO_START, _outside_the_package, check_auto, check_parallel, fit_chains, outputs_at
+from rbf_bayes.chains import (
+    AUTO_START,
+    _outside_the_package,
+    check_auto,
+    check_parallel,
+    fit_chains,
+    fixed_burn_in,
+    outputs_at,
+)
 from .convergence import Loo, NotConvergedWarning, stacking_weight
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import LATENT_SCALE_STEP, ProbitTrace, probit_run, sample_probit
@@ -57,7 +65,8 @@ def _as_discriminant(f, *a, **kw):
 def _rj_config(est, auto: bool, progress: bool, **extra) -> RJConfig:
     """The run settings both reversible-jump estimators take from their parameters (est: the estimator; with
     n_iter="auto" the first round's length); extra: the regressor's own (learned basis, tempering)."""
-    return RJConfig(n_iter=AUTO_START if auto else est.n_iter, burn_in=AUTO_START // 2 if auto else est.burn_in,
+    return RJConfig(n_iter=AUTO_START if auto else est.n_iter,
+                    burn_in=AUTO_START // 2 if auto else fixed_burn_in(est.burn_in, est.n_iter, 2500),
                     thin=est.thin, split_scale=est.split_scale, rw_var=est.rw_var, varpi=est.varpi,
                     progress=progress, n_tries=est.n_tries, **extra)
 
@@ -456,7 +465,7 @@ class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _Regress
                  # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k, the log posterior
                  # and f at the training rows (`auto_chains`, `outputs_at`), or MCMC iterations per chain
                  n_iter: int|str="auto",
-                 burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
+                 burn_in: int|None=None, # discarded (n_iter a number); None: 2,500 or half n_iter if less; "auto": half
                  thin: int=5, # keep every thin-th iteration after burn-in for prediction
                  # hyperparameters; None: `priors.default_prior(basis)`, `REGRESSOR_PRIOR` (ridge, k ~ NB(10, 1/2),
                  # centres reaching beyond the data; 01_priors, "The regressor's default"), on the paper's Omega unless
@@ -746,7 +755,7 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
                  # "auto" (the default): run until split-R-hat <= 1.01 and bulk ESS >= 400 for k, the log posterior
                  # and f at the training rows (`auto_chains`, `outputs_at`), or MCMC iterations per chain
                  n_iter: int|str="auto",
-                 burn_in: int=2500, # iterations discarded when n_iter is a number (with n_iter="auto": half of the run)
+                 burn_in: int|None=None, # discarded (n_iter a number); None: 2,500 or half n_iter if less; "auto": half
                  thin: int=5, # keep every thin-th iteration after burn-in
                  # hyperparameters; default: `priors.PROBIT_PRIOR` for the probit (which fixes sigma^2 = 1),
                  # `RBFPrior()` for the discriminant

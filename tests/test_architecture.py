@@ -71,7 +71,6 @@ def test_a_shared_parameter_has_one_default():
     allowed = {
         "basis": "each model's own: Gaussian (regression), None (the classifier: per link), cubic (the annealer)",
         "width": "TD-SMC picks its width from a grid ('auto'); the others take sqrt(d) on standardised inputs (None)",
-        "burn_in": "BMARS's chains run cheaper iterations",
         "thin": "BMARS's chains run cheaper iterations",
         "k_max": "BMARS's limit on the hinge bases; the annealer's None is the RBF default",
     }

@@ -464,3 +464,25 @@ def test_a_run_from_before_the_watch_says_what_it_judged():
     del out.meta.auto["watched"]
     rows = dict(out.summary().rows)
     assert "for k and the log posterior)" in rows["run length"] and "f at the training rows" not in rows
+
+
+def test_a_short_fixed_run_needs_no_burn_in_of_its_own():
+    """Stop 88: RJMCMCRegressor(n_iter=2000) was refused ("burn_in (2500) must be < n_iter (2000)"): the default
+    burn-in, a number, exceeded the run the user asked for. burn_in=None (the default) discards the estimator's
+    customary burn-in or half the run if that is less (`fixed_burn_in`): a run of 2,000 keeps its second half, a run
+    of 6,000 still discards 2,500 (BMARS: 5,000 of 12,000), and a burn_in given is used or refused as before."""
+    from rbf_bayes import BMARSRegressor, RJMCMCClassifier
+    from rbf_bayes.chains import fixed_burn_in
+    x = np.linspace(-1, 1, 40)[:, None]
+    y = np.sin(3 * x[:, 0])
+    for est, n, want in ((RJMCMCRegressor, 2000, 1000), (RJMCMCRegressor, 6000, 2500),
+                         (BMARSRegressor, 2000, 1000), (BMARSRegressor, 12_000, 5000)):
+        m = est(n_iter=n, n_chains=1, random_state=0).fit(x, y)
+        assert m.trace_.meta.burn_in == want, (est.__name__, n)
+    c = RJMCMCClassifier(n_iter=2000, n_chains=1, random_state=0).fit(x, (y > 0).astype(int))
+    assert c.trace_.meta.burn_in == 1000
+    assert RJMCMCRegressor(n_iter=2000, burn_in=300, n_chains=1, random_state=0).fit(x, y).trace_.meta.burn_in == 300
+    with pytest.raises(ValueError, match="burn_in"):
+        RJMCMCRegressor(n_iter=2000, burn_in=2000, n_chains=1, random_state=0).fit(x, y)
+    with pytest.raises(TypeError, match="n_iter"):
+        fixed_burn_in(None, 2.5, 2500)
