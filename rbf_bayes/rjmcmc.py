@@ -1265,21 +1265,25 @@ def _ref_scale_step(m: _RefModel, st: _RefState, rng) -> None:
         st.th[j], st.sc, st.cur = t1, s1, new
         st.n_scale[1] += 1
 
+# %% ../nbs/05_rjmcmc.ipynb #refr2cd0
+def _ref_r2(x: np.ndarray) -> np.ndarray:
+    """The squared correlations r_ab^2 of the inputs' columns (0 where undefined: a constant input): the pair and
+    triple jumps' laws."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nan_to_num(np.corrcoef(x, rowvar=False).reshape(x.shape[1], x.shape[1]) ** 2)
+
 # %% ../nbs/05_rjmcmc.ipynb #f2561eba
 def _ref_pairs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     "The pair jumps' table (05d): the pairs a < b of inputs and their weights r_ab^2 (uniform if all are 0)."
     pairs = np.column_stack(np.triu_indices(x.shape[1], 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.corrcoef(x, rowvar=False).reshape(x.shape[1], x.shape[1])
-    w = np.nan_to_num(r[pairs[:, 0], pairs[:, 1]] ** 2)
+    w = _ref_r2(x)[pairs[:, 0], pairs[:, 1]]
     w = w if w.sum() > 0 else np.ones(len(pairs))
     return pairs, w / w.sum()
 
 # %% ../nbs/05_rjmcmc.ipynb #64a02341
 def _ref_third(x: np.ndarray, a: int, b: int) -> np.ndarray:
     "The triple jumps' third input (05d): the law of c given the pair (a, b), r_ac^2 + r_bc^2 (uniform if all are 0)."
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r2 = np.nan_to_num(np.corrcoef(x, rowvar=False).reshape(x.shape[1], x.shape[1]) ** 2)
+    r2 = _ref_r2(x)
     w = r2[a] + r2[b]
     w[[a, b]] = 0.0
     w = w if w.sum() > 0 else np.where(np.isin(np.arange(len(w)), [a, b]), 0.0, 1.0)
