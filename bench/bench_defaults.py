@@ -199,6 +199,8 @@ CONFIGS = {
     "no_select": rj(select_inputs=False),  # the default until stop 50: learned scales without selection
     "select_tp": rj(select_inputs=True, prior=TWO_PIECE),  # ... and the two-piece prior on the log scales
     "symmetric_scales": rj(prior=SYMMETRIC),  # the default until stop 67: log s ~ N(0, 1) on both sides
+    # the default with a tighter upper side of the log scales' prior (sd 0.3 above 0, not 0.5; stop 88)
+    "scales_up03": rj(quadratic="auto", prior=REGRESSOR_PRIOR.replace(log_scale_sd_up=0.3)),
     "old_default": rj(prior=RBFPrior(), **OLD),  # cubic, g-prior (the default until stop 46)
     "ridge20": rj(prior=RBFPrior(coef_prior="ridge", k_max=20), **OLD),  # the paper's coefficient prior, cubic
     "ridge_nb": rj(prior=RIDGE_NB, **OLD),  # the default's prior until stop 56, on the old basis
