@@ -57,7 +57,7 @@ from rbf_bayes.priors import (
     log_scales_prior,
 )
 from .progress import ChunkedRun
-from .results import RBFRunInfo, SamplerResult
+from .results import RHAT_ALARM, RBFRunInfo, SamplerResult, _cut_to_shortest
 
 # %% auto #0
 __all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'core_settings', 'rj_core', 'RJRunInfo', 'Trace', 'rj_memory',
@@ -372,6 +372,29 @@ class RJRunInfo(RBFRunInfo):
     basis_acceptance: list | None = None   # (proposed, accepted) of the basis-type step (05d)
     tempering: dict | None = None          # the tempered ladder: its inverse temperatures, swap rates (below)
 
+# %% ../nbs/05_rjmcmc.ipynb #scalerh0
+def _scale_agreement(tr, burn_in: int | None) -> tuple[list, list]:
+    """Whether the chains agree on the learned basis (05d): each input's rank-normalised split-R-hat of its scale draws
+    s_j across the chains (0 while the input is out: one number for its inclusion and its scale; "-" where it never
+    varies), and a note naming the (at most three) inputs the chains disagree on most, above RHAT_ALARM, with each
+    chain's share of draws that hold the input in."""
+    from rbf_bayes.convergence import rhat  # (as results' diagnostics import it: convergence sits above results)
+    by = tr.kept_by_chain(tr.meta.burn_in if burn_in is None else burn_in)
+    s = np.asarray(tr.scales)
+    parts = [_cut_to_shortest([s[i, j] for i in by]) for j in range(s.shape[1])]
+    r = np.array([rhat(a) if a is not None else math.nan for a in parts])
+    if np.isnan(r).all():
+        return [], []
+    rows = [("scales' split R-hat", ", ".join(f"x{j} " + ("-" if np.isnan(v) else f"{v:.3f}")
+                                              for j, v in enumerate(r)))]
+    bad = [j for j in np.argsort(-np.nan_to_num(r, nan=0.0)) if r[j] > RHAT_ALARM][:3]
+    if not bad:
+        return rows, []
+    said = "; ".join(f"x{j} (R-hat {r[j]:.2f}; in " + ", ".join(f"{(s[i, j] > 0).mean():.2f}" for i in by)
+                     + (" of each chain's draws)" if len(by) > 1 else " of the draws)") for j in bad)
+    return rows, [f"the chains disagree on the inputs' scales (split R-hat of s_j, 0 while input j is out, > "
+                  f"{RHAT_ALARM}), most on {said}: they hold different inputs in, or at different scales"]
+
 # %% ../nbs/05_rjmcmc.ipynb #0deee756
 @dataclass(kw_only=True, repr=False)
 class Trace(_TracePredictive, _TraceDraws, SamplerResult):
@@ -419,6 +442,8 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
                 rows.append(
                     ("inclusion probability", ", ".join(f"x{j} {p:.2f}" for j, p in enumerate((s > 0).mean(0))))
                 )
+            more = _scale_agreement(self, burn_in)
+            rows, notes = rows + more[0], notes + more[1]
         if self.kinds is not None and len(self.kinds):
             pk = np.bincount(self.kinds, minlength=len(BASES)) / len(self.kinds)
             rows.append(("basis type", ", ".join(f"{BASES[c]} {pk[c]:.2f}" for c in np.argsort(-pk) if pk[c] > 0)))
