@@ -246,8 +246,8 @@ def test_the_summary_says_which_inputs_the_chains_disagree_on():
     chains apart"), and until now only a scratch script said which. The summary gives each input's split-R-hat of its
     scale draws (0 while it is out) across the chains, and a note naming the inputs above RHAT_ALARM with each chain's
     share of draws holding them in. Checked on a short fit whose chains agree (no note), then on the same trace with
-    one input held out by the first chain only and another at a scale 20 times larger in it (both named, worst
-    first; the agreeing input not)."""
+    one input held out by the first chain only and another at a scale 20 times larger in it (both named; the
+    agreeing input not)."""
     rng = np.random.default_rng(0)
     z = rng.uniform(-2, 2, 120)
     X = np.column_stack([z + 0.01 * rng.normal(size=120), z + 0.01 * rng.normal(size=120), rng.normal(size=120)])
