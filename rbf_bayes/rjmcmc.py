@@ -57,7 +57,7 @@ from rbf_bayes.priors import (
     log_scales_prior,
 )
 from .progress import ChunkedRun
-from .results import RHAT_ALARM, RBFRunInfo, SamplerResult, _cut_to_shortest
+from .results import RHAT_ALARM, RBFRunInfo, SamplerResult
 
 # %% auto #0
 __all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'core_settings', 'rj_core', 'RJRunInfo', 'Trace', 'rj_memory',
@@ -380,9 +380,8 @@ def _scale_agreement(tr, burn_in: int | None) -> tuple[list, list]:
     chain's share of draws that hold the input in."""
     from rbf_bayes.convergence import rhat  # (as results' diagnostics import it: convergence sits above results)
     by = tr.kept_by_chain(tr.meta.burn_in if burn_in is None else burn_in)
-    s = np.asarray(tr.scales)
-    parts = [_cut_to_shortest([s[i, j] for i in by]) for j in range(s.shape[1])]
-    r = np.array([rhat(a) if a is not None else math.nan for a in parts])
+    s, a = np.asarray(tr.scales), tr.kept_chains(tr.scales, burn_in)   # a: (chains, draws, d) or None
+    r = np.array([rhat(a[:, :, j]) if a is not None else math.nan for j in range(s.shape[1])])
     if np.isnan(r).all():
         return [], []
     rows = [("scales' split R-hat", ", ".join(f"x{j} " + ("-" if np.isnan(v) else f"{v:.3f}")
