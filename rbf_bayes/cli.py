@@ -237,11 +237,8 @@ def _run_length_options(args, defaults: dict) -> dict:
     if "burn_in" in defaults:
         if args.burn_in is not None and fixed and args.burn_in >= args.n_iter:
             raise CLIError(f"--burn-in ({args.burn_in}) must be < --n-iter ({args.n_iter})")
-        if args.burn_in is not None:
+        if args.burn_in is not None:   # else the model's None: its default, or half of n_iter if less (`fixed_burn_in`)
             kw.update(burn_in=args.burn_in)
-        elif fixed and defaults["burn_in"] is not None and defaults["burn_in"] >= args.n_iter:
-            kw.update(burn_in=args.n_iter // 2)   # a model whose default burn-in is a number (the estimators': None,
-                                                  # which is already their default or half of n_iter, `fixed_burn_in`)
     if args.max_iter is not None:
         if "max_iter" not in defaults:
             raise CLIError(f"--max-iter: the {args.model} model does not choose its run length (rjmcmc and bmars do)")
