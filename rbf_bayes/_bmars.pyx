@@ -43,6 +43,7 @@ cdef class BMARSCore:
     cdef int n_min, prior_only, fix_lambda
     cdef readonly int knot_step   # the change move's local step: knot index +- 1..knot_step w.p. 1/2 (0: off)
     cdef readonly double lam, lml, logS_cur
+    cdef public double beta   # the likelihood's power: 1 the posterior, < 1 a tempered replica (nbs/10_bmars)
     cdef int64_t[4] np_, na_   # birth, death, change, stay
 
     def __cinit__(self, GramFactor st, x, types, prior, double log_zv, int kmax, double c_move, bint prior_only,
@@ -101,6 +102,7 @@ cdef class BMARSCore:
         self._lock = bitgen.lock
         self.rng = <bitgen_t*> PyCapsule_GetPointer(bitgen.capsule, "BitGenerator")
         self.k = 0
+        self.beta = 1.0
         for i in range(4):
             self.np_[i] = 0
             self.na_[i] = 0
@@ -166,7 +168,7 @@ cdef class BMARSCore:
         if not self.prior_only:
             if propose(self.st, APPEND, 0, &self.lik, &new):
                 return 0
-            dll = new - self.lml
+            dll = self.beta * (new - self.lml)
         if self._settle(mh_accept(self.rng, dll - self.log_zv + log(self.lam) + log(d1) - log(k + 1.0) - log(b),
                                   0.0, 0.0), new):
             self._copy_basis(k, S)
@@ -181,7 +183,7 @@ cdef class BMARSCore:
         self._probs(k - 1, &b0, &d0)
         if not self.prior_only:
             propose(self.st, DELETE, 1 + j, &self.lik, &new)
-            dll = new - self.lml
+            dll = self.beta * (new - self.lml)
         if self._settle(mh_accept(self.rng, dll - (-self.log_zv + log(self.lam) + log(d) - log(<double> k) - log(b0)),
                                   0.0, 0.0), new):
             self._remove_basis(j)
@@ -214,7 +216,7 @@ cdef class BMARSCore:
         if not self.prior_only:
             if propose(self.st, REPLACE, 1 + j, &self.lik, &new):
                 return 0
-            dll = new - self.lml
+            dll = self.beta * (new - self.lml)
         if self._settle(mh_accept(self.rng, dll, 0.0, 0.0), new):
             self._remove_basis(j)           # the changed basis becomes the last one (replace semantics)
             self._copy_basis(k - 1, S)

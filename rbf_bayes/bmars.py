@@ -23,11 +23,12 @@ from .posterior import sample_rate
 from .priors import RBFPrior
 from .progress import ChunkedRun
 from .results import RunInfo, SamplerResult
+from .rjmcmc import SWAP_TARGET
 
 # %% auto #0
-__all__ = ['BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction', 'log_ratio_bmars_birth',
-           'log_ratio_bmars_death', 'BMARSRunInfo', 'BMARSTrace', 'sample_bmars', 'bmars_run', 'sample_bmars_reference',
-           'BMARSRegressor']
+__all__ = ['BMARS_TEMPS', 'BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction',
+           'log_ratio_bmars_birth', 'log_ratio_bmars_death', 'BMARSRunInfo', 'BMARSTrace', 'sample_bmars', 'bmars_run',
+           'sample_bmars_reference', 'BMARSRegressor']
 
 # %% ../nbs/10_bmars.ipynb #210c4a64
 @dataclass(frozen=True)
@@ -149,6 +150,7 @@ class BMARSRunInfo(RunInfo):
     engine: str | None = None            # "c" (the C loop) or "python" (the reference)
     counts: list | None = None           # (proposed, accepted) per move type
     knot_step: int | None = None         # the change move's local step in knot indices (0: the paper's move only)
+    tempering: dict | None = None        # the tempered ladder (n_temps > 1): its inverse temperatures and swap rates
 
 # %% ../nbs/10_bmars.ipynb #7b1fc096
 class _BMARSPredictive:
@@ -200,6 +202,10 @@ class _BMARSTerms:
     def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         rows, notes = super()._summary_rows(burn_in)
         names = lambda t: "*".join(f"x{v}" for v in t) or "constant"  # noqa: E731
+        t = self.meta.tempering
+        if t:   # the ladder of the (first) chain: its powers and its neighbours' swap acceptance
+            rows.append(("tempering", f"{len(t['betas'])} replicas per chain, powers 1 to {t['betas'][-1]:.3g}, swap "
+                                      f"acceptance {min(t['swap_rate']):.2f} to {max(t['swap_rate']):.2f}"))
         top = list(self.term_probabilities().items())[:5]
         if top:
             rows.append(("most probable terms", ", ".join(f"{names(t)} {p:.2f}" for t, p in top)))
@@ -322,6 +328,8 @@ def sample_bmars(x, # predictors (n, p)
                  # the change move's local step: half its proposals move a knot by 1..knot_step places among the sorted
                  # values; None: max(1, n // 10); 0: the paper's change move only
                  knot_step: int|None=None,
+                 # replicas of the tempered ladder ("Tempering (replica exchange)"); 1: no tempering
+                 n_temps: int=1,
                 ) -> BMARSTrace:
     """Bayesian MARS by reversible jump (change / birth / death, lambda by MH), coefficients and noise integrated out (C
     loop)."""
@@ -338,6 +346,7 @@ def sample_bmars(x, # predictors (n, p)
         fix_lambda=fix_lambda,
         chunk_size=chunk_size,
         knot_step=knot_step,
+        n_temps=n_temps,
     ).run(progress)
 
 # %% ../nbs/10_bmars.ipynb #f7f433e0
@@ -358,6 +367,8 @@ def bmars_run(
     # thinning); None: every thin-th iteration after burn-in
     snapshot_target: int | None = None,
     knot_step: int | None = None,  # as in `sample_bmars`
+    n_temps: int = 1,  # replicas of the tempered ladder ("Tempering (replica exchange)"); 1: no tempering
+    swap_every: int = 10,  # iterations between rounds of swaps between neighbouring replicas
 ):
     """The run `sample_bmars` makes, before it runs: `.run()` runs it, `.extend(n)` makes room for n more iterations
     (the estimator's automatic run length grows its chains in rounds this way, `05b_chains`, with
@@ -369,7 +380,11 @@ def bmars_run(
     c = Y.shape[1]
     sorted_x = [np.sort(x[:, v]) for v in range(p)]
     ks = _knot_step(knot_step, n)
-    core = BMARSCore(st, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator, ks)
+    n_temps, swap_every = check_int("n_temps", n_temps, 1), check_int("swap_every", swap_every, 1)
+    # every replica its own factor, all on the run's bit generator
+    sts = [st] + [_bmars_setup(x, Y, prior, n_iter, burn_in, thin, rng, c_move)[-1] for _ in range(n_temps - 1)]
+    cores = [BMARSCore(s, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator, ks)
+             for s in sts]
     meta = dict(
         p=p,
         c=c,
@@ -385,7 +400,10 @@ def bmars_run(
     )
     if snapshot_target is not None:
         check_int("snapshot_target", snapshot_target, 1)
-    return _BMARSRun(core, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target)
+    args = (st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target)
+    if n_temps == 1:
+        return _BMARSRun(cores[0], *args)
+    return _BMARSLadder(cores, *args, rng=rng, swap_every=swap_every)
 
 # %% ../nbs/10_bmars.ipynb #afd77d8f
 class _BMARSKept:
@@ -477,6 +495,95 @@ class _BMARSRun(_BMARSKept, ChunkedRun):
             sigma2=np.array(self.s2s) if self.s2s else np.empty((0, c)),
             meta=meta,
         )
+
+# %% ../nbs/10_bmars.ipynb #bmpt0007
+class _BMARSSwaps:
+    """The ladder of `_BMARSLadder` (next): which core holds which rung, the powers, and the rounds of swaps. Core
+    rung[r] runs at likelihood power betas[r]; neighbouring rungs of a round's parity propose to swap their powers,
+    accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); the gaps of T = 1 / beta adapt
+    towards SWAP_TARGET for the whole run (Robbins-Monro), as the RBF sampler's ladder does."""
+
+    def _start_ladder(self, R: int):
+        self.rung = np.arange(R)                       # rung r is held by core rung[r]
+        T = [0.1 ** -(r / (R - 1)) for r in range(R)]  # the adaptation's start: a geometric ladder down to 0.1
+        self.log_gap = np.array([math.log(T[r + 1] - T[r]) for r in range(R - 1)])   # log(T_{r+1} - T_r)
+        self.betas = np.ones(R); self._set_betas()
+        self.n_swap, self.n_swap_acc = np.zeros(R - 1, np.int64), np.zeros(R - 1, np.int64)
+        self.p_swap = np.zeros(R - 1)
+        self.rounds = 0
+
+    def _set_betas(self):
+        "betas from the log gaps, given to the cores at their rungs."
+        self.betas[1:] = 1.0 / (1.0 + np.cumsum(np.exp(self.log_gap)))
+        for r, i in enumerate(self.rung):
+            self.cores[i].beta = float(self.betas[r])
+
+    def _swaps(self):
+        "One round of swaps between neighbouring rungs of this round's parity; the ladder adapts."
+        for r in range(self.rounds % 2, len(self.cores) - 1, 2):
+            a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]
+            la = (self.betas[r] - self.betas[r + 1]) * (b.lml - a.lml)
+            p = 1.0 if la >= 0 else math.exp(la)
+            self.n_swap[r] += 1
+            self.p_swap[r] += p
+            if self.rng.random() < p:
+                self.n_swap_acc[r] += 1
+                self.rung[r], self.rung[r + 1] = self.rung[r + 1], self.rung[r]
+            self.log_gap[r] = min(self.log_gap[r] + (p - SWAP_TARGET) / (1.0 + int(self.n_swap[r])) ** 0.6,
+                                  math.log(1e4))
+        self.rounds += 1
+        self._set_betas()
+
+    def _tempering(self) -> dict:
+        "The run's record of its ladder (`BMARSRunInfo.tempering`)."
+        return dict(
+            betas=self.betas.tolist(),
+            swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
+            swap_probability=(self.p_swap / np.maximum(self.n_swap, 1)).tolist(),   # mean min(1, ratio)
+            swap_proposed=self.n_swap.tolist(),
+        )
+
+# %% ../nbs/10_bmars.ipynb #bmpt0002
+class _BMARSLadder(_BMARSSwaps, _BMARSRun):
+    """Replica exchange (the ladder: `_BMARSSwaps`): the core at power 1 (rung 0) is the chain that is recorded and
+    snapshotted; after every `swap_every` iterations a round of swaps. The rounds are driven from here; each replica's
+    iterations run in the C loop with the GIL released."""
+    desc = "Bayesian MARS (tempered)"
+    def __init__(self, cores, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target=None,
+                 *, rng: np.random.Generator, swap_every: int = 10):
+        super().__init__(cores[0], st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target)
+        self.cores, self.rng, self.swap_every = cores, rng, swap_every
+        self._start_ladder(len(cores))
+        self.scratch = tuple(np.zeros(swap_every, a.dtype) for a in self.buf)   # the hot replicas' records (unread)
+
+    def _chunk(self):
+        "Rounds until chunk_size iterations, the next kept iteration (snapshotted from the cold core) or the end."
+        start, b, w = self.done, self.burn_in, self.swap_every
+        nxt = b if start <= b else start + (-(start - b)) % self.thin
+        end = min(nxt + 1, start + self.chunk_size, self.total)
+        done = start
+        while done < end:
+            todo = min(w - done % w, end - done)
+            self.core = self.cores[self.rung[0]]
+            self.core.run(todo, *self.buf, done)
+            for i in self.rung[1:]:
+                self.cores[i].run(todo, *self.scratch, 0)
+            done += todo
+            if done - 1 == nxt:
+                self._snapshot(nxt)   # the cold state recorded at nxt, before the swaps move it
+            if done % w == 0:
+                self._swaps()
+        self.core = self.cores[self.rung[0]]
+        return done - start, dict(k=int(self.buf[0][done - 1]))
+
+    def _result(self) -> BMARSTrace:
+        tr = super()._result()
+        # the recorded chain's move counts (birth, death, change; stay: none, as the core counts them), from its records
+        slots = [MOVE_CODES[m] for m in ("birth", "death", "change")]
+        prop, acc = np.bincount(tr.move, minlength=7), np.bincount(tr.move, weights=tr.accepted, minlength=7)
+        tr.meta.counts = [[int(prop[s]) for s in slots] + [0], [int(acc[s]) for s in slots] + [0]]
+        tr.meta.tempering = self._tempering()
+        return tr
 
 # %% ../nbs/10_bmars.ipynb #ac97aa29
 @dataclass
@@ -645,10 +752,14 @@ def sample_bmars_reference(
                       accepted=ac, kept=np.array(kept, np.int64), bases=snaps, coef_mean=hs, coef_draw=ds,
                       sigma2=np.array(s2s) if s2s else np.empty((0, m.c)), meta=meta)
 
+# %% ../nbs/10_bmars.ipynb #bmpt0005
+BMARS_TEMPS = 4   # the estimator's replicas per chain (n_temps=None): "Tempering by default", below
+
 # %% ../nbs/10_bmars.ipynb #d81412ec
-def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, rng):
+def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, n_temps, rng):
     "One BMARS chain (module level: picklable, so a chain can run on another process's executor)."
-    return sample_bmars(X, Y, prior=prior, n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, progress=progress)
+    return sample_bmars(X, Y, prior=prior, n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, progress=progress,
+                        n_temps=n_temps)
 
 # %% ../nbs/10_bmars.ipynb #ec914e81
 class BMARSRegressor(BaseBayesEstimator):
@@ -683,15 +794,12 @@ class BMARSRegressor(BaseBayesEstimator):
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
+                 # replicas of the tempered ladder per chain ("Tempering by default"); None: BMARS_TEMPS; 1: none
+                 n_temps: int|None=None,
                 ):
-        self.extrapolate = extrapolate
-        self.max_interaction, self.k_max, self.n_iter, self.burn_in, self.thin = (
-            max_interaction,
-            k_max,
-            n_iter,
-            burn_in,
-            thin,
-        )
+        self.extrapolate, self.n_temps = extrapolate, n_temps
+        self.max_interaction, self.k_max, self.n_iter = max_interaction, k_max, n_iter
+        self.burn_in, self.thin = burn_in, thin
         self.prior, self.standardize, self.random_state, self.progress = prior, standardize, random_state, progress
         self.n_chains, self.n_jobs, self.executor, self.max_iter = n_chains, n_jobs, executor, max_iter
 
@@ -704,14 +812,16 @@ class BMARSRegressor(BaseBayesEstimator):
         pr = (
             self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
         )
-        make = None
+        make, n_temps = None, BMARS_TEMPS if self.n_temps is None else check_int("n_temps", self.n_temps, 1)
         if check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in):
             make = lambda rng, n: bmars_run(X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
-                                            thin=self.thin, rng=rng, snapshot_target=AUTO_KEEP)
+                                            thin=self.thin, rng=rng, snapshot_target=AUTO_KEEP, n_temps=n_temps)
         burn = None if make else fixed_burn_in(self.burn_in, self.n_iter, 5_000)   # (the automatic run: half of it)
-        one = functools.partial(_one_bmars_chain, X, Y, pr, self.n_iter, burn, self.thin, progress and n_chains == 1)
+        one = functools.partial(_one_bmars_chain, X, Y, pr, self.n_iter, burn, self.thin, progress and n_chains == 1,
+                                n_temps)
         self._set_fitted(fit_chains(one, make, self._rng(), n_chains, n_jobs=n_jobs, executor=self.executor,
-                                    max_iter=self.max_iter, progress=progress, desc="BMARS chains"))
+                                    max_iter=self.max_iter, progress=progress, desc="BMARS chains",
+                                    advice=("n_temps",)))
         return self
 
     _result_class = BMARSTrace

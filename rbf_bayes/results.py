@@ -420,12 +420,12 @@ class _RunJudgements:
                 cfg = meta.get("config") or {}
                 # what the estimator said its user can change (`auto_chains`' advice; none in files saved before it)
                 advice = au.get("advice") or ()
-                rj, ladder = "n_tries" in advice, "n_temps" in advice
-                temps = int(cfg.get("n_temps") or 1)
+                rj, ladder = "n_tries" in advice, "n_temps" in advice   # (BMARS: a ladder, no multiple tries)
+                temps = int(cfg.get("n_temps") or len((meta.get("tempering") or {}).get("betas") or [1]))   # BMARS's
                 tries, nt = f"multiple tries ({nm['n_tries']})", nm["n_temps"]
-                more = (f", or add replicas to the tempered ladder ({nt}, {temps} in this run) and use {tries}"
-                        if ladder and temps > 1 else f", or use a tempered ladder ({nt}) and {tries}" if ladder
-                        else f", or use {tries}" if rj else "")
+                more = (f", or add replicas to the tempered ladder ({nt}, {temps} in this run)" if ladder and temps > 1
+                        else f", or use a tempered ladder ({nt})" if ladder else f", or use {tries}" if rj else "")
+                more += ((" and use " if temps > 1 else " and ") + tries) if ladder and rj else ""
                 notes.append(f"the chains reached {nm['max_iter']} = {au['max_iter']:,} iterations without converging "
                              f"(split R-hat <= {au['rhat']} and bulk ESS >= {au['ess']} for {what}): "
                              f"raise {nm['max_iter']}{more}")

@@ -224,7 +224,7 @@ CELL_LINES_OWED = {
     "_SMCStream": 100,  # 09_smc
     "SMCRegressor": 124,  # 09_smc
     "_BMARSRun": 67,  # 10_bmars
-    "BMARSRegressor": 76,  # 10_bmars
+    "BMARSRegressor": 73,  # 10_bmars (76 until stop 89)
     "RJMCMCRegressor": 141,  # 12_estimators
     "ClassProbabilitiesMixin": 78,  # 12_estimators
     "RJMCMCClassifier": 131,  # 12_estimators

@@ -243,8 +243,10 @@ def test_the_cap_note_says_what_to_try():
         cl, said = note(lambda link=link: RJMCMCClassifier(link=link, max_iter=200, random_state=0).fit(X, labels))
         assert said.endswith("raise max_iter, or use multiple tries (n_tries)") and "n_temps" not in said
         assert cl.trace_.meta["link"] == link
-    _, bm = note(lambda: BMARSRegressor(max_iter=200, random_state=0).fit(X, y))
-    assert bm.endswith("raise max_iter")
+    _, bm = note(lambda: BMARSRegressor(max_iter=200, random_state=0).fit(X, y))   # BMARS's ladder (stop 89)
+    assert bm.endswith("raise max_iter, or add replicas to the tempered ladder (n_temps, 4 in this run)")
+    _, bm1 = note(lambda: BMARSRegressor(max_iter=200, n_temps=1, random_state=0).fit(X, y))
+    assert bm1.endswith("raise max_iter, or use a tempered ladder (n_temps)") and "n_tries" not in bm1
 
 
 def test_the_cap_warning_in_other_words():
