@@ -264,7 +264,8 @@ def _sampler_options(args, defaults: dict) -> dict:
         if v is None:
             continue
         if par not in defaults:
-            raise CLIError(f"--{opt}: the {args.model} model has no {par} (rjmcmc has)")
+            who = "rjmcmc and bmars have" if opt == "temps" else "rjmcmc has"
+            raise CLIError(f"--{opt}: the {args.model} model has no {par} ({who})")
         if v < 1:
             raise CLIError(f"--{opt} must be >= 1, got {v}")
         kw[par] = v
@@ -513,8 +514,8 @@ _SAMPLER_OPTS = {  # fit's options for the sampler: option -> argparse keywords 
     ),
     "--temps": dict(
         type=int,
-        help="fit, rjmcmc: replicas of a tempered ladder per chain (replica exchange; default 4 when the model selects "
-        "inputs, else 1: none)",
+        help="fit, rjmcmc and bmars: replicas of a tempered ladder per chain (replica exchange; default: rjmcmc 4 when "
+        "the model selects inputs, else 1: none; bmars 4)",
     ),
     "--tries": dict(
         type=int, help="fit, rjmcmc: candidate centres per birth, death and update (multiple tries; default 1)"

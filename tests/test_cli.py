@@ -175,9 +175,14 @@ def test_fit_with_automatic_length_tempering_and_tries(tmp_path):
     assert m.n_temps == 3 and m.n_tries == 2 and m.trace_.meta["tempering"]["betas"][0] == 1.0
     s = _run("summary", tmp_path / "m.npz")
     assert s.returncode == 0 and "chosen by the chains" in s.stdout, s.stdout
+    r = _run("fit", tmp_path / "train.csv", "--target", "y", "--model", "bmars", "--chains", "2", "--n-iter", "2000",
+             "--temps", "2", "--no-progress", "--out", tmp_path / "b.npz")   # BMARS's ladder (stop 89)
+    assert r.returncode == 0, r.stderr
+    b = load_model(tmp_path / "b.npz")
+    assert b.n_temps == 2 and len(b.trace_.meta["tempering"]["betas"]) == 2
     for args, msg in (
         (("--model", "smc", "--n-iter", "auto"), "does not choose its run length"),
-        (("--model", "smc", "--temps", "2"), "has no n_temps"),
+        (("--model", "smc", "--temps", "2"), "has no n_temps (rjmcmc and bmars have)"),
         (
             (
                 "--tries",
