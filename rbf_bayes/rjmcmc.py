@@ -419,7 +419,8 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
 
     def _summary_rows(self, burn_in: int | None = None) -> tuple[list, list]:
         """The common rows; with a learned basis (05d) also each input's posterior mean scale and 90% interval (given it
-        is in), its inclusion probability, the basis types' posterior probabilities, and each step's acceptance."""
+        is in), its inclusion probability, the basis types' posterior probabilities, each step's acceptance, and with
+        several chains each input's split-R-hat of its scale draws (`_scale_agreement`, with its note)."""
         rows, notes = super()._summary_rows(burn_in)
         cfg = self.meta.config or {}
         if self.scales is not None and len(self.scales):
