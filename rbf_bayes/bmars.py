@@ -23,7 +23,7 @@ from .posterior import sample_rate
 from .priors import RBFPrior
 from .progress import ChunkedRun
 from .results import RunInfo, SamplerResult
-from .rjmcmc import SWAP_TARGET
+from .rjmcmc import _SwapRound
 
 # %% auto #0
 __all__ = ['BMARS_TEMPS', 'BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction',
@@ -497,11 +497,12 @@ class _BMARSRun(_BMARSKept, ChunkedRun):
         )
 
 # %% ../nbs/10_bmars.ipynb #bmpt0007
-class _BMARSSwaps:
-    """The ladder of `_BMARSLadder` (next): which core holds which rung, the powers, and the rounds of swaps. Core
-    rung[r] runs at likelihood power betas[r]; neighbouring rungs of a round's parity propose to swap their powers,
-    accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); the gaps of T = 1 / beta adapt
-    towards SWAP_TARGET for the whole run (Robbins-Monro), as the RBF sampler's ladder does."""
+class _BMARSSwaps(_SwapRound):
+    """The ladder of `_BMARSLadder` (next): which core holds which rung, the powers, and the rounds of swaps (the RBF
+    ladder's `_SwapRound`, `05_rjmcmc`). Core rung[r] runs at likelihood power betas[r]; neighbouring rungs of a
+    round's parity propose to swap their powers, accepted with probability
+    min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); the gaps of T = 1 / beta adapt towards SWAP_TARGET for the whole
+    run (Robbins-Monro)."""
 
     def _start_ladder(self, R: int):
         self.rung = np.arange(R)                       # rung r is held by core rung[r]
@@ -517,22 +518,6 @@ class _BMARSSwaps:
         self.betas[1:] = 1.0 / (1.0 + np.cumsum(np.exp(self.log_gap)))
         for r, i in enumerate(self.rung):
             self.cores[i].beta = float(self.betas[r])
-
-    def _swaps(self):
-        "One round of swaps between neighbouring rungs of this round's parity; the ladder adapts."
-        for r in range(self.rounds % 2, len(self.cores) - 1, 2):
-            a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]
-            la = (self.betas[r] - self.betas[r + 1]) * (b.lml - a.lml)
-            p = 1.0 if la >= 0 else math.exp(la)
-            self.n_swap[r] += 1
-            self.p_swap[r] += p
-            if self.rng.random() < p:
-                self.n_swap_acc[r] += 1
-                self.rung[r], self.rung[r + 1] = self.rung[r + 1], self.rung[r]
-            self.log_gap[r] = min(self.log_gap[r] + (p - SWAP_TARGET) / (1.0 + int(self.n_swap[r])) ** 0.6,
-                                  math.log(1e4))
-        self.rounds += 1
-        self._set_betas()
 
     def _tempering(self) -> dict:
         "The run's record of its ladder (`BMARSRunInfo.tempering`)."
@@ -572,7 +557,7 @@ class _BMARSLadder(_BMARSSwaps, _BMARSRun):
             if done - 1 == nxt:
                 self._snapshot(nxt)   # the cold state recorded at nxt, before the swaps move it
             if done % w == 0:
-                self._swaps()
+                self._swap_round(True)   # the ladder adapts for the whole run
         self.core = self.cores[self.rung[0]]
         return done - start, dict(k=int(self.buf[0][done - 1]))
 

@@ -854,8 +854,34 @@ class _RJRun(_RJChunks, ChunkedRun):
 # %% ../nbs/05_rjmcmc.ipynb #a7c1e0f2pt01
 SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at between neighbouring replicas
 
+# %% ../nbs/05_rjmcmc.ipynb #swround1
+class _SwapRound:
+    """One round of a ladder's swaps, from Python: the RBF ladder's reference rounds (`_PTRoundInPython`, next) and
+    Bayesian MARS's ladder (`10_bmars`) share it. Needs cores (each with lml and beta), rung, betas, log_gap, the swap
+    counters n_swap, n_swap_acc, p_swap, rounds, rng and `_set_betas`."""
+
+    def _swap_round(self, adapting: bool):
+        "Neighbouring rungs of this round's parity propose to swap their powers; while adapting, the ladder adapts."
+        for r in range(self.rounds % 2, len(self.cores) - 1, 2):
+            a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]
+            la = (self.betas[r] - self.betas[r + 1]) * (b.lml - a.lml)
+            p = 1.0 if la >= 0 else math.exp(la)
+            self.n_swap[r] += 1
+            self.p_swap[r] += p
+            if self.rng.random() < p:
+                self.n_swap_acc[r] += 1
+                self.rung[r], self.rung[r + 1] = self.rung[r + 1], self.rung[r]
+                a.beta, b.beta = float(self.betas[r + 1]), float(self.betas[r])
+            if adapting:  # Robbins-Monro on log(T_{r+1} - T_r) towards the target swap acceptance
+                self.log_gap[r] = min(
+                    self.log_gap[r] + (p - SWAP_TARGET) / (1.0 + int(self.n_swap[r])) ** 0.6, math.log(1e4)
+                )
+        self.rounds += 1
+        if adapting:
+            self._set_betas()
+
 # %% ../nbs/05_rjmcmc.ipynb #ebaf8ec3
-class _PTRoundInPython:
+class _PTRoundInPython(_SwapRound):
     """One round of the ladder run from Python: the reference the C loop is tested against, bit for bit."""
 
     def _chunk_python(self):
@@ -879,24 +905,7 @@ class _PTRoundInPython:
         )
         for i in self.rung[1:]:
             self.cores[i].run(n, Records(*scratch), 0)
-        adapting = self.adapt and self.done < self._adapt_until()
-        for r in range(self.rounds % 2, len(self.cores) - 1, 2):
-            a, b = self.cores[self.rung[r]], self.cores[self.rung[r + 1]]
-            la = (self.betas[r] - self.betas[r + 1]) * (b.lml - a.lml)
-            p = 1.0 if la >= 0 else math.exp(la)
-            self.n_swap[r] += 1
-            self.p_swap[r] += p
-            if self.rng.random() < p:
-                self.n_swap_acc[r] += 1
-                self.rung[r], self.rung[r + 1] = self.rung[r + 1], self.rung[r]
-                a.beta, b.beta = float(self.betas[r + 1]), float(self.betas[r])
-            if adapting:  # Robbins-Monro on log(T_{r+1} - T_r) towards the target swap acceptance
-                self.log_gap[r] = min(
-                    self.log_gap[r] + (p - SWAP_TARGET) / (1.0 + int(self.n_swap[r])) ** 0.6, math.log(1e4)
-                )
-        self.rounds += 1
-        if adapting:
-            self._set_betas()
+        self._swap_round(self.adapt and self.done < self._adapt_until())
         return n, status
 
 # %% ../nbs/05_rjmcmc.ipynb #6970ac8b
