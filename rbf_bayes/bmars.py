@@ -268,8 +268,8 @@ class BMARSTrace(_BMARSTerms, _BMARSPredictive, SamplerResult):
 
 
 # %% ../nbs/10_bmars.ipynb #a132b5da
-def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
-    "Validate and prepare the common pieces of both BMARS samplers."
+def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move, n_temps=1):
+    "Validate and prepare the common pieces of both BMARS samplers (the memory check counts n_temps replicas' factors)."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
     if not isinstance(prior, BMARSPrior): raise TypeError(f"prior must be a BMARSPrior, got {type(prior).__name__}")
     x = as_inputs(x); Y = as_targets(y, len(x)); n, p = x.shape
@@ -282,8 +282,8 @@ def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move):
         "lower n_iter (the per-iteration traces)": 26.0 * n_iter,
         "raise thin or lower n_iter (the kept models)": n_kept
         * (k_max * (24.0 * prior.max_interaction + 200) + 16.0 * (k_max + 1) * Y.shape[1]),
-        "lower k_max (the n x (k_max + 1) basis matrix and its factor)": 8.0
-        * (3 * n * (k_max + 1) + 3 * (k_max + 1) ** 2),
+        f"lower k_max{' or n_temps' if n_temps > 1 else ''} (the n x (k_max + 1) basis matrix and its factor, one per "
+        "replica)": 8.0 * n_temps * (3 * n * (k_max + 1) + 3 * (k_max + 1) ** 2),
     }
     check_memory(
         sum(parts.values()),
@@ -375,12 +375,12 @@ def bmars_run(
     snapshot_target=AUTO_KEEP: the snapshots are made in Python, and most of a long run's would be thinned away)."""
     from rbf_bayes._bmars import BMARSCore
 
-    x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move)
+    n_temps, swap_every = check_int("n_temps", n_temps, 1), check_int("swap_every", swap_every, 1)
+    x, Y, k_max, types, log_zv, st = _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move, n_temps)
     n, p = x.shape
     c = Y.shape[1]
     sorted_x = [np.sort(x[:, v]) for v in range(p)]
     ks = _knot_step(knot_step, n)
-    n_temps, swap_every = check_int("n_temps", n_temps, 1), check_int("swap_every", swap_every, 1)
     # every replica its own factor, all on the run's bit generator
     sts = [st] + [_bmars_setup(x, Y, prior, n_iter, burn_in, thin, rng, c_move)[-1] for _ in range(n_temps - 1)]
     cores = [BMARSCore(s, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator, ks)

@@ -98,6 +98,8 @@ SPECIFIC = [
     ("bm-k-max", _fit(BMARSRegressor, k_max=-1), ValueError, "k_max"),
     ("bm-prior-type", _fit(BMARSRegressor, prior="vague"), TypeError, "prior"),
     ("bm-n-iter-huge", _fit(BMARSRegressor, n_iter=BIG, burn_in=0), ResourceError, "n_iter"),
+    ("bm-n-temps-huge", _fit(BMARSRegressor, n_temps=10**8), ResourceError, "n_temps"),   # a factor per replica
+    ("bm-n-temps-zero", _fit(BMARSRegressor, n_temps=0), ValueError, "n_temps"),
     ("bm-n-min", _fit(BMARSRegressor, prior=BMARSPrior(n_min=100)), ValueError, "lower n_min"),
     ("bm-one-value", _fit(BMARSRegressor, np.zeros((40, 2)), Y), ValueError, "two distinct values"),
 ]
