@@ -267,6 +267,14 @@ class BMARSTrace(_BMARSTerms, _BMARSPredictive, SamplerResult):
         return kw
 
 
+# %% ../nbs/10_bmars.ipynb #bmfactor1
+def _bmars_factor(Y, prior, k_max: int) -> GramFactor:
+    "A GramFactor on the targets Y (n, c) with the intercept column in place, room for k_max bases and ridge 1 / v."
+    st = GramFactor(len(Y), Y.shape[1], k_max + 1, ridge=(1.0 / prior.coef_var,))
+    st.set_targets(Y)
+    st.append(np.ones(len(Y)))
+    return st
+
 # %% ../nbs/10_bmars.ipynb #a132b5da
 def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move, n_temps=1):
     "Validate and prepare the common pieces of both BMARS samplers (the memory check counts n_temps replicas' factors)."
@@ -292,10 +300,7 @@ def _bmars_setup(x, y, prior, n_iter, burn_in, thin, rng, c_move, n_temps=1):
     )
     types = bmars_types(p, prior.max_interaction)
     log_zv = log_valid_fraction(x, prior.max_interaction, prior.n_min)
-    st = GramFactor(n, Y.shape[1], k_max + 1, ridge=(1.0 / prior.coef_var,))
-    st.set_targets(Y)
-    st.append(np.ones(n))
-    return x, Y, k_max, types, log_zv, st
+    return x, Y, k_max, types, log_zv, _bmars_factor(Y, prior, k_max)
 
 # %% ../nbs/10_bmars.ipynb #562b475b
 def _snapshot(st, bases, sorted_x, prior, rng, n, c):
@@ -382,7 +387,7 @@ def bmars_run(
     sorted_x = [np.sort(x[:, v]) for v in range(p)]
     ks = _knot_step(knot_step, n)
     # every replica its own factor, all on the run's bit generator
-    sts = [st] + [_bmars_setup(x, Y, prior, n_iter, burn_in, thin, rng, c_move)[-1] for _ in range(n_temps - 1)]
+    sts = [st] + [_bmars_factor(Y, prior, k_max) for _ in range(n_temps - 1)]
     cores = [BMARSCore(s, x, types, prior, log_zv, k_max, c_move, prior_only, fix_lambda, rng.bit_generator, ks)
              for s in sts]
     meta = dict(
