@@ -2,12 +2,16 @@
 
     python bench/bench_bmars.py            # n = 500, p = 10, 10,000 iterations, 9,000 burn-in
     python bench/bench_bmars.py --quick
+    python bench/bench_bmars.py --ladder   # only the tempered ladder's rounds: in C against in Python
 
 Both samplers get the same data (seeded), the same number of iterations and burn-in, and keep every iteration
 after burn-in for prediction. Prints iterations per second (the whole fit call, including set-up such as the
 exact count of valid bases, and the post-burn-in bookkeeping), their ratio, and the test RMSE against the
 noise-free function on 1,000 points, per seed. Ours runs as BMARSRegressor does (standardised response, the
 paper's priors, interaction order 2); pyBASS with its defaults (maxInt=3) and with maxInt=2.
+Then the tempered ladder (BMARSRegressor's default, four replicas): the same chain with its rounds of swaps run in C
+(`_bmars.ladder_run`, the default) and driven from Python (`_BMARSRoundsInPython`, the reference), against one
+untempered replica: seconds and microseconds per replica-iteration, interleaved repeats, best of each.
 One run, one shared machine: ratios, not absolute claims.
 """
 import argparse
@@ -19,13 +23,39 @@ from rbf_bayes.bmars import BMARSPrior, sample_bmars
 from rbf_bayes.datasets import friedman
 
 
+def ladder_rounds(d, n_iter: int, repeats: int = 3):
+    "The ladder's cost per replica-iteration with its rounds in C and in Python, and one untempered replica's."
+    from rbf_bayes.bmars import bmars_run
+
+    y = (d.y - d.y.mean()) / d.y.std()
+    best = {}
+    for _ in range(repeats):
+        for name, R, in_python in (("untempered (1 replica)", 1, False), ("ladder, rounds in C", 4, False),
+                                   ("ladder, rounds in Python", 4, True)):
+            run = bmars_run(d.x, y, prior=BMARSPrior(max_interaction=2, k_max=50), n_iter=n_iter,
+                            burn_in=n_iter // 2, thin=10, rng=np.random.default_rng(1), n_temps=R)
+            run.in_python = in_python
+            t0 = time.perf_counter()
+            run.run(False)
+            secs = time.perf_counter() - t0
+            best[name] = min(best.get(name, (np.inf, R))[0], secs), R
+    print(f"\nthe tempered ladder, {n_iter} iterations, swaps every 10; best of {repeats} interleaved repeats")
+    for name, (secs, R) in best.items():
+        print(f"{name:>32} {secs:>8.2f} s {1e6 * secs / n_iter / R:>8.2f} us per replica-iteration")
+    ratio = best["ladder, rounds in Python"][0] / best["ladder, rounds in C"][0]
+    print(f"rounds in Python / rounds in C: {ratio:.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", type=int, default=3, help="chains per sampler (default 3)")
+    ap.add_argument("--ladder", action="store_true", help="only the tempered ladder's rounds, in C against in Python")
     args = ap.parse_args()
     n_iter, burn = (2000, 1800) if args.quick else (10_000, 9_000)
     d = friedman(np.random.default_rng(0), 1, n=500, p=10, noise_sd=1.0, n_test=1000)
+    if args.ladder:
+        return ladder_rounds(d, 4000 if args.quick else 40_000)
     ym, ys = d.y.mean(), d.y.std()
     rmse = lambda pred: float(np.sqrt(np.mean((pred - d.f_test) ** 2)))
     rows = {}
@@ -65,6 +95,7 @@ def main():
             f"speed ratio rbf_bayes / {other}: "
             f"{np.mean([a for a, _ in rows[names[0]]]) / np.mean([a for a, _ in rows[other]]):.1f}x"
         )
+    ladder_rounds(d, 4000 if args.quick else 40_000, 1 if args.quick else 3)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Derived and checked in `nbs/10_bmars.ipynb` against the Python-driven sampler `r
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport log, lgamma
+from libc.math cimport exp, log, lgamma, pow
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -261,6 +261,13 @@ cdef class BMARSCore:
                     lml_out[i] = self.lml
                     lam_out[i] = self.lam
 
+    cdef void _run_quiet(self, Py_ssize_t n_it) noexcept nogil:
+        "n_it iterations with nothing recorded (a hot replica of the ladder)."
+        cdef signed char mv, acc
+        cdef Py_ssize_t _i
+        for _i in range(n_it):
+            self._iterate(&mv, &acc)
+
     def bases(self):
         """Current bases as (predictors, signs, knot indices) tuples in column order."""
         out = []
@@ -291,6 +298,76 @@ cdef class BMARSCore:
                 _, h[:, o], dr[:, o] = self.st.posterior_coef(o, s2 ** 0.5, eps)
         k = self.k
         return (self._bv[:k].copy(), self._bs[:k].copy(), self._bk[:k].copy(), self._bJ[:k].copy(), h, dr, s2s)
+
+
+def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] log_gap, int64_t[::1] n_swap,
+               int64_t[::1] n_swap_acc, double[::1] p_swap, int64_t rounds, Py_ssize_t n, Py_ssize_t swap_every,
+               double target, int64_t[::1] k_out, double[::1] lml_out, double[::1] lam_out, signed char[::1] mv_out,
+               signed char[::1] acc_out, Py_ssize_t offset):
+    """Replica exchange for iterations offset .. offset + n - 1 (nbs/10_bmars, "Tempering (replica exchange)"): in
+    blocks that end where the iteration count is a multiple of swap_every, the core at rung 0 (power 1) runs `run`'s
+    loop (its records at offset ..), the others run quietly, each with the GIL released; after a block that ends at a
+    multiple of swap_every, and not at offset + n, neighbouring rungs of this round's parity propose to swap their
+    powers, accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))), and the log gaps of
+    T = 1 / beta move towards the target acceptance (Robbins-Monro, steps (1 + n_swap)^-0.6). The round due at
+    offset + n is left to the caller, which may first snapshot the cold core. The cores share one bit generator (the
+    swap uniforms come from it too). rung, betas, log_gap and the swap counters are updated in place. Returns the
+    rounds made so far. The same steps from Python: `bmars._BMARSRoundsInPython` (tested equal, bit for bit)."""
+    cdef Py_ssize_t R = len(cores), i = offset, end = offset + n, blk, r, t, j
+    cdef BMARSCore cold, a, b
+    cdef double la, p, cs
+    if swap_every < 1 or n < 0:
+        raise ValueError("swap_every must be >= 1 and n >= 0")
+    if offset < 0 or end > k_out.shape[0] or end > lml_out.shape[0] or end > lam_out.shape[0] \
+            or end > mv_out.shape[0] or end > acc_out.shape[0]:
+        raise ValueError("output arrays are too short")
+    if betas.shape[0] != R or rung.shape[0] != R or log_gap.shape[0] != R - 1 or n_swap.shape[0] != R - 1 \
+            or n_swap_acc.shape[0] != R - 1 or p_swap.shape[0] != R - 1:
+        raise ValueError("ladder arrays do not match the number of cores")
+    for r in range(R):
+        if not 0 <= rung[r] < R:
+            raise ValueError("rung holds a core index out of range")
+    cold = <BMARSCore> cores[rung[0]]
+    with cold._lock:                  # one lock: the replicas share the bit generator and its lock
+        while i < end:
+            blk = min(swap_every - i % swap_every, end - i)
+            cold = <BMARSCore> cores[rung[0]]
+            with nogil:
+                for j in range(i, i + blk):
+                    cold._iterate(&mv_out[j], &acc_out[j])
+                    k_out[j] = cold.k
+                    lml_out[j] = cold.lml
+                    lam_out[j] = cold.lam
+            for r in range(1, R):
+                a = <BMARSCore> cores[rung[r]]
+                with nogil:
+                    a._run_quiet(blk)
+            i += blk
+            if i % swap_every or i == end:
+                continue
+            for r in range(rounds % 2, R - 1, 2):
+                a = <BMARSCore> cores[rung[r]]
+                b = <BMARSCore> cores[rung[r + 1]]
+                la = (betas[r] - betas[r + 1]) * (b.lml - a.lml)
+                p = 1.0 if la >= 0 else exp(la)
+                n_swap[r] += 1
+                p_swap[r] += p
+                if random_standard_uniform(cold.rng) < p:
+                    n_swap_acc[r] += 1
+                    t = rung[r]
+                    rung[r] = rung[r + 1]
+                    rung[r + 1] = t
+                    a.beta = betas[r + 1]
+                    b.beta = betas[r]
+                log_gap[r] = min(log_gap[r] + (p - target) / pow(1.0 + n_swap[r], 0.6), log(1e4))
+            rounds += 1
+            cs = 0.0
+            for r in range(R - 1):
+                cs += exp(log_gap[r])
+                betas[r + 1] = 1.0 / (1.0 + cs)
+            for r in range(R):
+                (<BMARSCore> cores[rung[r]]).beta = betas[r]
+    return rounds
 
 
 def count_valid_pairs(const Py_ssize_t[::1] ia, const Py_ssize_t[::1] ib, Py_ssize_t na, Py_ssize_t nb,

@@ -23,7 +23,7 @@ from .posterior import sample_rate
 from .priors import RBFPrior
 from .progress import ChunkedRun
 from .results import RunInfo, SamplerResult
-from .rjmcmc import _SwapRound
+from .rjmcmc import SWAP_TARGET, _SwapRound
 
 # %% auto #0
 __all__ = ['BMARS_TEMPS', 'BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction',
@@ -502,56 +502,16 @@ class _BMARSRun(_BMARSKept, ChunkedRun):
         )
 
 # %% ../nbs/10_bmars.ipynb #bmpt0007
-class _BMARSSwaps(_SwapRound):
-    """The ladder of `_BMARSLadder` (next): which core holds which rung, the powers, and the rounds of swaps (the RBF
-    ladder's `_SwapRound`, `05_rjmcmc`). Core rung[r] runs at likelihood power betas[r]; neighbouring rungs of a
-    round's parity propose to swap their powers, accepted with probability
-    min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); the gaps of T = 1 / beta adapt towards SWAP_TARGET for the whole
-    run (Robbins-Monro)."""
+class _BMARSRoundsInPython(_SwapRound):
+    """The ladder's rounds driven from Python (the rounds themselves: the RBF ladder's `_SwapRound`, `05_rjmcmc`): the
+    reference `_bmars.ladder_run` (C, the default) is tested against, bit for bit. Core rung[r] runs at likelihood
+    power betas[r]; after every swap_every iterations neighbouring rungs of a round's parity propose to swap their
+    powers, accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); the gaps of T = 1 / beta
+    adapt towards SWAP_TARGET for the whole run (Robbins-Monro)."""
 
-    def _start_ladder(self, R: int):
-        self.rung = np.arange(R)                       # rung r is held by core rung[r]
-        T = [0.1 ** -(r / (R - 1)) for r in range(R)]  # the adaptation's start: a geometric ladder down to 0.1
-        self.log_gap = np.array([math.log(T[r + 1] - T[r]) for r in range(R - 1)])   # log(T_{r+1} - T_r)
-        self.betas = np.ones(R); self._set_betas()
-        self.n_swap, self.n_swap_acc = np.zeros(R - 1, np.int64), np.zeros(R - 1, np.int64)
-        self.p_swap = np.zeros(R - 1)
-        self.rounds = 0
-
-    def _set_betas(self):
-        "betas from the log gaps, given to the cores at their rungs."
-        self.betas[1:] = 1.0 / (1.0 + np.cumsum(np.exp(self.log_gap)))
-        for r, i in enumerate(self.rung):
-            self.cores[i].beta = float(self.betas[r])
-
-    def _tempering(self) -> dict:
-        "The run's record of its ladder (`BMARSRunInfo.tempering`)."
-        return dict(
-            betas=self.betas.tolist(),
-            swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
-            swap_probability=(self.p_swap / np.maximum(self.n_swap, 1)).tolist(),   # mean min(1, ratio)
-            swap_proposed=self.n_swap.tolist(),
-        )
-
-# %% ../nbs/10_bmars.ipynb #bmpt0002
-class _BMARSLadder(_BMARSSwaps, _BMARSRun):
-    """Replica exchange (the ladder: `_BMARSSwaps`): the core at power 1 (rung 0) is the chain that is recorded and
-    snapshotted; after every `swap_every` iterations a round of swaps. The rounds are driven from here; each replica's
-    iterations run in the C loop with the GIL released."""
-    desc = "Bayesian MARS (tempered)"
-    def __init__(self, cores, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target=None,
-                 *, rng: np.random.Generator, swap_every: int = 10):
-        super().__init__(cores[0], st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target)
-        self.cores, self.rng, self.swap_every = cores, rng, swap_every
-        self._start_ladder(len(cores))
-        self.scratch = tuple(np.zeros(swap_every, a.dtype) for a in self.buf)   # the hot replicas' records (unread)
-
-    def _chunk(self):
-        "Rounds until chunk_size iterations, the next kept iteration (snapshotted from the cold core) or the end."
-        start, b, w = self.done, self.burn_in, self.swap_every
-        nxt = b if start <= b else start + (-(start - b)) % self.thin
-        end = min(nxt + 1, start + self.chunk_size, self.total)
-        done = start
+    def _rounds_in_python(self, start: int, end: int, nxt: int):
+        "Iterations start .. end - 1, nxt (if among them) snapshotted from the cold core before that round's swaps."
+        done, w = start, self.swap_every
         while done < end:
             todo = min(w - done % w, end - done)
             self.core = self.cores[self.rung[0]]
@@ -563,8 +523,41 @@ class _BMARSLadder(_BMARSSwaps, _BMARSRun):
                 self._snapshot(nxt)   # the cold state recorded at nxt, before the swaps move it
             if done % w == 0:
                 self._swap_round(True)   # the ladder adapts for the whole run
+
+# %% ../nbs/10_bmars.ipynb #bmpt0002
+class _BMARSLadder(_BMARSRoundsInPython, _BMARSRun):
+    """Replica exchange: the core at power 1 (rung 0) is the chain that is recorded and snapshotted; after every
+    `swap_every` iterations a round of swaps. The rounds run in `_bmars.ladder_run` (C; each replica's iterations with
+    the GIL released) up to the next kept iteration, which is snapshotted here before its round's swaps;
+    `in_python=True` runs the same steps from Python (`_BMARSRoundsInPython`)."""
+    desc = "Bayesian MARS (tempered)"
+    def __init__(self, cores, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target=None,
+                 *, rng: np.random.Generator, swap_every: int = 10, in_python: bool = False):
+        super().__init__(cores[0], st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target)
+        self.cores, self.rng, self.swap_every, self.in_python = cores, rng, swap_every, in_python
+        self._start_ladder(len(cores))
+        self.scratch = tuple(np.zeros(swap_every, a.dtype) for a in self.buf)   # the hot replicas' records (unread)
+
+    def _chunk(self):
+        "Rounds until chunk_size iterations, the next kept iteration (snapshotted from the cold core) or the end."
+        from rbf_bayes._bmars import ladder_run
+
+        start, b = self.done, self.burn_in
+        nxt = b if start <= b else start + (-(start - b)) % self.thin
+        end = min(nxt + 1, start + self.chunk_size, self.total)
+        if self.in_python:
+            self._rounds_in_python(start, end, nxt)
+        else:
+            self.rounds = ladder_run(self.cores, self.rung, self.betas, self.log_gap, self.n_swap, self.n_swap_acc,
+                                     self.p_swap, self.rounds, end - start, self.swap_every, SWAP_TARGET, *self.buf,
+                                     start)
+            self.core = self.cores[self.rung[0]]
+            if end - 1 == nxt:
+                self._snapshot(nxt)
+            if end % self.swap_every == 0:
+                self._swap_round(True)   # the round due at the chunk's end, after the snapshot (as in Python)
         self.core = self.cores[self.rung[0]]
-        return done - start, dict(k=int(self.buf[0][done - 1]))
+        return end - start, dict(k=int(self.buf[0][end - 1]))
 
     def _result(self) -> BMARSTrace:
         tr = super()._result()
@@ -572,7 +565,7 @@ class _BMARSLadder(_BMARSSwaps, _BMARSRun):
         slots = [MOVE_CODES[m] for m in ("birth", "death", "change")]
         prop, acc = np.bincount(tr.move, minlength=7), np.bincount(tr.move, weights=tr.accepted, minlength=7)
         tr.meta.counts = [[int(prop[s]) for s in slots] + [0], [int(acc[s]) for s in slots] + [0]]
-        tr.meta.tempering = self._tempering()
+        tr.meta.tempering = self._ladder_record()
         return tr
 
 # %% ../nbs/10_bmars.ipynb #ac97aa29

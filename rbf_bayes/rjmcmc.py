@@ -858,7 +858,38 @@ SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at betw
 class _SwapRound:
     """One round of a ladder's swaps, from Python: the RBF ladder's reference rounds (`_PTRoundInPython`, next) and
     Bayesian MARS's ladder (`10_bmars`) share it. Needs cores (each with lml and beta), rung, betas, log_gap, the swap
-    counters n_swap, n_swap_acc, p_swap, rounds, rng and `_set_betas`."""
+    counters n_swap, n_swap_acc, p_swap, rounds and rng, which `_start_ladder` sets up."""
+
+    def _start_ladder(self, R: int, b_min: float = 0.1):
+        """Rung r held by core r; the gaps of T = 1 / beta from a geometric ladder down to b_min (the adaptation's
+        start); the swap counters at zero."""
+        self.rung = np.arange(R, dtype=np.intp)       # rung r is held by core rung[r]
+        T = [b_min ** -(r / (R - 1)) for r in range(R)]
+        self.log_gap = np.array([math.log(T[r + 1] - T[r]) for r in range(R - 1)])   # log(T_{r+1} - T_r)
+        self.betas = np.ones(R)
+        self._set_betas()
+        self.n_swap, self.n_swap_acc = np.zeros(R - 1, np.int64), np.zeros(R - 1, np.int64)
+        self.p_swap = np.zeros(R - 1)
+        self.rounds = 0
+
+    def _set_betas(self):
+        "betas from the log gaps (scalar arithmetic in the C loops' order), given to the cores at their rungs."
+        cs = 0.0
+        for r, g in enumerate(self.log_gap):
+            cs += math.exp(g)
+            self.betas[r + 1] = 1.0 / (1.0 + cs)
+        for r, i in enumerate(self.rung):
+            self.cores[i].beta = float(self.betas[r])
+
+    def _ladder_record(self) -> dict:
+        "The ladder as a run's meta.tempering records it: the powers, the swap rates and the proposals."
+        return dict(
+            betas=self.betas.tolist(),
+            swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
+            # mean min(1, ratio): the rate without the coin flips
+            swap_probability=(self.p_swap / np.maximum(self.n_swap, 1)).tolist(),
+            swap_proposed=self.n_swap.tolist(),
+        )
 
     def _swap_round(self, adapting: bool):
         "Neighbouring rungs of this round's parity propose to swap their powers; while adapting, the ladder adapts."
@@ -957,46 +988,20 @@ class _PTRun(_PTLadderInC, _PTRoundInPython, _RJRun):
     desc = "RJMCMC (tempered)"
     def __init__(self, cores, config, c, meta, callback, rng, in_python=False):
         super().__init__(cores[0], cores[0].factor, config, c, meta, callback)
-        R = len(cores); self.cores, self.rng, self.in_python = cores, rng, in_python
-        self.rung = np.arange(R, dtype=np.intp)       # rung r is held by core rung[r]
+        self.cores, self.rng, self.in_python = cores, rng, in_python
         self.adapt = config.beta_min is None
-        b_min = 0.1 if self.adapt else config.beta_min  # the adaptation's start: a geometric ladder down to 0.1
-        T = [b_min ** -(r / (R - 1)) for r in range(R)]
-        self.log_gap = np.array([math.log(T[r + 1] - T[r]) for r in range(R - 1)])   # log(T_{r+1} - T_r), T = 1 / beta
-        self.betas = np.ones(R); self._set_betas()
-        self.n_swap, self.n_swap_acc, self.p_swap = (
-            np.zeros(R - 1, np.int64),
-            np.zeros(R - 1, np.int64),
-            np.zeros(R - 1),
-        )
-        self.rounds, self.cold_prop, self.cold_acc = 0, np.zeros(5, np.int64), np.zeros(5, np.int64)
+        self._start_ladder(len(cores), 0.1 if self.adapt else config.beta_min)   # fixed at beta_min when given
+        self.cold_prop, self.cold_acc = np.zeros(5, np.int64), np.zeros(5, np.int64)
 
     def _adapt_until(self) -> int:
         "The iteration before which the ladder adapts: the run's end (it may be extended), burn-in's, or none."
         if not self.adapt: return 0
         return self.total if self.config.adapt_ladder == "run" else self.config.burn_in
 
-    def _set_betas(self):
-        "betas from the log gaps (scalar arithmetic in the C loop's order), given to the cores at their rungs."
-        cs = 0.0
-        for r, g in enumerate(self.log_gap):
-            cs += math.exp(g)
-            self.betas[r + 1] = 1.0 / (1.0 + cs)
-        for r, i in enumerate(self.rung):
-            self.cores[i].beta = float(self.betas[r])
-
     def _result(self) -> Trace:
         tr = super()._result()
         tr.n_proposed, tr.n_accepted = self.cold_prop.copy(), self.cold_acc.copy()
-        tr.meta.tempering = dict(
-            betas=self.betas.tolist(),
-            swap_rate=(self.n_swap_acc / np.maximum(self.n_swap, 1)).tolist(),
-            # mean min(1, ratio): the rate without the coin flips
-            swap_probability=(self.p_swap / np.maximum(self.n_swap, 1)).tolist(),
-            swap_proposed=self.n_swap.tolist(),
-            adapted=self.adapt,
-            adapted_until=self._adapt_until(),
-        )
+        tr.meta.tempering = dict(**self._ladder_record(), adapted=self.adapt, adapted_until=self._adapt_until())
         return tr
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5

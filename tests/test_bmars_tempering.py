@@ -96,3 +96,46 @@ def test_a_tempered_fit_is_reproducible_and_bad_n_temps_is_refused():
     for bad in (0, -1, 2.5):
         with pytest.raises((ValueError, TypeError), match="n_temps"):
             BMARSRegressor(n_iter=1000, n_temps=bad).fit(x, y)
+
+
+def _ladder_run(in_python: bool, R: int, w: int, thin: int, target, extend: int = 0):
+    "A ladder run on Friedman #1 with its rounds in C (the default) or in Python (the reference)."
+    import rbf_bayes.bmars as bm
+    X = np.random.default_rng(3).uniform(size=(120, 5))
+    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+    y = y + np.random.default_rng(4).normal(size=120)
+    run = bmars_run(X, y, n_iter=3000, burn_in=1000, thin=thin, rng=np.random.default_rng(5), n_temps=R,
+                    swap_every=w, snapshot_target=target, chunk_size=333)
+    assert isinstance(run, bm._BMARSLadder)
+    run.in_python = in_python
+    if extend:
+        run.run(False)
+        run.extend(extend)
+    return run.run(False)
+
+
+@pytest.mark.parametrize("R, w, thin, target, extend",
+                         [(4, 10, 10, None, 0), (3, 7, 13, None, 0), (2, 1, 1, None, 0), (4, 10, 1, 40, 1234)])
+def test_the_ladders_c_loop_equals_its_python_rounds_bit_for_bit(R, w, thin, target, extend):
+    """`_bmars.ladder_run` (C) against `_BMARSRoundsInPython`: the same per-iteration records, snapshots (bases,
+    coefficient draws, sigma^2: they draw from the shared generator, so a swap out of place would change them) and
+    ladder, bit for bit, with rounds that straddle chunks and kept iterations, one-iteration rounds and an extended
+    run."""
+    a, b = (_ladder_run(ip, R, w, thin, target, extend) for ip in (False, True))
+    for f in ("k", "log_marginal_likelihood", "lam", "move", "accepted", "kept", "sigma2"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert a.bases == b.bases
+    assert all(np.array_equal(u, v) for u, v in zip(a.coef_draw, b.coef_draw, strict=True))
+    assert a.meta.tempering == b.meta.tempering
+    assert sum(a.meta.tempering["swap_proposed"]) > 0 and len(a.kept) > 10
+
+
+def test_the_ladders_c_loop_refuses_mismatched_arrays():
+    "ladder_run checks its arrays before it touches a core: a rung list of the wrong length is a ValueError."
+    from rbf_bayes._bmars import ladder_run
+    run = bmars_run(X6, Y6, prior=PR6, n_iter=100, burn_in=10, thin=1, rng=np.random.default_rng(0), n_temps=3)
+    args = (run.betas, run.log_gap, run.n_swap, run.n_swap_acc, run.p_swap, 0, 10, 5, 0.3, *run.buf, 0)
+    with pytest.raises(ValueError, match="ladder arrays"):
+        ladder_run(run.cores, run.rung[:2].copy(), *args)
+    with pytest.raises(ValueError, match="too short"):
+        ladder_run(run.cores, run.rung, *args[:6], 10**6, *args[7:])
