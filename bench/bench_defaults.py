@@ -224,8 +224,8 @@ CONFIGS = {
     # since stop 77): its two fits are bit for bit "plain"'s and "quadratic"'s on the same split
     "quadratic_auto": rj(quadratic="auto"),
     "bmars": bmars(),
-    "bmars_t4": bmars(n_temps=4),      # replica exchange, four rungs per chain (10_bmars, "Tempering")
-    "bmars_t8": bmars(n_temps=8),
+    # the default before stop 89 (no replica exchange; the default runs four rungs per chain, 10_bmars, "Tempering")
+    "bmars_untempered": bmars(n_temps=1),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
     "smc": other(SMCRegressor),
     "annealer": other(AnnealedRBFRegressor),
