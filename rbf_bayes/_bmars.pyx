@@ -10,6 +10,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport exp, log, lgamma, pow
 from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
@@ -306,15 +307,16 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                signed char[::1] acc_out, Py_ssize_t offset):
     """Replica exchange for iterations offset .. offset + n - 1 (nbs/10_bmars, "Tempering (replica exchange)"): in
     blocks that end where the iteration count is a multiple of swap_every, the core at rung 0 (power 1) runs `run`'s
-    loop (its records at offset ..), the others run quietly, each with the GIL released; after a block that ends at a
+    loop (its records at offset ..), the others run quietly; after a block that ends at a
     multiple of swap_every, and not at offset + n, neighbouring rungs of this round's parity propose to swap their
     powers, accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))), and the log gaps of
     T = 1 / beta move towards the target acceptance (Robbins-Monro, steps (1 + n_swap)^-0.6). The round due at
     offset + n is left to the caller, which may first snapshot the cold core. The cores share one bit generator (the
-    swap uniforms come from it too). rung, betas, log_gap and the swap counters are updated in place. Returns the
+    swap uniforms come from it too). The whole span runs with the GIL released (the cores are reached through a table of
+    borrowed pointers), so chains on other threads never wait for this one. rung, betas, log_gap and the swap counters
+    are updated in place. Returns the
     rounds made so far. The same steps from Python: `bmars._BMARSRoundsInPython` (tested equal, bit for bit)."""
     cdef Py_ssize_t R = len(cores), i = offset, end = offset + n, blk, r, t, j
-    cdef BMARSCore cold, a, b
     cdef double la, p, cs
     if swap_every < 1 or n < 0:
         raise ValueError("swap_every must be >= 1 and n >= 0")
@@ -327,46 +329,48 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
     for r in range(R):
         if not 0 <= rung[r] < R:
             raise ValueError("rung holds a core index out of range")
-    cold = <BMARSCore> cores[rung[0]]
-    with cold._lock:                  # one lock: the replicas share the bit generator and its lock
-        while i < end:
-            blk = min(swap_every - i % swap_every, end - i)
-            cold = <BMARSCore> cores[rung[0]]
-            with nogil:
-                for j in range(i, i + blk):
-                    cold._iterate(&mv_out[j], &acc_out[j])
-                    k_out[j] = cold.k
-                    lml_out[j] = cold.lml
-                    lam_out[j] = cold.lam
-            for r in range(1, R):
-                a = <BMARSCore> cores[rung[r]]
-                with nogil:
-                    a._run_quiet(blk)
-            i += blk
-            if i % swap_every or i == end:
-                continue
-            for r in range(rounds % 2, R - 1, 2):
-                a = <BMARSCore> cores[rung[r]]
-                b = <BMARSCore> cores[rung[r + 1]]
-                la = (betas[r] - betas[r + 1]) * (b.lml - a.lml)
-                p = 1.0 if la >= 0 else exp(la)
-                n_swap[r] += 1
-                p_swap[r] += p
-                if random_standard_uniform(cold.rng) < p:
-                    n_swap_acc[r] += 1
-                    t = rung[r]
-                    rung[r] = rung[r + 1]
-                    rung[r + 1] = t
-                    a.beta = betas[r + 1]
-                    b.beta = betas[r]
-                log_gap[r] = min(log_gap[r] + (p - target) / pow(1.0 + n_swap[r], 0.6), log(1e4))
-            rounds += 1
-            cs = 0.0
-            for r in range(R - 1):
-                cs += exp(log_gap[r])
-                betas[r + 1] = 1.0 / (1.0 + cs)
-            for r in range(R):
-                (<BMARSCore> cores[rung[r]]).beta = betas[r]
+    cdef BMARSCore c0 = <BMARSCore?> cores[rung[0]]
+    cdef void** cp = <void**> malloc(R * sizeof(void*))
+    if cp == NULL:
+        raise MemoryError("the ladder's core table")
+    for r in range(R):
+        cp[r] = <void*> (<BMARSCore?> cores[r])   # borrowed: the list holds the cores for the whole call
+    try:
+        with c0._lock:              # one lock: the replicas share the bit generator and its lock
+            with nogil:             # the whole span: two chains on two threads do not wait for each other's GIL
+                while i < end:
+                    blk = min(swap_every - i % swap_every, end - i)
+                    for j in range(i, i + blk):
+                        (<BMARSCore> cp[rung[0]])._iterate(&mv_out[j], &acc_out[j])
+                        k_out[j] = (<BMARSCore> cp[rung[0]]).k
+                        lml_out[j] = (<BMARSCore> cp[rung[0]]).lml
+                        lam_out[j] = (<BMARSCore> cp[rung[0]]).lam
+                    for r in range(1, R):
+                        (<BMARSCore> cp[rung[r]])._run_quiet(blk)
+                    i += blk
+                    if i % swap_every or i == end:
+                        continue
+                    for r in range(rounds % 2, R - 1, 2):
+                        la = (betas[r] - betas[r + 1]) * ((<BMARSCore> cp[rung[r + 1]]).lml
+                                                          - (<BMARSCore> cp[rung[r]]).lml)
+                        p = 1.0 if la >= 0 else exp(la)
+                        n_swap[r] += 1
+                        p_swap[r] += p
+                        if random_standard_uniform((<BMARSCore> cp[0]).rng) < p:
+                            n_swap_acc[r] += 1
+                            t = rung[r]
+                            rung[r] = rung[r + 1]
+                            rung[r + 1] = t
+                        log_gap[r] = min(log_gap[r] + (p - target) / pow(1.0 + n_swap[r], 0.6), log(1e4))
+                    rounds += 1
+                    cs = 0.0
+                    for r in range(R - 1):
+                        cs += exp(log_gap[r])
+                        betas[r + 1] = 1.0 / (1.0 + cs)
+                    for r in range(R):
+                        (<BMARSCore> cp[rung[r]]).beta = betas[r]
+    finally:
+        free(cp)
     return rounds
 
 

@@ -527,8 +527,8 @@ class _BMARSRoundsInPython(_SwapRound):
 # %% ../nbs/10_bmars.ipynb #bmpt0002
 class _BMARSLadder(_BMARSRoundsInPython, _BMARSRun):
     """Replica exchange: the core at power 1 (rung 0) is the chain that is recorded and snapshotted; after every
-    `swap_every` iterations a round of swaps. The rounds run in `_bmars.ladder_run` (C; each replica's iterations with
-    the GIL released) up to the next kept iteration, which is snapshotted here before its round's swaps;
+    `swap_every` iterations a round of swaps. The rounds run in `_bmars.ladder_run` (C, with the GIL released
+    throughout) up to the next kept iteration, which is snapshotted here before its round's swaps;
     `in_python=True` runs the same steps from Python (`_BMARSRoundsInPython`)."""
     desc = "Bayesian MARS (tempered)"
     def __init__(self, cores, st, n_iter, burn_in, thin, chunk_size, sorted_x, prior_only, meta, snapshot_target=None,
