@@ -8,7 +8,7 @@ Derived and checked in `nbs/10_bmars.ipynb` against the Python-driven sampler `r
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport exp, log, lgamma, pow
+from libc.math cimport log, lgamma
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
@@ -19,7 +19,7 @@ from numpy.random.c_distributions cimport (random_standard_uniform, random_stand
 from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm
 from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, log_ml, LOG_2PI
 from rbf_bayes._core cimport (BIRTH, DEATH, CHANGE, STAY, APPEND, DELETE, REPLACE, move_probs, mh_accept,
-                              rate_mh_step, propose, settle)
+                              rate_mh_step, propose, settle, swap_round)
 
 cnp.import_array()
 
@@ -307,17 +307,16 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                signed char[::1] acc_out, Py_ssize_t offset):
     """Replica exchange for iterations offset .. offset + n - 1 (nbs/10_bmars, "Tempering (replica exchange)"): in
     blocks that end where the iteration count is a multiple of swap_every, the core at rung 0 (power 1) runs `run`'s
-    loop (its records at offset ..), the others run quietly; after a block that ends at a
-    multiple of swap_every, and not at offset + n, neighbouring rungs of this round's parity propose to swap their
-    powers, accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))), and the log gaps of
-    T = 1 / beta move towards the target acceptance (Robbins-Monro, steps (1 + n_swap)^-0.6). The round due at
-    offset + n is left to the caller, which may first snapshot the cold core. The cores share one bit generator (the
-    swap uniforms come from it too). The whole span runs with the GIL released (the cores are reached through a table of
-    borrowed pointers), so chains on other threads never wait for this one. rung, betas, log_gap and the swap counters
-    are updated in place. Returns the
-    rounds made so far. The same steps from Python: `bmars._BMARSRoundsInPython` (tested equal, bit for bit)."""
-    cdef Py_ssize_t R = len(cores), i = offset, end = offset + n, blk, r, t, j
-    cdef double la, p, cs
+    loop (its records at offset ..), the others run quietly; after a block that ends at a multiple of swap_every, and
+    not at offset + n, a round of swaps with adaptation (`_core.swap_round`: neighbouring rungs of this round's parity
+    propose to swap their powers, accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))), and
+    the log gaps of T = 1 / beta move towards the target acceptance). The round due at offset + n is left to the
+    caller, which may first snapshot the cold core. The cores share one bit generator (the swap uniforms come from it
+    too). The whole span runs with the GIL released (the cores are reached through a table of borrowed pointers), so
+    chains on other threads never wait for this one. rung, betas, log_gap and the swap counters are updated in place.
+    Returns the rounds made so far. The same steps from Python: `bmars._BMARSRoundsInPython` (tested equal, bit for
+    bit)."""
+    cdef Py_ssize_t R = len(cores), i = offset, end = offset + n, blk, r, j
     if swap_every < 1 or n < 0:
         raise ValueError("swap_every must be >= 1 and n >= 0")
     if offset < 0 or end > k_out.shape[0] or end > lml_out.shape[0] or end > lam_out.shape[0] \
@@ -331,7 +330,10 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
             raise ValueError("rung holds a core index out of range")
     cdef BMARSCore c0 = <BMARSCore?> cores[rung[0]]
     cdef void** cp = <void**> malloc(R * sizeof(void*))
-    if cp == NULL:
+    cdef double* lv = <double*> malloc(R * sizeof(double))   # each core's log ML for the round of swaps
+    if cp == NULL or lv == NULL:
+        free(cp)
+        free(lv)
         raise MemoryError("the ladder's core table")
     for r in range(R):
         cp[r] = <void*> (<BMARSCore?> cores[r])   # borrowed: the list holds the cores for the whole call
@@ -350,27 +352,16 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                     i += blk
                     if i % swap_every or i == end:
                         continue
-                    for r in range(rounds % 2, R - 1, 2):
-                        la = (betas[r] - betas[r + 1]) * ((<BMARSCore> cp[rung[r + 1]]).lml
-                                                          - (<BMARSCore> cp[rung[r]]).lml)
-                        p = 1.0 if la >= 0 else exp(la)
-                        n_swap[r] += 1
-                        p_swap[r] += p
-                        if random_standard_uniform((<BMARSCore> cp[0]).rng) < p:
-                            n_swap_acc[r] += 1
-                            t = rung[r]
-                            rung[r] = rung[r + 1]
-                            rung[r + 1] = t
-                        log_gap[r] = min(log_gap[r] + (p - target) / pow(1.0 + n_swap[r], 0.6), log(1e4))
+                    for r in range(R):
+                        lv[r] = (<BMARSCore> cp[r]).lml
+                    swap_round(R, rounds, lv, &rung[0], &betas[0], &log_gap[0], &n_swap[0], &n_swap_acc[0],
+                               &p_swap[0], True, target, (<BMARSCore> cp[0]).rng)
                     rounds += 1
-                    cs = 0.0
-                    for r in range(R - 1):
-                        cs += exp(log_gap[r])
-                        betas[r + 1] = 1.0 / (1.0 + cs)
                     for r in range(R):
                         (<BMARSCore> cp[rung[r]]).beta = betas[r]
     finally:
         free(cp)
+        free(lv)
     return rounds
 
 

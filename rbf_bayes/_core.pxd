@@ -4,8 +4,10 @@
 # the annealing factor of eq. 38), the Gamma-proposal MH step for a truncated-Poisson rate, and the
 # propose -> ratio -> commit/reject tail on a GramFactor through the likelihood seam.  Each has a NumPy
 # twin that is its specification: `moves.move_probabilities`, `posterior.sample_rate`, and
-# `kernel.state_log_ml` (through `posterior.summaries_from_kernel` and `posterior.log_ml_terms`).
-from libc.math cimport log
+# `kernel.state_log_ml` (through `posterior.summaries_from_kernel` and `posterior.log_ml_terms`); and the round of
+# swaps of the tempered ladders (`_rjmcmc.ladder_run`, `_bmars.ladder_run`), whose twin is `rjmcmc._SwapRound`.
+from libc.math cimport exp, log, pow
+from libc.stdint cimport int64_t
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_standard_uniform, random_standard_gamma
 from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm
@@ -95,3 +97,35 @@ cdef inline bint settle(GramFactor st, bint accepted, double new, double* lml) n
     else:
         st._reject()
     return accepted
+
+
+cdef inline void swap_round(Py_ssize_t R, int64_t rounds, const double* lml, Py_ssize_t* rung, double* betas,
+                            double* log_gap, int64_t* n_swap, int64_t* n_swap_acc, double* p_swap, bint adapting,
+                            double target, bitgen_t* rng) noexcept nogil:
+    """One round of replica exchange on a ladder of R replicas (nbs/05_rjmcmc, "Tempering"; its Python form
+    `rjmcmc._SwapRound`): the neighbouring rungs (r, r + 1) of this round's parity (r = rounds % 2, + 2, ...) propose
+    to swap their powers, accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))), l the log
+    marginal likelihood of the replica at that rung; lml[i] is replica i's (rung[r] is the replica at rung r, so the
+    swaps do not move lml). While adapting, each pair's log gap of T = 1 / beta moves towards the target acceptance
+    (Robbins-Monro, steps (1 + n_swap)^-0.6, capped at log 1e4) and the powers follow: beta_{r+1} = 1 / (1 + sum of
+    the gaps' exponentials up to r). rung, betas, log_gap and the swap counters are updated; the caller gives each
+    replica its power, betas[r] to replica rung[r]."""
+    cdef Py_ssize_t r, t
+    cdef double la, p, cs
+    for r in range(rounds % 2, R - 1, 2):
+        la = (betas[r] - betas[r + 1]) * (lml[rung[r + 1]] - lml[rung[r]])
+        p = 1.0 if la >= 0 else exp(la)
+        n_swap[r] += 1
+        p_swap[r] += p
+        if random_standard_uniform(rng) < p:
+            n_swap_acc[r] += 1
+            t = rung[r]
+            rung[r] = rung[r + 1]
+            rung[r + 1] = t
+        if adapting:
+            log_gap[r] = min(log_gap[r] + (p - target) / pow(1.0 + n_swap[r], 0.6), log(1e4))
+    if adapting:
+        cs = 0.0
+        for r in range(R - 1):
+            cs += exp(log_gap[r])
+            betas[r + 1] = 1.0 / (1.0 + cs)

@@ -24,7 +24,7 @@ from rbf_bayes._kernel cimport GramFactor, log_trunc_poisson_norm, basis_column_
 from rbf_bayes._kernel import BASIS_CODES
 from rbf_bayes._likelihood cimport Likelihood, COLLAPSED, GAUSSIAN, log_ml, LOG_2PI, YPY_REL_MIN
 from rbf_bayes._core cimport (BIRTH, DEATH, SPLIT, MERGE, UPDATE, CHANGE, STAY, N_RJ_MOVES, APPEND, DELETE, REPLACE,
-                              move_probs, mh_accept, rate_mh_step, propose, settle)
+                              move_probs, mh_accept, rate_mh_step, propose, settle, swap_round)
 
 cnp.import_array()
 
@@ -1803,14 +1803,13 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                Records out, Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin, Snapshots snaps):
     """Replica exchange for iterations offset .. offset + n - 1 (nbs/05_rjmcmc, "Tempering"): in blocks of swap_every
     iterations, the core at rung 0 (power 1) runs `run_kept`'s loop (records and snapshots), the others run quietly,
-    each with the GIL released; then neighbouring rungs of this round's parity propose to swap their powers, accepted
-    with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); while offset + (iterations done) < adapt_until
-    the log gaps of T = 1 / beta move towards the target acceptance (Robbins-Monro, steps (1 + n_swap)^-0.6). The cores
+    each with the GIL released; then a round of swaps (`_core.swap_round`: neighbouring rungs of this round's parity
+    propose to swap their powers, accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); while
+    offset + (iterations done) < adapt_until the log gaps of T = 1 / beta move towards the target acceptance). The cores
     share one bit generator (the swap uniforms come from it too). rung, betas, log_gap, the swap counters and the cold
     chain's move counters are updated in place. Returns (snapshots written, rounds)."""
-    cdef Py_ssize_t R = len(cores), done = 0, blk, r, j, t
-    cdef RJCore cold, a, b
-    cdef double la, p, T, cs
+    cdef Py_ssize_t R = len(cores), done = 0, blk, r, j
+    cdef RJCore cold, a
     cdef int rc = 0
     cdef bint adapting
     cdef int64_t[N_RJ_MOVES] pre_p, pre_a
@@ -1821,12 +1820,14 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
     if offset < 0 or offset + n > out.n:
         raise ValueError("output arrays are too short")
     snaps.check(cold.d, cold.c, cold.kmax, cold.st.m_max)
-    if betas.shape[0] != R or rung.shape[0] != R or log_gap.shape[0] != R - 1 or n_swap.shape[0] != R - 1:
+    if betas.shape[0] != R or rung.shape[0] != R or log_gap.shape[0] != R - 1 or n_swap.shape[0] != R - 1 \
+            or n_swap_acc.shape[0] != R - 1 or p_swap.shape[0] != R - 1:
         raise ValueError("ladder arrays do not match the number of cores")
     zb = np.zeros(cold.st.m_max + 1)
     hb = np.zeros(cold.st.m_max + 1)
     cdef double[::1] zv = zb
     cdef double[::1] hv = hb
+    cdef double[::1] lv = np.empty(R)   # each core's log ML for the round of swaps
     cnt[0] = cnt[1] = cnt[2] = 0
     with cold._lock:
         for r in range(R):
@@ -1851,31 +1852,13 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                     with nogil:
                         a._run_quiet(blk)
                 done += blk
-                for r in range(rounds % 2, R - 1, 2):
-                    a = <RJCore> cores[rung[r]]
-                    b = <RJCore> cores[rung[r + 1]]
-                    la = (betas[r] - betas[r + 1]) * (b.lml - a.lml)
-                    p = 1.0 if la >= 0 else exp(la)
-                    n_swap[r] += 1
-                    p_swap[r] += p
-                    if random_standard_uniform(cold.rng) < p:
-                        n_swap_acc[r] += 1
-                        t = rung[r]
-                        rung[r] = rung[r + 1]
-                        rung[r + 1] = t
-                        a.beta = betas[r + 1]
-                        b.beta = betas[r]
-                    if adapting:
-                        log_gap[r] = min(log_gap[r] + (p - target) / pow(1.0 + n_swap[r], 0.6), log(1e4))
+                for r in range(R):
+                    lv[r] = (<RJCore> cores[r]).lml
+                swap_round(R, rounds, &lv[0], &rung[0], &betas[0], &log_gap[0], &n_swap[0], &n_swap_acc[0],
+                           &p_swap[0], adapting, target, cold.rng)
                 rounds += 1
-                if adapting:
-                    cs = 0.0
-                    for r in range(R - 1):
-                        cs += exp(log_gap[r])
-                        T = 1.0 + cs
-                        betas[r + 1] = 1.0 / T
-                    for r in range(R):
-                        (<RJCore> cores[rung[r]]).beta = betas[r]
+                for r in range(R):
+                    (<RJCore> cores[rung[r]]).beta = betas[r]
         finally:
             for r in range(R):
                 (<RJCore> cores[r]).st.defer_acc = False

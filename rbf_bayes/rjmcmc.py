@@ -857,8 +857,9 @@ SWAP_TARGET = 0.3     # the swap acceptance the ladder's adaptation aims at betw
 # %% ../nbs/05_rjmcmc.ipynb #swround1
 class _SwapRound:
     """One round of a ladder's swaps, from Python: the RBF ladder's reference rounds (`_PTRoundInPython`, next) and
-    Bayesian MARS's ladder (`10_bmars`) share it. Needs cores (each with lml and beta), rung, betas, log_gap, the swap
-    counters n_swap, n_swap_acc, p_swap, rounds and rng, which `_start_ladder` sets up."""
+    Bayesian MARS's ladder (`10_bmars`) share it, as the C ladders share its C form, `_core.swap_round`. Needs cores
+    (each with lml and beta), rung, betas, log_gap, the swap counters n_swap, n_swap_acc, p_swap, rounds and rng, which
+    `_start_ladder` sets up."""
 
     def _start_ladder(self, R: int, b_min: float = 0.1):
         """Rung r held by core r; the gaps of T = 1 / beta from a geometric ladder down to b_min (the adaptation's
