@@ -1,0 +1,94 @@
+"""Stacking the default RJMCMCRegressor() with the default BMARSRegressor() (issue 35, stop 91): a study, run by hand.
+
+    python bench/study_stack_bmars.py --cases boston --splits 0 1 2 3 4 5 6 7 8 9
+    python bench/study_stack_bmars.py --cases robot --splits 0 1 2 3 4 --out stack_robot.jsonl
+
+The default regressor already stacks two fits of one basis family (the inputs alone and with their products;
+`12_estimators`, "The products per data set, stacked"). This study asks whether a fit of another family, Bayesian
+MARS's hinge products (`10_bmars`), earns weight beside it. Per split of bench_defaults' cases (its splits, error and
+GP configuration): both defaults are fitted from the split's seed (as bench_defaults' "default" and "bmars"
+configurations are), and the stacked predictive is the mixture w p_rj + (1 - w) p_bmars with w maximising the
+leave-one-out log score sum_i log(w exp(elpd_rj,i) + (1 - w) exp(elpd_bmars,i)) of the training rows
+(`convergence.stacking_weight`, Yao, Vehtari, Simpson & Gelman 2018; each fit's pointwise PSIS-LOO from its `loo`).
+Printed per split: each fit's error, the stacked mixture's and the 50/50 mixture's; the GP's on the same split; the
+weight; the mean log predictive density (MLPD) of the test targets of each fit and of the stacked mixture; the 95 %
+coverage of the stacked mixture's interval (quantiles of `sample_y` draws taken from the two fits in proportion to
+the weight); the seconds of each fit and whether it said NotConvergedWarning. Rows are appended to --out as JSON lines.
+The mixture is scored on held-out rows only; the weight sees the training rows alone.
+"""
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import bench_defaults as B  # noqa: E402
+
+from rbf_bayes import BMARSRegressor, RJMCMCRegressor  # noqa: E402
+from rbf_bayes.convergence import NotConvergedWarning, stacking_weight  # noqa: E402
+
+N_DRAWS = 4000   # predictive draws for the stacked interval
+
+
+def fit(make, X, y, Xt, yt, seed) -> dict:
+    "One default fit: its PSIS-LOO terms, test prediction, test log densities, predictive draws, seconds, warnings."
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always")
+        m = make(seed).fit(X, y)
+    sec = time.perf_counter() - t0
+    draws = m.sample_y(Xt, N_DRAWS, random_state=seed)          # (n, N) or (n, c, N)
+    return dict(loo=m.loo(X, y).pointwise, pred=m.predict(Xt), lpd=np.asarray(m.log_predictive_density(Xt, yt)),
+                draws=draws, sec=sec, unconverged=any(issubclass(h.category, NotConvergedWarning) for h in heard))
+
+
+def coverage(draws, yt) -> float:
+    "The share of test targets inside the 2.5 %..97.5 % quantiles of the draws (last axis)."
+    lo, hi = np.quantile(draws, 0.025, axis=-1), np.quantile(draws, 0.975, axis=-1)
+    return float(np.mean((yt >= lo) & (yt <= hi)))
+
+
+def study(case, s, X, y, Xt, yt, ft) -> dict:
+    r = {"case": case, "split": s}
+    a = fit(lambda seed: RJMCMCRegressor(random_state=seed, n_jobs=2), X, y, Xt, yt, s)
+    b = fit(lambda seed: BMARSRegressor(random_state=seed), X, y, Xt, yt, s)
+    w = stacking_weight(a["loo"], b["loo"])
+    n_a = int(round(w * N_DRAWS))    # the mixture's draws: n_a of the RJ fit's, the rest of BMARS's
+    mixed = np.concatenate([a["draws"][..., :n_a], b["draws"][..., n_a:]], axis=-1)
+    with np.errstate(divide="ignore"):
+        lpd = np.logaddexp(np.log(w) + a["lpd"], np.log1p(-w) + b["lpd"])
+    r.update(
+        err_rj=B.error(case, a["pred"], yt, ft), err_bmars=B.error(case, b["pred"], yt, ft),
+        err_stack=B.error(case, w * a["pred"] + (1 - w) * b["pred"], yt, ft),
+        err_avg=B.error(case, 0.5 * (a["pred"] + b["pred"]), yt, ft), w_rj=w,
+        elpd_loo_rj=float(np.sum(a["loo"])), elpd_loo_bmars=float(np.sum(b["loo"])),
+        mlpd_rj=float(np.mean(a["lpd"])), mlpd_bmars=float(np.mean(b["lpd"])), mlpd_stack=float(np.mean(lpd)),
+        cover_rj=coverage(a["draws"], yt), cover_bmars=coverage(b["draws"], yt), cover_stack=coverage(mixed, yt),
+        sec_rj=a["sec"], sec_bmars=b["sec"], unconverged_rj=a["unconverged"], unconverged_bmars=b["unconverged"],
+    )
+    r["err_gp"] = B.error(case, B.gp(X, y, Xt, s)["pred"], yt, ft)
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", nargs="+", default=["boston"], choices=B.CASES)
+    ap.add_argument("--splits", nargs="+", type=int, default=None, help="the splits (seeds) to run; default: all")
+    ap.add_argument("--out", default="study_stack_bmars.jsonl")
+    args = ap.parse_args()
+    with open(args.out, "a") as out:
+        for case, s, X, y, Xt, yt, ft in B.cases(False):
+            if case not in args.cases or (args.splits is not None and s not in args.splits):
+                continue
+            r = study(case, s, X, y, Xt, yt, ft)
+            print(json.dumps(r), flush=True)
+            out.write(json.dumps(r) + "\n")
+            out.flush()
+
+
+if __name__ == "__main__":
+    main()
