@@ -5,10 +5,11 @@ from ._base import ExtrapolationWarning
 from .annealing import AnnealedRBFRegressor
 from .bmars import BMARSRegressor
 from .convergence import NotConvergedWarning
-from .estimators import RJMCMCClassifier, RJMCMCRegressor
+from .estimators import RJMCMCClassifier, RJMCMCRegressor, StackedRegressor
 from .smc import SMCRegressor
 
-__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier", "ExtrapolationWarning",
+__all__ = ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor", "RJMCMCClassifier", "StackedRegressor",
+           "ExtrapolationWarning",
            "NotConvergedWarning", "explore"]
 
 

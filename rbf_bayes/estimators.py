@@ -5,6 +5,7 @@
 # %% ../nbs/12_estimators.ipynb #ed743a57
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
@@ -13,12 +14,14 @@ import warnings
 
 import numpy as np
 from scipy import special
-from sklearn.base import ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ._base import RAW_SCALE, BaseBayesEstimator, _column_names, _hold_in_range
+from ._base import RAW_SCALE, BaseBayesEstimator, PredictiveMixin, _column_names, _hold_in_range, _InputChecks
 from ._validation import check_bool, check_choice, check_int
+from .annealing import AnnealedRBFRegressor
 from .basis import BASES, check_k_max, max_bases
 from rbf_bayes.chains import (
     AUTO_START,
@@ -29,9 +32,10 @@ from rbf_bayes.chains import (
     fixed_burn_in,
     outputs_at,
 )
-from .convergence import Loo, NotConvergedWarning, stacking_weight
+from .convergence import Loo, NotConvergedWarning, stacking_weight, stacking_weights
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import LATENT_SCALE_STEP, ProbitTrace, probit_run, sample_probit
+from .results import Summary
 from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, design_bytes, rjmcmc_run, sample_rjmcmc
 
 # standardize=False with the ridge prior: the largest spread of an input column (`_raw_scale_limits`)
@@ -40,7 +44,8 @@ RIDGE_RAW_MAX = 1e5
 AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")
 
 # %% auto #0
-__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'QUADRATIC_STACK_MIN', 'RJMCMCRegressor', 'ClassProbabilitiesMixin', 'RJMCMCClassifier']
+__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'QUADRATIC_STACK_MIN', 'STACK_MIN', 'RJMCMCRegressor', 'ClassProbabilitiesMixin',
+           'RJMCMCClassifier', 'StackedRegressor']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -845,3 +850,179 @@ class RJMCMCClassifier(ClassProbabilitiesMixin, ClassifierMixin, BaseBayesEstima
 
     def _load_fitted_json(self, f: dict) -> None:
         self.classes_ = np.array(f["classes_"])
+
+# %% ../nbs/12_estimators.ipynb #stk92e02
+STACK_MIN = 0.01  # StackedRegressor: a fit whose stacking weight is below this is left out of the predictive
+
+
+def _stack_parts(estimators) -> list:
+    """StackedRegressor's `estimators` checked: [(name, estimator)] from (name, estimator) pairs or bare estimators
+    (named by their class, numbered where a class repeats); each a regressor of the package with posterior draws."""
+    if estimators is None:
+        return None
+    try:
+        items = list(estimators)
+    except TypeError:
+        raise ValueError(f"estimators must be a list of (name, estimator) pairs, got {estimators!r}") from None
+    if len(items) < 2:
+        raise ValueError(f"estimators must hold two or more estimators to stack, got {len(items)}")
+    pairs = [it if isinstance(it, tuple) and len(it) == 2 and isinstance(it[0], str) else (None, it) for it in items]
+    for name, est in pairs:
+        point = isinstance(est, AnnealedRBFRegressor)   # an optimum, not a posterior: no predictive to stack
+        if point or not (hasattr(est, "loo") and hasattr(est, "_mixture_parts")) or is_classifier(est):
+            raise ValueError(f"estimators: {name or type(est).__name__} is not a regressor of rbf_bayes with a "
+                             "posterior (RJMCMCRegressor, BMARSRegressor, SMCRegressor)")
+    count = collections.Counter(type(e).__name__ for n, e in pairs if n is None)
+    seen = collections.Counter()
+    named = []
+    for n, e in pairs:
+        if n is None:
+            c = type(e).__name__
+            seen[c] += 1
+            n = c if count[c] == 1 else f"{c}-{seen[c]}"
+        named.append((n, e))
+    if len({n for n, _ in named}) < len(named):
+        raise ValueError(f"estimators: the names must differ, got {[n for n, _ in named]}")
+    return named
+
+# %% ../nbs/12_estimators.ipynb #stk92e03
+class _StackFitting(_InputChecks):
+    """StackedRegressor's fit: each estimator cloned and fitted to (X, y), its warnings held (`_heard`) until the
+    weights are known; then each fit's PSIS-LOO terms of the training rows (`loo`) and the weights maximising the
+    stacked leave-one-out log score (`convergence.stacking_weights`). A fit whose weight is below STACK_MIN is left out
+    of the predictive (the others' weights renormalised) and its NotConvergedWarning is not said; a kept fit's is said
+    naming it and its weight. Ctrl-C in a fit stops there (interrupted_ True; predictions refused until
+    continue_fit, which finishes that fit and fits the rest). A part whose random_state is None takes the stack's
+    (an int seeds each alike; a Generator is drawn from in turn). A part of `StackedRegressor`."""
+
+    def fit(self, X, y):
+        parts = _stack_parts(self.estimators) or self._default_parts()
+        for k in [k for k in vars(self) if (k.endswith("_") and not k.startswith("__")) or k == "_run"]:
+            delattr(self, k)
+        Y = self._validate_fit(X, y)[1]               # n_features_in_, n_outputs_, the data's errors first
+        fits = [(n, clone(e)) for n, e in parts]
+        for _, m in fits:                               # a part without a seed takes the stack's
+            if m.get_params(deep=False).get("random_state", 0) is None:
+                m.set_params(random_state=self.random_state)
+        self._run = dict(data=(X, y, Y[:, 0] if self._y_1d else Y), fits=fits, heard=[[] for _ in fits], seen=set())
+        return self._fit_parts()
+
+    def continue_fit(self):
+        "Finish an interrupted fit (interrupted_ True): the interrupted estimator's run, then the ones not yet fitted."
+        if "_run" not in self.__dict__:
+            raise ValueError("this StackedRegressor's fit was not interrupted: there is nothing to continue")
+        return self._fit_parts()
+
+    def _fit_parts(self):
+        run = self._run
+        (X, y, Ya), fits = run["data"], run["fits"]     # y as given for the fits, as an array for loo
+        for i, (_, m) in enumerate(fits):
+            if hasattr(m, "trace_") and not m.interrupted_:
+                continue
+            _heard(m.continue_fit if hasattr(m, "trace_") else functools.partial(m.fit, X, y), run["heard"][i])
+            if m.interrupted_:
+                self.interrupted_ = True
+                _say(run, *range(len(fits)))
+                return self
+        loos = [m.loo(X, Ya, random_state=self.random_state) for _, m in fits]
+        w = stacking_weights(*(lo.pointwise for lo in loos))
+        w = np.where(w >= STACK_MIN, w, 0.0)
+        self.weights_ = w / w.sum()
+        self.estimators_ = [m for _, m in fits]
+        self.named_estimators_ = dict(fits)
+        self.loo_ = {n: lo for (n, _), lo in zip(fits, loos, strict=True)}
+        self.interrupted_ = False
+        for i, (name, _) in enumerate(fits):
+            cap = [h for h in run["heard"][i] if issubclass(h.category, NotConvergedWarning)]
+            for h in cap:
+                if self.weights_[i] > 0:
+                    h.message = h.message.prefixed(f"StackedRegressor, {name} (weight {self.weights_[i]:.2f}): ")
+                else:
+                    run["heard"][i].remove(h)
+        del self._run
+        _say(run, *range(len(fits)))
+        return self
+
+# %% ../nbs/12_estimators.ipynb #stk92e04
+class _StackPredictive(PredictiveMixin):
+    """StackedRegressor's predictive: the mixture sum_k w_k p_k of its fits' posterior predictives. `predict` is the
+    mixture's mean (return_std: its sd, E[var] + var[E] over the parts), `sample_y` / `predict_interval` /
+    `log_predictive_density` its draws, quantiles and density (`PredictiveMixin` over `_mixture_parts`: every fit's own
+    parts, e.g. quadratic="auto"'s two, their weights times the fit's), `loo` its PSIS-LOO. A part of
+    `StackedRegressor`."""
+
+    def _check_fitted(self):
+        if "_run" in self.__dict__:
+            raise NotFittedError("this StackedRegressor's fit was interrupted (Ctrl-C): continue_fit() finishes it")
+        if "weights_" not in self.__dict__:
+            raise NotFittedError("this StackedRegressor is not fitted yet: call fit(X, y) first")
+
+    def _kept(self):
+        return [(w, m) for w, m in zip(self.weights_, self.estimators_, strict=True) if w > 0]
+
+    def _mixture_parts(self, Xv) -> list:
+        return [(w * a, p, Xs) for w, m in self._kept() for a, p, Xs in m._mixture_parts(Xv)]
+
+    def predict(self, X, return_std: bool = False):
+        "The stacked predictive's mean and optionally its sd, shaped as each fit's `predict`."
+        self._check_fitted()
+        got = [(w, m.predict(X, return_std=True)) for w, m in self._kept()]
+        mean = sum(w * mu for w, (mu, _) in got)
+        if not return_std:
+            return mean
+        return mean, np.sqrt(sum(w * (s**2 + (mu - mean) ** 2) for w, (mu, s) in got))
+
+    def loo(self, X, y, *, random_state=0) -> Loo:
+        """PSIS-LOO of the stacked predictive on the training rows: each row's term log sum_k w_k e^(a_k,i) of the
+        fits' terms (optimistic by the weights fitted to them), p_loo from the rows' in-sample densities mixed alike,
+        each row's k-hat the largest of the fits'."""
+        self._check_fitted()
+        (w, m), *rest = self._kept()
+        if not rest:
+            return m.loo(X, y, random_state=random_state)
+        got = [(w, m.loo(X, y, random_state=random_state)) for w, m in self._kept()]
+        mix = [special.logsumexp([np.log(w) + getattr(lo, f) for w, lo in got], axis=0) for f in ("pointwise", "lppd")]
+        return Loo.from_pointwise(mix[0], np.max([lo.pareto_k for _, lo in got], axis=0), mix[1])
+
+# %% ../nbs/12_estimators.ipynb #stk92e05
+class StackedRegressor(_StackPredictive, _StackFitting, RegressorMixin, BaseEstimator):
+    """Several Bayesian regressors of the package fitted to the same data and predicting as one: the mixture of their
+    posterior predictives weighted by stacking (Yao, Vehtari, Simpson & Gelman 2018) on their PSIS-LOO terms.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rbf_bayes import BMARSRegressor, RJMCMCRegressor, StackedRegressor
+    >>> from rbf_bayes.datasets import sinc_data
+    >>> d = sinc_data(np.random.default_rng(0))
+    >>> m = StackedRegressor(estimators=[("rbf", RJMCMCRegressor(n_iter=4000, random_state=0)),
+    ...                                  ("mars", BMARSRegressor(n_iter=4000, random_state=0))]).fit(d.x, d.y)
+    >>> bool(abs(m.weights_.sum() - 1) < 1e-12 and m.predict(d.x_test).shape == (len(d.x_test),))
+    True
+    """
+    def __init__(self, *,
+                 # [(name, estimator)] or estimators (named by their class): RJMCMCRegressor, BMARSRegressor,
+                 # SMCRegressor, each cloned and fitted; None: RJMCMCRegressor() and BMARSRegressor()
+                 estimators=None,
+                 # int, numpy Generator or None: the seed of every part whose random_state is None, and `loo`'s draws
+                 random_state=None,
+                ):
+        self.estimators, self.random_state = estimators, random_state
+
+    def _default_parts(self):
+        from .bmars import BMARSRegressor
+        return [("rbf", RJMCMCRegressor()), ("mars", BMARSRegressor())]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def summary(self) -> Summary:
+        "Each fit's weight in the predictive and its PSIS-LOO; the stacked predictive's."
+        self._check_fitted()
+        rows = [(n, f"weight {w:.3f}; PSIS-LOO elpd {lo.elpd:.1f} +- {lo.se:.1f}; {type(m).__name__}"
+                 + ("" if w > 0 else f" (left out: below {STACK_MIN:g})"))
+                for (n, m), w, lo in zip(self.named_estimators_.items(), self.weights_, self.loo_.values(),
+                                         strict=True)]
+        return Summary(f"StackedRegressor of {len(rows)} fits", rows, [])

@@ -47,9 +47,17 @@ def test_one_vocabulary_for_the_estimators():
 
     import pytest
 
-    from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor, SMCRegressor
+    from rbf_bayes import (
+        AnnealedRBFRegressor,
+        BMARSRegressor,
+        RJMCMCClassifier,
+        RJMCMCRegressor,
+        SMCRegressor,
+        StackedRegressor,
+    )
     from rbf_bayes.priors import SMCPrior
-    for est in (RJMCMCRegressor, RJMCMCClassifier, SMCRegressor, BMARSRegressor, AnnealedRBFRegressor):
+    for est in (RJMCMCRegressor, RJMCMCClassifier, SMCRegressor, BMARSRegressor, AnnealedRBFRegressor,
+                StackedRegressor):
         params = list(inspect.signature(est).parameters.values())
         assert params and all(p.kind is p.KEYWORD_ONLY for p in params), est.__name__
         with pytest.raises(TypeError):

@@ -5,10 +5,18 @@ import warnings
 
 import pytest
 
-from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCClassifier, RJMCMCRegressor, SMCRegressor
+from rbf_bayes import (
+    AnnealedRBFRegressor,
+    BMARSRegressor,
+    RJMCMCClassifier,
+    RJMCMCRegressor,
+    SMCRegressor,
+    StackedRegressor,
+)
 
 
-@pytest.mark.parametrize("est", [RJMCMCRegressor, RJMCMCClassifier, SMCRegressor, BMARSRegressor, AnnealedRBFRegressor],
+@pytest.mark.parametrize("est", [RJMCMCRegressor, RJMCMCClassifier, SMCRegressor, BMARSRegressor, AnnealedRBFRegressor,
+                                 StackedRegressor],
                          ids=lambda e: e.__name__)
 def test_the_examples_in_the_docstrings_run(est):
     (test,) = doctest.DocTestFinder(recurse=False).find(est, est.__name__, globs={})

@@ -399,3 +399,33 @@ def test_cli_robot_arm_interrupted_reports_what_it_did(tmp_path):
     assert "interrupted (Ctrl-C) after" in out and "of 5000000 iterations" in out
     assert "5000000 iterations (1000 burn-in)" not in out       # it does not claim the iterations it did not run
     assert "Traceback" not in err
+
+
+def test_stacked_ctrl_c_in_either_fit_then_continue_fit(sigint_at):
+    """StackedRegressor (12_estimators) fits its parts in turn: Ctrl-C in the first (update 3 of its six) or in the
+    second stops the stack there, predictions are refused with a message naming continue_fit, and continue_fit
+    finishes that fit and the rest: the weights and predictions are the uninterrupted stack's, bit for bit."""
+    from sklearn.exceptions import NotFittedError
+
+    from rbf_bayes import StackedRegressor
+
+    def make():
+        return StackedRegressor(estimators=[
+            ("rbf", RJMCMCRegressor(n_iter=12_000, burn_in=4_000, thin=4, n_chains=1, quadratic=False)),
+            ("mars", BMARSRegressor(n_iter=1500, burn_in=500, thin=5, n_chains=1))], random_state=1)
+    X, y = _data()
+    full = make().fit(X, y)
+    for at, part in ((3, "rbf"), (90, "mars")):
+        m = make()
+        _fit_interrupted(m, X, y, sigint_at, at)
+        fits = dict(m._run["fits"])
+        assert fits[part].interrupted_ and all(not e.interrupted_ for n, e in fits.items() if n != part and
+                                               hasattr(e, "trace_"))
+        with pytest.raises(NotFittedError, match=r"interrupted \(Ctrl-C\): continue_fit\(\) finishes it"):
+            m.predict(X)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            m.continue_fit()
+        assert not m.interrupted_ and "_run" not in vars(m)
+        np.testing.assert_array_equal(m.weights_, full.weights_)
+        np.testing.assert_array_equal(m.predict(X), full.predict(X))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor
+from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor, StackedRegressor
 
 LINEAR_Y = ("y is exactly linear in X: the posterior is improper under Jeffreys' prior on sigma^2 (Corollary 2), "
             "so fit refuses with a ValueError saying so")
@@ -28,12 +28,15 @@ EXPECTED = {
         "check's 10-d linear data at the default width (R^2 ~ 0)"
     },
     "BMARSRegressor": {},
+    "StackedRegressor": {"check_regressor_multioutput": LINEAR_Y, "check_regressors_no_decision_function": LINEAR_Y},
 }
 
 
 @parametrize_with_checks([RJMCMCRegressor(n_iter=200, burn_in=100), AnnealedRBFRegressor(n_iter=200, n_restarts=1),
                           SMCRegressor(n_particles=20), BMARSRegressor(n_iter=200, burn_in=100),
-                          RJMCMCRegressor(n_iter=200, burn_in=100, quadratic="auto")],  # two fits, one kept
+                          RJMCMCRegressor(n_iter=200, burn_in=100, quadratic="auto"),  # two fits, one kept
+                          StackedRegressor(estimators=[RJMCMCRegressor(n_iter=200, burn_in=100),   # its parts' data
+                                                       BMARSRegressor(n_iter=200, burn_in=100)])],  # checks: RJ's
                          expected_failed_checks=lambda est: EXPECTED[type(est).__name__])
 def test_sklearn_compatible_estimator(estimator, check):
     with warnings.catch_warnings():

@@ -1,0 +1,103 @@
+"""StackedRegressor (12_estimators, "Stacking several models"): several of the package's regressors fitted to the same
+data and predicting as the mixture of their posterior predictives, weighted by stacking on their PSIS-LOO terms. The
+notebook checks the mixture's algebra on sinc; here: several outputs, seeds, pickling, feature names, the warnings of
+the parts and bad arguments."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, NotConvergedWarning, RJMCMCRegressor, StackedRegressor
+from rbf_bayes.convergence import stacking_weights
+from rbf_bayes.datasets import robot_arm, sinc_data
+
+
+def _parts(**kw):
+    return [("rbf", RJMCMCRegressor(n_iter=3000, burn_in=1000, n_chains=2, **kw)),
+            ("mars", BMARSRegressor(n_iter=3000, burn_in=1000, n_chains=2, **kw))]
+
+
+def test_two_outputs():
+    "The robot arm's two outputs: every predictive method has the parts' shapes, and the weights are the LOO stack's."
+    d = robot_arm(np.random.default_rng(0), n_train=100, n_test=50)
+    m = StackedRegressor(estimators=_parts(), random_state=0).fit(d.x, d.y)
+    mu, sd = m.predict(d.x_test, return_std=True)
+    assert mu.shape == sd.shape == (50, 2) and np.all(sd > 0)
+    lo, hi = m.predict_interval(d.x_test)
+    assert lo.shape == (50, 2) and np.all(lo < hi)
+    assert m.sample_y(d.x_test, 4, random_state=0).shape == (50, 2, 4)
+    assert m.log_predictive_density(d.x_test, d.y_test).shape == (50,)
+    w = stacking_weights(*(lo.pointwise for lo in m.loo_.values()))
+    w = np.where(w >= 0.01, w, 0)
+    np.testing.assert_allclose(m.weights_, w / w.sum(), rtol=0, atol=1e-12)
+    assert np.mean(np.sum((mu - d.f_test) ** 2, 1)) < 0.01
+
+
+def test_a_seed_gives_the_same_stack_and_the_given_estimators_are_left_alone():
+    "Parts without a seed take the stack's; the same seed, the same predictions; the user's estimators are not fitted."
+    d = sinc_data(np.random.default_rng(1))
+    parts = _parts()
+    a = StackedRegressor(estimators=parts, random_state=5).fit(d.x, d.y)
+    b = StackedRegressor(estimators=_parts(), random_state=5).fit(d.x, d.y)
+    np.testing.assert_array_equal(a.predict(d.x_test), b.predict(d.x_test))
+    assert all(e.random_state == 5 for e in a.estimators_)
+    assert all(e.random_state is None and not hasattr(e, "trace_") for _, e in parts)
+    c = StackedRegressor(estimators=_parts(random_state=2), random_state=5).fit(d.x, d.y)
+    assert all(e.random_state == 2 for e in c.estimators_)   # a part's own seed is kept
+
+
+def test_pickle_and_feature_names():
+    "A pickled stack predicts the same; a stack fitted on a DataFrame predicts on one without a warning."
+    pd = pytest.importorskip("pandas")
+    d = sinc_data(np.random.default_rng(2))
+    X, Xt = pd.DataFrame(d.x, columns=["x"]), pd.DataFrame(d.x_test, columns=["x"])
+    m = StackedRegressor(estimators=_parts(), random_state=0).fit(X, d.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = m.predict(Xt)
+        m.predict_interval(Xt)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(m)).predict(Xt), p)
+    assert list(m.feature_names_in_) == ["x"]
+
+
+def test_a_kept_part_that_did_not_converge_is_named_and_a_left_out_one_is_not():
+    """Unconverged fits (max_iter far too small). Two fits of one model from one seed are the same fit: the score is
+    flat and the weights stay equal, so each NotConvergedWarning is said once, naming its part and its weight. From
+    seeds 0 and 1 on these data the second fit's weight is below STACK_MIN: it is left out, and its warning is not
+    said."""
+    d = sinc_data(np.random.default_rng(3))
+
+    def fit(seeds):
+        parts = [RJMCMCRegressor(n_iter="auto", max_iter=4000, random_state=s) for s in seeds]
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            m = StackedRegressor(estimators=parts).fit(d.x, d.y)
+        return m, [str(w.message) for w in got if issubclass(w.category, NotConvergedWarning)]
+    m, said = fit((0, 0))
+    np.testing.assert_array_equal(m.weights_, [0.5, 0.5])
+    for name in ("RJMCMCRegressor-1", "RJMCMCRegressor-2"):
+        assert sum(s.startswith(f"StackedRegressor, {name} (weight 0.50): ") for s in said) == 1, said
+    m, said = fit((0, 1))
+    np.testing.assert_array_equal(m.weights_, [1.0, 0.0])
+    assert len(said) == 1 and said[0].startswith("StackedRegressor, RJMCMCRegressor-1 (weight 1.00): "), said
+    assert "left out: below 0.01" in m.summary()["RJMCMCRegressor-2"]
+
+
+def test_bad_arguments_are_named():
+    d = sinc_data(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="estimators: AnnealedRBFRegressor is not a regressor of rbf_bayes with a"):
+        StackedRegressor(estimators=[RJMCMCRegressor(), AnnealedRBFRegressor()]).fit(d.x, d.y)
+    with pytest.raises(ValueError, match="estimators must be a list"):
+        StackedRegressor(estimators=3).fit(d.x, d.y)
+    with pytest.raises(ValueError, match="two or more"):
+        StackedRegressor(estimators=[]).fit(d.x, d.y)
+    y = d.y.copy()
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="y"):
+        StackedRegressor(estimators=_parts()).fit(d.x, y)
+    with pytest.raises(NotFittedError, match="not fitted"):
+        StackedRegressor().predict_interval(d.x)
+    with pytest.raises(ValueError, match="not interrupted"):
+        StackedRegressor().continue_fit()
