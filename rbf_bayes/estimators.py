@@ -11,6 +11,7 @@ import functools
 import math
 import threading
 import warnings
+from pathlib import Path
 
 import numpy as np
 from scipy import special
@@ -19,7 +20,15 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from ._base import RAW_SCALE, BaseBayesEstimator, PredictiveMixin, _column_names, _hold_in_range, _InputChecks
+from rbf_bayes._base import (
+    RAW_SCALE,
+    BaseBayesEstimator,
+    PredictiveMixin,
+    _column_names,
+    _hold_in_range,
+    _InputChecks,
+    _param_to_json,
+)
 from ._validation import check_bool, check_choice, check_int
 from .annealing import AnnealedRBFRegressor
 from .basis import BASES, check_k_max, max_bases
@@ -35,7 +44,7 @@ from rbf_bayes.chains import (
 from .convergence import Loo, NotConvergedWarning, stacking_weight, stacking_weights
 from .priors import PROBIT_PRIOR, RBFPrior, default_prior
 from .probit import LATENT_SCALE_STEP, ProbitTrace, probit_run, sample_probit
-from .results import Summary
+from .results import Summary, load_checked, write_npz
 from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, design_bytes, rjmcmc_run, sample_rjmcmc
 
 # standardize=False with the ridge prior: the largest spread of an input column (`_raw_scale_limits`)
@@ -984,8 +993,63 @@ class _StackPredictive(PredictiveMixin):
         mix = [special.logsumexp([np.log(w) + getattr(lo, f) for w, lo in got], axis=0) for f in ("pointwise", "lppd")]
         return Loo.from_pointwise(mix[0], np.max([lo.pareto_k for _, lo in got], axis=0), mix[1])
 
+# %% ../nbs/12_estimators.ipynb #stk92e07
+class _StackFile:
+    """`save` / `load` of a fitted StackedRegressor: one .npz file (`04a_results`' format, no pickle) holding every
+    part as its own `save` would (`_to_stored`: a quadratic="auto" part with its other fit), part i's arrays under
+    "part{i}/" and its header in the stack's list of parts, with the weights and each part's PSIS-LOO terms. A part
+    of `StackedRegressor`."""
+    def save(
+        self,
+        path,  # the .npz file to write
+        metadata: dict | None = None,  # JSON-able notes kept with the model; `metadata_` on load
+    ) -> Path:
+        "Write the fitted stack to one .npz file; returns the path written (`PersistenceMixin.save`)."
+        self._check_fitted()
+        parts, arrays = [], {"weights": np.asarray(self.weights_, float)}
+        for i, (name, m) in enumerate(self.named_estimators_.items()):
+            h, a = m._to_stored(f"part{i}/")
+            lo = self.loo_[name]
+            parts.append(dict(h, name=name))
+            arrays.update(a, **{f"part{i}/loo": np.stack([lo.pointwise, lo.pareto_k, lo.lppd])})
+        fitted = dict(n_features_in_=int(self.n_features_in_), n_outputs_=int(self.n_outputs_), y_1d=bool(self._y_1d))
+        if hasattr(self, "feature_names_in_"):
+            fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
+        header = dict(cls=type(self).__name__, params=dict(random_state=_param_to_json("random_state",
+                                                                                      self.random_state)),
+                      fitted=fitted, parts=parts, metadata=dict(metadata or getattr(self, "metadata_", {})))
+        return write_npz(path, "rbf_bayes estimator", header, arrays)
+
+    @classmethod
+    def load(cls, path):
+        "Read a stack written by `save`: it predicts as the saved one (its parts cannot be continued: fit again)."
+        return load_checked(path, "rbf_bayes estimator", cls, lambda arrays, h: cls._from_stored(h, arrays))
+
+    @classmethod
+    def _from_stored(cls, h: dict, arrays: dict):
+        from .bmars import BMARSRegressor
+        from .smc import SMCRegressor
+        known = {c.__name__: c for c in (RJMCMCRegressor, BMARSRegressor, SMCRegressor)}
+        fits = []
+        for i, p in enumerate(h["parts"]):
+            if p.get("cls") not in known:
+                raise ValueError(f"part {i} is a {p.get('cls')}, not one of {sorted(known)}")
+            fits.append((p["name"], known[p["cls"]]._from_stored_model(p, arrays, f"part{i}/")))
+        w = np.asarray(arrays["weights"], float)
+        if w.shape != (len(fits),) or len(fits) < 2 or np.any(w < 0) or abs(w.sum() - 1) > 1e-9:
+            raise ValueError(f"the weights {w} are not a probability vector over the {len(fits)} parts")
+        m = cls(estimators=[(n, clone(e)) for n, e in fits], random_state=h["params"]["random_state"])
+        f = h["fitted"]
+        m.n_features_in_, m.n_outputs_, m._y_1d = int(f["n_features_in_"]), int(f["n_outputs_"]), bool(f["y_1d"])
+        if "feature_names_in_" in f:
+            m.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
+        m.weights_, m.estimators_, m.named_estimators_, m.interrupted_ = w, [e for _, e in fits], dict(fits), False
+        m.loo_ = {n: Loo.from_pointwise(*arrays[f"part{i}/loo"][[0, 1, 2]]) for i, (n, _) in enumerate(fits)}
+        m.metadata_ = h.get("metadata", {})
+        return m
+
 # %% ../nbs/12_estimators.ipynb #stk92e05
-class StackedRegressor(_StackPredictive, _StackFitting, RegressorMixin, BaseEstimator):
+class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMixin, BaseEstimator):
     """Several Bayesian regressors of the package fitted to the same data and predicting as one: the mixture of their
     posterior predictives weighted by stacking (Yao, Vehtari, Simpson & Gelman 2018) on their PSIS-LOO terms.
 

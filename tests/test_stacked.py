@@ -101,3 +101,36 @@ def test_bad_arguments_are_named():
         StackedRegressor().predict_interval(d.x)
     with pytest.raises(ValueError, match="not interrupted"):
         StackedRegressor().continue_fit()
+
+
+def test_save_and_load(tmp_path):
+    """save / load (no pickle): the loaded stack predicts, gives intervals, densities and LOO as the saved one, a
+    quadratic="auto" part with its other fit included; RJMCMCRegressor.load refuses the file; damaged weights are
+    named."""
+    from rbf_bayes.results import DamagedFileError, open_npz, write_npz
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-2, 2, (80, 2))
+    y = np.sin(X[:, 0]) + X[:, 0] * X[:, 1] + 0.1 * rng.normal(size=80)
+    Xt = rng.uniform(-2, 2, (30, 2))
+    parts = [("rbf", RJMCMCRegressor(n_iter=3000, burn_in=1000, n_chains=2, quadratic="auto")),
+             ("mars", BMARSRegressor(n_iter=3000, burn_in=1000, n_chains=2))]
+    m = StackedRegressor(estimators=parts, random_state=0).fit(X, y)
+    path = m.save(tmp_path / "stack.npz", metadata={"note": "x"})
+    b = StackedRegressor.load(path)
+    np.testing.assert_array_equal(b.weights_, m.weights_)
+    for f in ("predict", "predict_interval"):
+        np.testing.assert_array_equal(getattr(b, f)(Xt), getattr(m, f)(Xt))
+    np.testing.assert_array_equal(b.log_predictive_density(Xt, Xt[:, 0]), m.log_predictive_density(Xt, Xt[:, 0]))
+    assert b.loo(X, y).elpd == m.loo(X, y).elpd and b.metadata_ == {"note": "x"}
+    assert [lo.elpd for lo in b.loo_.values()] == [lo.elpd for lo in m.loo_.values()]
+    assert np.all(m.weights_ > 0.1) and "other_fit_" in vars(b.named_estimators_["rbf"])   # three fits in the file
+    assert repr(b.summary()) == repr(m.summary())
+    with pytest.raises(ValueError, match="holds a StackedRegressor, not a RJMCMCRegressor"):
+        RJMCMCRegressor.load(path)
+    with open_npz(path, "rbf_bayes estimator") as (z, header):
+        arrays = {k: z[k] for k in z.files if k != "__header__"}
+    header = {k: v for k, v in header.items() if k not in ("format", "version")}
+    write_npz(tmp_path / "bad.npz", "rbf_bayes estimator", header, dict(arrays, weights=np.array([0.7, 0.7])))
+    with pytest.raises(DamagedFileError, match="not a probability vector"):
+        StackedRegressor.load(tmp_path / "bad.npz")
