@@ -30,7 +30,14 @@ import warnings
 
 import numpy as np
 
-from rbf_bayes import AnnealedRBFRegressor, BMARSRegressor, ExtrapolationWarning, RJMCMCRegressor, SMCRegressor
+from rbf_bayes import (
+    AnnealedRBFRegressor,
+    BMARSRegressor,
+    ExtrapolationWarning,
+    RJMCMCRegressor,
+    SMCRegressor,
+    StackedRegressor,
+)
 from rbf_bayes.convergence import NotConvergedWarning
 from rbf_bayes.datasets import friedman, load_boston, robot_arm, sinc_data
 from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
@@ -95,6 +102,15 @@ def bmars(**kw):
     def fit(X, y, Xt, seed):
         k = {**kw, **(QUICK if kw.get("n_iter", "auto") == "auto" else {})}
         return _fit_ours(BMARSRegressor(random_state=seed, **k), X, y, Xt)
+    return fit
+
+
+def stacked():
+    """StackedRegressor(): the default RJMCMCRegressor() and BMARSRegressor() (each with --quick's cap), both seeded by
+    the split's seed, as "default" and "bmars" are, and stacked by their PSIS-LOO (12_estimators)."""
+    def fit(X, y, Xt, seed):
+        parts = [("rbf", RJMCMCRegressor(n_jobs=2, **QUICK)), ("mars", BMARSRegressor(**QUICK))]
+        return _fit_ours(StackedRegressor(estimators=parts, random_state=seed), X, y, Xt)
     return fit
 
 
@@ -224,6 +240,8 @@ CONFIGS = {
     # since stop 77): its two fits are bit for bit "plain"'s and "quadratic"'s on the same split
     "quadratic_auto": rj(quadratic="auto"),
     "bmars": bmars(),
+    # the two defaults above, "default" and "bmars", fitted alike and stacked by PSIS-LOO (StackedRegressor(), stop 92)
+    "stacked": stacked(),
     # the default before stop 89 (no replica exchange; the default runs four rungs per chain, 10_bmars, "Tempering")
     "bmars_untempered": bmars(n_temps=1),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
@@ -233,6 +251,21 @@ CONFIGS = {
     "bart": bart,
     "bass": bass,
 }
+
+
+def converged(m):
+    """Whether m's automatic run length converged; None without one (a peer, SMC, ...). Every fit in the predictive
+    counts: quadratic="auto"'s other fit where stacked, and every part of a StackedRegressor that has weight."""
+    if m is None:
+        return None
+    if hasattr(m, "weights_"):
+        said = [converged(p) for w, p in zip(m.weights_, m.estimators_, strict=True) if w > 0]
+        return None if all(c is None for c in said) else all(c is not False for c in said)
+    auto = (m.trace_.meta.get("auto") or {}) if hasattr(m, "trace_") else {}
+    conv = bool(auto["converged"]) if auto else None
+    if conv and "other_fit_" in vars(m):   # quadratic="auto" stacked: the other fit in the predictive too
+        conv = bool(m.quadratic_choice_["other_converged"])
+    return conv
 
 
 def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, log=print, n_splits=None, splits=None,
@@ -270,10 +303,7 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 e_k = float(ess(np.stack(tr.chain_series(tr.k, b))))
                 lps = tr.log_posterior if hasattr(tr, "log_posterior") else tr.log_marginal_likelihood   # BMARS's
                 r_lp = float(rhat(np.stack(tr.chain_series(lps, b))))
-            auto = (m.trace_.meta.get("auto") or {}) if m is not None and hasattr(m, "trace_") else {}
-            conv = bool(auto["converged"]) if auto else None   # None: no automatic run length (a peer, SMC, ...)
-            if conv and "other_fit_" in vars(m):   # quadratic="auto" stacked: the other fit in the predictive too
-                conv = bool(m.quadratic_choice_["other_converged"])
+            conv = converged(m)
             rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
                              sec=sec, rhat=r, rhat_lp=r_lp, ess_k=e_k, converged=conv))
             if keep_models: rows[-1].update(model=m, pred=pred)
