@@ -1090,3 +1090,10 @@ class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMix
                 for (n, m), w, lo in zip(self.named_estimators_.items(), self.weights_, self.loo_.values(),
                                          strict=True)]
         return Summary(f"StackedRegressor of {len(rows)} fits", rows, [])
+
+    def _repr_mimebundle_(self, **kwargs):
+        "Jupyter's display: scikit-learn's bundle, the stack's summary added to its HTML once fitted."
+        out = super()._repr_mimebundle_(**kwargs)
+        if "text/html" in out and "weights_" in self.__dict__:
+            out["text/html"] += self.summary()._repr_html_()
+        return out

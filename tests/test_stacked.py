@@ -134,3 +134,13 @@ def test_save_and_load(tmp_path):
     write_npz(tmp_path / "bad.npz", "rbf_bayes estimator", header, dict(arrays, weights=np.array([0.7, 0.7])))
     with pytest.raises(DamagedFileError, match="not a probability vector"):
         StackedRegressor.load(tmp_path / "bad.npz")
+
+
+def test_jupyter_display_shows_the_summary_once_fitted():
+    d = sinc_data(np.random.default_rng(0))
+    m = StackedRegressor(estimators=_parts(), random_state=0)
+    assert "rbf-bayes-summary" not in m._repr_mimebundle_()["text/html"]
+    m.fit(d.x, d.y)
+    b = m._repr_mimebundle_()
+    assert "rbf-bayes-summary" in b["text/html"] and "weight" in b["text/html"]
+    assert b["text/plain"].startswith("StackedRegressor(")
