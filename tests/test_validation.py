@@ -135,7 +135,8 @@ def test_top_level_api_and_one_error_policy():
     from rbf_bayes import BMARSRegressor, RJMCMCRegressor, SMCRegressor
     from rbf_bayes._validation import check_int
     assert rbf_bayes.__all__ == ["RJMCMCRegressor", "AnnealedRBFRegressor", "SMCRegressor", "BMARSRegressor",
-                                "RJMCMCClassifier", "ExtrapolationWarning", "NotConvergedWarning", "explore"]
+                                "RJMCMCClassifier", "StackedRegressor", "ExtrapolationWarning", "NotConvergedWarning",
+                                "explore"]
     assert issubclass(rbf_bayes.NotConvergedWarning, rbf_bayes.convergence.ConvergenceWarning)   # since stop 70
     with pytest.raises(TypeError, match="n_particles must be an integer"):
         SMCRegressor(n_particles=2.5).fit(X, Y)
