@@ -877,6 +877,8 @@ def _stack_parts(estimators) -> list:
         raise ValueError(f"estimators must hold two or more estimators to stack, got {len(items)}")
     pairs = [it if isinstance(it, tuple) and len(it) == 2 and isinstance(it[0], str) else (None, it) for it in items]
     for name, est in pairs:
+        if isinstance(est, StackedRegressor):
+            raise ValueError(f"estimators: {name or 'a StackedRegressor'} is a stack itself: give its parts instead")
         point = isinstance(est, AnnealedRBFRegressor)   # an optimum, not a posterior: no predictive to stack
         if point or not (hasattr(est, "loo") and hasattr(est, "_mixture_parts")) or is_classifier(est):
             raise ValueError(f"estimators: {name or type(est).__name__} is not a regressor of rbf_bayes with a "
@@ -901,7 +903,8 @@ class _StackFitting(_InputChecks):
     stacked leave-one-out log score (`convergence.stacking_weights`). A fit whose weight is below STACK_MIN is left out
     of the predictive (the others' weights renormalised) and its NotConvergedWarning is not said; a kept fit's is said
     naming it and its weight. Ctrl-C in a fit stops there (interrupted_ True; predictions refused until
-    continue_fit, which finishes that fit and fits the rest). A part whose random_state is None takes the stack's
+    continue_fit, which finishes that fit and fits the rest); a part that raises (its data checks) leaves the stack
+    unfitted and the error is the part's. A part whose random_state is None takes the stack's
     (an int seeds each alike; a Generator is drawn from in turn). A part of `StackedRegressor`."""
 
     def fit(self, X, y):
@@ -928,7 +931,12 @@ class _StackFitting(_InputChecks):
         for i, (_, m) in enumerate(fits):
             if hasattr(m, "trace_") and not m.interrupted_:
                 continue
-            _heard(m.continue_fit if hasattr(m, "trace_") else functools.partial(m.fit, X, y), run["heard"][i])
+            try:
+                _heard(m.continue_fit if hasattr(m, "trace_") else functools.partial(m.fit, X, y), run["heard"][i])
+            except Exception:  # a part that refuses the data: the stack is not fitted (nothing to continue)
+                del self._run
+                _say(run, *range(len(fits)))
+                raise
             if m.interrupted_:
                 self.interrupted_ = True
                 _say(run, *range(len(fits)))
@@ -1083,7 +1091,7 @@ class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMix
         return tags
 
     def summary(self) -> Summary:
-        "Each fit's weight in the predictive and its PSIS-LOO; the stacked predictive's."
+        "Each fit's weight in the predictive, its PSIS-LOO of the training rows, and its class."
         self._check_fitted()
         rows = [(n, f"weight {w:.3f}; PSIS-LOO elpd {lo.elpd:.1f} +- {lo.se:.1f}; {type(m).__name__}"
                  + ("" if w > 0 else f" (left out: below {STACK_MIN:g})"))

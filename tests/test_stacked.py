@@ -144,3 +144,23 @@ def test_jupyter_display_shows_the_summary_once_fitted():
     b = m._repr_mimebundle_()
     assert "rbf-bayes-summary" in b["text/html"] and "weight" in b["text/html"]
     assert b["text/plain"].startswith("StackedRegressor(")
+
+
+def test_a_part_that_refuses_the_data_leaves_the_stack_unfitted():
+    """The stack's own checks pass, a part's fail (the RBF model with k_max above what 12 rows allow): the part's error
+    is raised, and the stack is not fitted, nor waiting for continue_fit; a stack cannot be a part of a stack."""
+    from rbf_bayes.priors import RBFPrior
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (12, 1)), rng.normal(size=12)
+    parts = [("mars", BMARSRegressor(n_iter=400, burn_in=200, n_chains=1)),
+             ("rbf", RJMCMCRegressor(n_iter=400, burn_in=200, n_chains=1, prior=RBFPrior(k_max=50)))]
+    m = StackedRegressor(estimators=parts, random_state=0)
+    with pytest.raises(ValueError, match="k_max"):
+        m.fit(X, y)
+    assert "_run" not in vars(m)
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        m.predict(X)
+    with pytest.raises(ValueError, match="not interrupted"):
+        m.continue_fit()
+    with pytest.raises(ValueError, match="estimators: inner is a stack itself"):
+        StackedRegressor(estimators=[("inner", StackedRegressor()), ("rbf", RJMCMCRegressor())]).fit(X, y)
