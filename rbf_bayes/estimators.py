@@ -898,14 +898,11 @@ def _stack_parts(estimators) -> list:
 
 # %% ../nbs/12_estimators.ipynb #stk92e03
 class _StackFitting(_InputChecks):
-    """StackedRegressor's fit: each estimator cloned and fitted to (X, y), its warnings held (`_heard`) until the
-    weights are known; then each fit's PSIS-LOO terms of the training rows (`loo`) and the weights maximising the
-    stacked leave-one-out log score (`convergence.stacking_weights`). A fit whose weight is below STACK_MIN is left out
-    of the predictive (the others' weights renormalised) and its NotConvergedWarning is not said; a kept fit's is said
-    naming it and its weight. Ctrl-C in a fit stops there (interrupted_ True; predictions refused until
-    continue_fit, which finishes that fit and fits the rest); a part that raises (its data checks) leaves the stack
-    unfitted and the error is the part's. A part whose random_state is None takes the stack's
-    (an int seeds each alike; a Generator is drawn from in turn). A part of `StackedRegressor`."""
+    """StackedRegressor's fit: each estimator cloned and fitted, its warnings held (`_heard`); each fit's PSIS-LOO
+    terms and the weights maximising the stacked LOO score (`stacking_weights`). A fit weighing under STACK_MIN is left
+    out (the rest renormalised), its NotConvergedWarning unsaid; a kept fit's names it and its weight. Ctrl-C stops
+    in a fit (interrupted_; continue_fit finishes); a part that raises leaves the stack unfitted. A part with
+    random_state None takes the stack's. A part of `StackedRegressor`."""
 
     def fit(self, X, y):
         parts = _stack_parts(self.estimators) or self._default_parts()
