@@ -248,6 +248,16 @@ class Loo:
         se = math.sqrt(len(el) * el.var(ddof=1)) if len(el) > 1 else math.nan
         return cls(float(el.sum()), se, float(np.sum(lppd - el)), el, np.asarray(pareto_k, float), lppd)
 
+    @classmethod
+    def mixed(cls, parts) -> Loo:
+        """PSIS-LOO of the mixture sum_k w_k p_k from its parts' [(w_k, Loo_k)] on the same rows: each row's term
+        log sum_k w_k e^(elpd_k,i) (optimistic by weights fitted to these terms), lppd mixed alike, each row's k-hat
+        the largest of the parts'."""
+        w = np.log(np.asarray([w for w, _ in parts], float))[:, None]
+        el, lppd = (special.logsumexp(w + np.array([getattr(lo, f) for _, lo in parts]), axis=0)
+                    for f in ("pointwise", "lppd"))
+        return cls.from_pointwise(el, np.max([lo.pareto_k for _, lo in parts], axis=0), lppd)
+
     def difference(self, other: Loo) -> tuple[float, float]:
         "(self.elpd - other.elpd, its standard error) from the pointwise differences on the same observations."
         d = self.pointwise - np.asarray(other.pointwise)

@@ -406,6 +406,17 @@ class _StackedFile:
             m.other_fit_ = cls._from_stored_model(o, arrays, prefix + "other/")
         return m
 
+# %% ../nbs/12_estimators.ipynb #mix93e01
+def _mixed_moments(got: list, return_std: bool):
+    """The mean of a mixture sum_k a_k p_k from its parts' [(a_k, mean_k)]; with return_std, from their
+    [(a_k, (mean_k, sd_k))], (mean, sd): the variance is E[var] + var[E] over the parts. `_StackedFits.predict` and
+    `StackedRegressor.predict` mix their fits' predictions with it."""
+    if not return_std:
+        return sum(a * mu for a, mu in got)
+    mean = sum(a * mu for a, (mu, _) in got)
+    return mean, np.sqrt(sum(a * (s**2 + (mu - mean) ** 2) for a, (mu, s) in got))
+
+
 # %% ../nbs/12_estimators.ipynb #29f8157d
 QUADRATIC_STACK_MIN = 0.01  # quadratic="auto": a fit whose stacking weight is below this is left out of the predictive
 
@@ -433,10 +444,7 @@ class _StackedFits(_StackedFile):
             return self._shape_output(self._unscale(self.trace_.predict(X, return_std=return_std), return_std))
         got = [(a, m._unscale(m.trace_.predict(Xs, return_std=return_std), return_std))
                for a, m, Xs in self._mixture_parts(self._validate_predict(X))]
-        if not return_std:
-            return self._shape_output(sum(a * mu for a, mu in got))
-        mean = sum(a * mu for a, (mu, _) in got)  # the mixture's variance: E[var] + var[E] over its parts
-        return self._shape_output((mean, np.sqrt(sum(a * (s**2 + (mu - mean) ** 2) for a, (mu, s) in got))))
+        return self._shape_output(_mixed_moments(got, return_std))
 
     def loo(self, X, y, *, random_state=0) -> Loo:
         """`_LooPart.loo`; stacked, the mixture's: each row's term log(w e^a_i + (1 - w) e^b_i) of the two fits' terms
@@ -445,10 +453,8 @@ class _StackedFits(_StackedFile):
         own = super().loo(X, y, random_state=random_state)
         if "other_fit_" not in self.__dict__:
             return own
-        b, w = self.other_fit_.loo(X, y, random_state=random_state), self.stack_weight_
-        el, lppd = (np.logaddexp(np.log(w) + p, np.log1p(-w) + q) for p, q in ((own.pointwise, b.pointwise),
-                                                                              (own.lppd, b.lppd)))
-        return Loo.from_pointwise(el, np.maximum(own.pareto_k, b.pareto_k), lppd)
+        w = self.stack_weight_
+        return Loo.mixed([(w, own), (1 - w, self.other_fit_.loo(X, y, random_state=random_state))])
 
 # %% ../nbs/12_estimators.ipynb #304363fc
 class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _RegressorChoices, BaseBayesEstimator):
@@ -980,11 +986,7 @@ class _StackPredictive(PredictiveMixin):
     def predict(self, X, return_std: bool = False):
         "The stacked predictive's mean and optionally its sd, shaped as each fit's `predict`."
         self._check_fitted()
-        got = [(w, m.predict(X, return_std=True)) for w, m in self._kept()]
-        mean = sum(w * mu for w, (mu, _) in got)
-        if not return_std:
-            return mean
-        return mean, np.sqrt(sum(w * (s**2 + (mu - mean) ** 2) for w, (mu, s) in got))
+        return _mixed_moments([(w, m.predict(X, return_std=return_std)) for w, m in self._kept()], return_std)
 
     def loo(self, X, y, *, random_state=0) -> Loo:
         """PSIS-LOO of the stacked predictive on the training rows: each row's term log sum_k w_k e^(a_k,i) of the
@@ -994,9 +996,7 @@ class _StackPredictive(PredictiveMixin):
         (w, m), *rest = self._kept()
         if not rest:
             return m.loo(X, y, random_state=random_state)
-        got = [(w, m.loo(X, y, random_state=random_state)) for w, m in self._kept()]
-        mix = [special.logsumexp([np.log(w) + getattr(lo, f) for w, lo in got], axis=0) for f in ("pointwise", "lppd")]
-        return Loo.from_pointwise(mix[0], np.max([lo.pareto_k for _, lo in got], axis=0), mix[1])
+        return Loo.mixed([(w, m.loo(X, y, random_state=random_state)) for w, m in self._kept()])
 
 # %% ../nbs/12_estimators.ipynb #stk92e07
 class _StackFile:
