@@ -17,7 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import AnnealedRBFRegressor, BMARSRegressor, RJMCMCRegressor, SMCRegressor, __version__
+from rbf_bayes import (
+    AnnealedRBFRegressor,
+    BMARSRegressor,
+    RJMCMCRegressor,
+    SMCRegressor,
+    StackedRegressor,
+    __version__,
+)
 from ._base import WARN_BEYOND, ExtrapolationWarning
 from .basis import BASES, CentreSpace, design_matrix
 from .convergence import NotConvergedWarning
@@ -142,7 +149,9 @@ def robot_arm_experiment(n_iter: int=50_000, # iterations
     return dict(mse=mse, fn_err=fn, floor=floor, p_k=pk, seconds=secs, trace=tr, interrupted=tr.interrupted)
 
 # %% ../nbs/15_cli.ipynb #bbabe639
-MODELS = {"rjmcmc": RJMCMCRegressor, "rjsa": AnnealedRBFRegressor, "smc": SMCRegressor, "bmars": BMARSRegressor}
+# fit --model: the estimator; "stacked" is StackedRegressor() (RJMCMCRegressor() and BMARSRegressor(), stacked)
+MODELS = {"rjmcmc": RJMCMCRegressor, "rjsa": AnnealedRBFRegressor, "smc": SMCRegressor, "bmars": BMARSRegressor,
+          "stacked": StackedRegressor}
 
 class CLIError(Exception):
     "A user error: printed as one line, exit code 2."
@@ -208,7 +217,7 @@ def columns(names: list[str], wanted: list[str], path) -> list[int]:
 
 # %% ../nbs/15_cli.ipynb #9d539b10
 def load_model(path):
-    "The estimator saved in `path` (`save`), whichever of the four it is."
+    "The estimator saved in `path` (`save`), whichever of `MODELS` it is."
     # the library's errors name the path and what is wrong (missing, empty, damaged, another kind, newer format)
     try:
         with open_npz(path, "rbf_bayes estimator") as (_, h):
@@ -311,6 +320,27 @@ def _fit_in_cli_words(model, X, y):
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
+# %% ../nbs/15_cli.ipynb #stk93c01
+_STACK_REFUSES = ("n_iter", "burn_in", "max_iter", "chains", "jobs", "temps", "tries", "quadratic")
+
+
+def _model_to_fit(args):
+    """fit's estimator: `MODELS[--model]` with the seed, the progress bar and the run-length and sampler options
+    (`_run_length_options`, `_sampler_options`); --model stacked: `StackedRegressor` of RJMCMCRegressor() and
+    BMARSRegressor() at their defaults, seeded by --seed (their options are set in Python: here a CLIError)."""
+    cls, progress = MODELS[args.model], not args.no_progress
+    if cls is not StackedRegressor:
+        defaults = cls().get_params()
+        kw = dict(random_state=args.seed, progress=progress)
+        kw.update(_run_length_options(args, defaults), **_sampler_options(args, defaults))
+        return cls(**kw)
+    given = [o for o in _STACK_REFUSES if getattr(args, o) is not None]
+    if given:
+        raise CLIError(f"--{given[0].replace('_', '-')}: the stacked model fits RJMCMCRegressor() and BMARSRegressor() "
+                       "at their defaults; set its fits' options in Python (StackedRegressor(estimators=[...]))")
+    fits = [("rbf", RJMCMCRegressor(progress=progress)), ("mars", BMARSRegressor(progress=progress))]
+    return StackedRegressor(estimators=fits, random_state=args.seed)
+
 # %% ../nbs/15_cli.ipynb #09bfa025
 def cmd_fit(args):
     "fit: read the CSV, fit the chosen model, save it with the column names."
@@ -327,11 +357,7 @@ def cmd_fit(args):
     _check_columns(targets, feats)
     X, Y = data[:, columns(names, feats, args.data)], data[:, columns(names, targets, args.data)]
     _check_finite(data, names, feats + targets, args.data)
-    kw = dict(random_state=args.seed, progress=not args.no_progress)
-    cls = MODELS[args.model]
-    defaults = cls().get_params()
-    kw.update(_run_length_options(args, defaults), **_sampler_options(args, defaults))
-    model = cls(**kw)
+    model = _model_to_fit(args)
     print(
         f"fitting {type(model).__name__} to {len(X)} rows, {len(feats)} inputs, {len(targets)} output(s) ...",
         file=sys.stderr,
@@ -340,6 +366,10 @@ def cmd_fit(args):
     t0 = time.perf_counter()
     _fit_in_cli_words(model, X, Y[:, 0] if len(targets) == 1 else Y)
     secs = time.perf_counter() - t0
+    if model.interrupted_ and isinstance(model, StackedRegressor):
+        print(f"rbf-bayes: interrupted after {secs:.2f} s; a stacked model is saved only once all its fits are done "
+              f"(nothing written to {out}): run fit again", file=sys.stderr)
+        return 130
     out = model.save(
         out,
         metadata=dict(
@@ -353,6 +383,10 @@ def cmd_fit(args):
             file=sys.stderr,
         )
         return 130
+    if isinstance(model, StackedRegressor):
+        weights = ", ".join(f"{n} {w:.2f}" for n, w in zip(model.named_estimators_, model.weights_, strict=True))
+        print(f"saved {out} ({secs:.2f} s); stacking weights: {weights}")
+        return 0
     print(f"saved {out} ({secs:.2f} s); most probable number of bases: {int(np.argmax(model.k_posterior_))}")
     return 0
 
@@ -387,8 +421,9 @@ def cmd_predict(args):
     level = args.interval
     if level is not None and not 0 < level < 1:
         raise CLIError(f"--interval must be a probability in (0, 1), e.g. 0.95, got {level}")
-    if args.extrapolate:
-        model.set_params(extrapolate=True)
+    if args.extrapolate:  # a stack's fits each hold their rows (or not)
+        for m in getattr(model, "estimators_", [model]):
+            m.set_params(extrapolate=True)
     # rows held in the training range: said once, with the CSV's column
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ExtrapolationWarning)
@@ -433,7 +468,6 @@ def cmd_summary(args):
     if not args.json:
         print(s)
         return
-    tr = model.trace_
 
     def num(v):  # JSON has no NaN or infinity: None says "undefined" (e.g. the R-hat of a quantity that never moved)
         if isinstance(v, dict):
@@ -450,6 +484,15 @@ def cmd_summary(args):
         rows=dict(s.rows),
         notes=list(s.notes),
         fitted_to=dict(data=meta.get("data"), features=meta.get("features"), targets=meta.get("targets")),
+    )
+    if isinstance(model, StackedRegressor):  # no chain of its own: each fit's weight and PSIS-LOO
+        out["parts"] = {n: dict(model=type(m).__name__, weight=num(w), elpd_loo=num(lo.elpd), se=num(lo.se))
+                        for (n, m), w, lo in zip(model.named_estimators_.items(), model.weights_,
+                                                 model.loo_.values(), strict=True)}
+        print(json.dumps(out, indent=1, allow_nan=False, ensure_ascii=False))
+        return
+    tr = model.trace_
+    out.update(
         p_k=[num(p) for p in tr.p_k()],
         acceptance={m: num(r) for m, r in tr.acceptance_rates().items()},
         interrupted=bool(getattr(model, "interrupted_", False)),
@@ -471,6 +514,9 @@ def cmd_plot(args):
     from rbf_bayes.plot import overview
 
     model = load_model(args.model_file)
+    if isinstance(model, StackedRegressor):
+        raise CLIError(f"{args.model_file}: a StackedRegressor of {len(model.weights_)} fits has no one run to plot; "
+                       "summary gives each fit's weight and PSIS-LOO")
     X = y = None
     if args.data is not None:
         names, data = read_csv(args.data)
@@ -551,7 +597,11 @@ _OPTS = {  # option -> argparse keywords; every default is filled in after parsi
     "--basis": dict(choices=BASES, help="demo: basis function (default cubic)"),
     "--target": dict(action="append", help="fit: a target column (repeat for several outputs)"),
     "--features": dict(help="fit: input columns, comma-separated (default: every column but the targets)"),
-    "--model": dict(choices=list(MODELS), help="fit: rjmcmc (default), rjsa, smc or bmars"),
+    "--model": dict(
+        choices=list(MODELS),
+        help="fit: rjmcmc (default), rjsa, smc, bmars, or stacked (rjmcmc and bmars at their defaults, stacked by "
+        "PSIS-LOO)",
+    ),
     "--out": dict(help="fit: the model file to write (default model.npz)"),
     "--output": dict(help="predict: CSV to write (default: standard output); plot: PNG (default model.png)"),
     "--interval": dict(

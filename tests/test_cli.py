@@ -279,3 +279,58 @@ def test_fit_quadratic_reaches_the_model(tmp_path, capsys):
         assert main([*fit[:6], "--no-progress", "--out", str(tmp_path / "x.npz"), *args]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("rbf-bayes: error:") and msg in err[0], err
+
+
+def test_fit_stacked_predict_summary_and_refusals(tmp_path, capsys):
+    """--model stacked: StackedRegressor() of the two defaults, seeded by --seed, saved in one file; predict (mean, sd,
+    interval; --extrapolate reaching each fit) and summary (text; --json with each fit's weight and PSIS-LOO) read it
+    as the stack in Python predicts; plot, and a sampler or run-length option with it, are one-line errors.
+    (In process, one input: the default fits take a few seconds.)"""
+    x, _ = _csv(tmp_path / "train.csv")
+    _csv(tmp_path / "new.csv", n=7, seed=1)
+    out, new = tmp_path / "s.npz", tmp_path / "new.csv"
+    assert main(["fit", str(tmp_path / "train.csv"), "--target", "y", "--features", "a", "--model", "stacked",
+                 "--seed", "2", "--no-progress", "--out", str(out)]) == 0
+    said = capsys.readouterr()
+    assert "stacking weights: rbf " in said.out and ", mars " in said.out, said
+    m = load_model(out)
+    assert type(m).__name__ == "StackedRegressor" and list(m.named_estimators_) == ["rbf", "mars"]
+    assert [e.random_state for e in m.estimators_] == [2, 2] and abs(m.weights_.sum() - 1) < 1e-12
+    assert main(["predict", str(out), str(new), "--interval", "0.9", "-o", str(tmp_path / "p.csv")]) == 0
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines[0] == "y_mean,y_sd,y_lower,y_upper" and len(lines) == 8
+    got = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
+    xn = np.loadtxt(new, delimiter=",", skiprows=1)[:, :1]
+    mean, sd = m.predict(xn, return_std=True)
+    np.testing.assert_allclose(got[:, 0], mean, rtol=1e-8)
+    np.testing.assert_allclose(got[:, 1], sd, rtol=1e-8)
+    assert np.all((got[:, 2] < got[:, 0]) & (got[:, 0] < got[:, 3]))
+    with open(tmp_path / "far.csv", "w") as f:     # 20 training sd beyond the range in a: held, unless --extrapolate
+        f.write(f"a\n{x[:, 0].max()}\n{x[:, 0].max() + 20 * x[:, 0].std()}\n")
+    capsys.readouterr()
+    assert main(["predict", str(out), str(tmp_path / "far.csv"), "-o", str(tmp_path / "h.csv")]) == 0
+    assert "ExtrapolationWarning" in capsys.readouterr().err
+    held = np.loadtxt(tmp_path / "h.csv", delimiter=",", skiprows=1)
+    np.testing.assert_allclose(held[1], held[0], rtol=1e-10)
+    assert main(["predict", str(out), str(tmp_path / "far.csv"), "--extrapolate", "-o", str(tmp_path / "e.csv")]) == 0
+    assert "ExtrapolationWarning" not in capsys.readouterr().err
+    free = np.loadtxt(tmp_path / "e.csv", delimiter=",", skiprows=1)
+    np.testing.assert_allclose(free[0], held[0], rtol=1e-10)
+    assert abs(free[1, 0] - held[1, 0]) > 1e-3
+    assert main(["summary", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "StackedRegressor of 2 fits" in text and "fitted to" in text and "PSIS-LOO elpd" in text
+    assert main(["summary", str(out), "--json"]) == 0
+    js = json.loads(capsys.readouterr().out)
+    assert js["model"] == "StackedRegressor" and js["fitted_to"]["features"] == ["a"]
+    assert set(js["parts"]) == {"rbf", "mars"} and js["parts"]["mars"]["model"] == "BMARSRegressor"
+    assert abs(sum(p["weight"] for p in js["parts"].values()) - 1) < 1e-12
+    assert js["parts"]["rbf"]["elpd_loo"] == pytest.approx(m.loo_["rbf"].elpd)
+    for args, msg in ((["plot", str(out)], "has no one run to plot"),
+                      (["fit", str(tmp_path / "train.csv"), "--target", "y", "--model", "stacked", "--chains", "2"],
+                       "--chains: the stacked model fits RJMCMCRegressor() and BMARSRegressor() at their defaults"),
+                      (["fit", str(tmp_path / "train.csv"), "--target", "y", "--model", "stacked", "--n-iter", "500"],
+                       "--n-iter: the stacked model")):
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("rbf-bayes: error:") and msg in err[0], err

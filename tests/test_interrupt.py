@@ -429,3 +429,14 @@ def test_stacked_ctrl_c_in_either_fit_then_continue_fit(sigint_at):
         assert not m.interrupted_ and "_run" not in vars(m)
         np.testing.assert_array_equal(m.weights_, full.weights_)
         np.testing.assert_array_equal(m.predict(X), full.predict(X))
+
+
+def test_cli_fit_stacked_interrupted_exits_130_and_writes_nothing(tmp_path):
+    """Ctrl-C in `fit --model stacked`: exit 130 and one line saying that nothing was written (a stack's weights need
+    every fit), no traceback, no file."""
+    _csv(tmp_path / "d.csv")
+    code, out, err = _run_and_interrupt(["fit", "d.csv", "--target", "y", "--model", "stacked", "--out", "s.npz"],
+                                        tmp_path)
+    assert code == 130, err
+    assert "a stacked model is saved only once all its fits are done (nothing written to s.npz)" in err, err
+    assert "Traceback" not in err and "continue_fit" not in err and not (tmp_path / "s.npz").exists()
