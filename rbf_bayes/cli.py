@@ -17,25 +17,21 @@ from pathlib import Path
 
 import numpy as np
 
-from rbf_bayes import (
-    AnnealedRBFRegressor,
-    BMARSRegressor,
-    RJMCMCRegressor,
-    SMCRegressor,
-    StackedRegressor,
-    __version__,
-)
+from . import __version__
 from ._base import WARN_BEYOND, ExtrapolationWarning
+from .annealing import AnnealedRBFRegressor
 from .basis import BASES, CentreSpace, design_matrix
+from .bmars import BMARSRegressor
 from .convergence import NotConvergedWarning
 from .datasets import robot_arm
-from .estimators import _heard
+from .estimators import RJMCMCRegressor, StackedRegressor, _heard
 from .kernel import basis_column, rbf_state, state_log_ml
 from .posterior import coef_posterior, log_marginal_likelihood, log_posterior
 from .priors import RBFPrior
 from .progress import InterruptedWarning
 from .results import npz_path, open_npz
 from .rjmcmc import RJConfig, sample_rjmcmc
+from .smc import SMCRegressor
 
 # %% auto #0
 __all__ = ['MODELS', 'demo', 'robot_arm_experiment', 'CLIError', 'read_csv', 'columns', 'load_model', 'cmd_fit', 'cmd_predict',
@@ -327,7 +323,8 @@ _STACK_REFUSES = ("n_iter", "burn_in", "max_iter", "chains", "jobs", "temps", "t
 def _model_to_fit(args):
     """fit's estimator: `MODELS[--model]` with the seed, the progress bar and the run-length and sampler options
     (`_run_length_options`, `_sampler_options`); --model stacked: `StackedRegressor` of RJMCMCRegressor() and
-    BMARSRegressor() at their defaults, seeded by --seed (their options are set in Python: here a CLIError)."""
+    BMARSRegressor() at their defaults (`StackedRegressor()`), seeded by --seed, each with the progress bar unless
+    --no-progress (their other options are set in Python: here a CLIError)."""
     cls, progress = MODELS[args.model], not args.no_progress
     if cls is not StackedRegressor:
         defaults = cls().get_params()
@@ -338,8 +335,7 @@ def _model_to_fit(args):
     if given:
         raise CLIError(f"--{given[0].replace('_', '-')}: the stacked model fits RJMCMCRegressor() and BMARSRegressor() "
                        "at their defaults; set its fits' options in Python (StackedRegressor(estimators=[...]))")
-    fits = [("rbf", RJMCMCRegressor(progress=progress)), ("mars", BMARSRegressor(progress=progress))]
-    return StackedRegressor(estimators=fits, random_state=args.seed)
+    return StackedRegressor(random_state=args.seed, progress=progress)
 
 # %% ../nbs/15_cli.ipynb #09bfa025
 def cmd_fit(args):

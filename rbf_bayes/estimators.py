@@ -902,23 +902,34 @@ def _stack_parts(estimators) -> list:
         raise ValueError(f"estimators: the names must differ, got {[n for n, _ in named]}")
     return named
 
+# %% ../nbs/12_estimators.ipynb #stk94e01
+def _cloned_parts(parts, random_state, progress: bool) -> list:
+    """StackedRegressor's fits before they run: each given estimator cloned (the user's are never fitted); a part
+    whose random_state is None takes the stack's, and with progress=True every part that has a progress bar shows it."""
+    fits = [(n, clone(e)) for n, e in parts]
+    for _, m in fits:
+        own = m.get_params(deep=False)
+        if own.get("random_state", 0) is None:
+            m.set_params(random_state=random_state)
+        if progress and "progress" in own:
+            m.set_params(progress=True)
+    return fits
+
 # %% ../nbs/12_estimators.ipynb #stk92e03
 class _StackFitting(_InputChecks):
     """StackedRegressor's fit: each estimator cloned and fitted, its warnings held (`_heard`); each fit's PSIS-LOO
     terms and the weights maximising the stacked LOO score (`stacking_weights`). A fit weighing under STACK_MIN is left
     out (the rest renormalised), its NotConvergedWarning unsaid; a kept fit's names it and its weight. Ctrl-C stops
     in a fit (interrupted_; continue_fit finishes); a part that raises leaves the stack unfitted. A part with
-    random_state None takes the stack's. A part of `StackedRegressor`."""
+    random_state None takes the stack's; with progress=True every part shows its progress bar. A part of
+    `StackedRegressor`."""
 
     def fit(self, X, y):
         parts = _stack_parts(self.estimators) or self._default_parts()
         for k in [k for k in vars(self) if (k.endswith("_") and not k.startswith("__")) or k == "_run"]:
             delattr(self, k)
         Y = self._validate_fit(X, y)[1]               # n_features_in_, n_outputs_, the data's errors first
-        fits = [(n, clone(e)) for n, e in parts]
-        for _, m in fits:                               # a part without a seed takes the stack's
-            if m.get_params(deep=False).get("random_state", 0) is None:
-                m.set_params(random_state=self.random_state)
+        fits = _cloned_parts(parts, self.random_state, self.progress)
         self._run = dict(data=(X, y, Y[:, 0] if self._y_1d else Y), fits=fits, heard=[[] for _ in fits], seen=set())
         return self._fit_parts()
 
@@ -993,9 +1004,6 @@ class _StackPredictive(PredictiveMixin):
         fits' terms (optimistic by the weights fitted to them), p_loo from the rows' in-sample densities mixed alike,
         each row's k-hat the largest of the fits'."""
         self._check_fitted()
-        (w, m), *rest = self._kept()
-        if not rest:
-            return m.loo(X, y, random_state=random_state)
         return Loo.mixed([(w, m.loo(X, y, random_state=random_state)) for w, m in self._kept()])
 
 # %% ../nbs/12_estimators.ipynb #stk92e07
@@ -1021,7 +1029,8 @@ class _StackFile:
         if hasattr(self, "feature_names_in_"):
             fitted["feature_names_in_"] = [str(f) for f in self.feature_names_in_]
         header = dict(cls=type(self).__name__, params=dict(random_state=_param_to_json("random_state",
-                                                                                      self.random_state)),
+                                                                                      self.random_state),
+                                                            progress=bool(self.progress)),
                       fitted=fitted, parts=parts, metadata=dict(metadata or getattr(self, "metadata_", {})))
         return write_npz(path, "rbf_bayes estimator", header, arrays)
 
@@ -1043,7 +1052,8 @@ class _StackFile:
         w = np.asarray(arrays["weights"], float)
         if w.shape != (len(fits),) or len(fits) < 2 or np.any(w < 0) or abs(w.sum() - 1) > 1e-9:
             raise ValueError(f"the weights {w} are not a probability vector over the {len(fits)} parts")
-        m = cls(estimators=[(n, clone(e)) for n, e in fits], random_state=h["params"]["random_state"])
+        m = cls(estimators=[(n, clone(e)) for n, e in fits], random_state=h["params"]["random_state"],
+                progress=bool(h["params"].get("progress", False)))     # a file of stop 93 has no progress
         f = h["fitted"]
         m.n_features_in_, m.n_outputs_, m._y_1d = int(f["n_features_in_"]), int(f["n_outputs_"]), bool(f["y_1d"])
         if "feature_names_in_" in f:
@@ -1075,8 +1085,10 @@ class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMix
                  estimators=None,
                  # int, numpy Generator or None: the seed of every part whose random_state is None, and `loo`'s draws
                  random_state=None,
+                 # True: every part with a progress bar shows it (False: each part as it was given)
+                 progress: bool=False,
                 ):
-        self.estimators, self.random_state = estimators, random_state
+        self.estimators, self.random_state, self.progress = estimators, random_state, progress
 
     def _default_parts(self):
         from .bmars import BMARSRegressor

@@ -48,6 +48,19 @@ def test_a_seed_gives_the_same_stack_and_the_given_estimators_are_left_alone():
     assert all(e.random_state == 2 for e in c.estimators_)   # a part's own seed is kept
 
 
+def test_progress_shows_every_parts_bar_and_leaves_the_given_estimators_alone(tmp_path):
+    "progress=True: each fitted part has its bar on; the user's estimators keep theirs; a saved stack keeps the flag."
+    d = sinc_data(np.random.default_rng(1))
+    parts = _parts(random_state=0)
+    m = StackedRegressor(estimators=parts, progress=True).fit(d.x, d.y)
+    assert all(e.progress is True for e in m.estimators_)
+    assert all(e.progress is False for _, e in parts)
+    assert StackedRegressor.load(m.save(tmp_path / "s.npz")).progress is True
+    q = StackedRegressor(estimators=_parts(random_state=0, progress=True)).fit(d.x, d.y)
+    assert all(e.progress is True for e in q.estimators_)   # progress=False: each part as given
+    assert q.get_params()["progress"] is False
+
+
 def test_pickle_and_feature_names():
     "A pickled stack predicts the same; a stack fitted on a DataFrame predicts on one without a warning."
     pd = pytest.importorskip("pandas")
