@@ -15,6 +15,17 @@ weight; the mean log predictive density (MLPD) of the test targets of each fit a
 coverage of the stacked mixture's interval (quantiles of `sample_y` draws taken from the two fits in proportion to
 the weight); the seconds of each fit and whether it said NotConvergedWarning. Rows are appended to --out as JSON lines.
 The mixture is scored on held-out rows only; the weight sees the training rows alone.
+
+    python bench/study_stack_bmars.py --cases boston --splits 0 1 2 3 4 --control --max-iter 64000 --save stack_npz
+
+--control (stop 94) adds a second RJMCMCRegressor() fit from the seed split + 1000 and stacks it with the first: the
+control that tells a second family's contribution from a second run's. Printed beside the two-family stack: the two
+RJ runs stacked, the three fits stacked, and each stack's weights regularised by the Bayesian bootstrap (the weights
+averaged over BB_DRAWS Dirichlet(1, ..., 1) reweightings of the training rows' leave-one-out terms, Yao et al. 2018,
+section 3.3's "Bayesian bootstrap" applied to the stacking weights; nothing of the test rows is used). --max-iter caps
+the RJ fits' automatic run length (bench_defaults' QUICK cap is 64,000 on Boston). --save writes each fit's pointwise
+leave-one-out terms, test predictions and test log densities to DIR/<case>_<split>.npz, so that other weightings can
+be scored later without refitting.
 """
 import argparse
 import json
@@ -29,9 +40,32 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bench_defaults as B  # noqa: E402
 
 from rbf_bayes import BMARSRegressor, RJMCMCRegressor  # noqa: E402
-from rbf_bayes.convergence import NotConvergedWarning, stacking_weight  # noqa: E402
+from rbf_bayes.convergence import NotConvergedWarning, stacking_weight, stacking_weights  # noqa: E402
 
 N_DRAWS = 4000   # predictive draws for the stacked interval
+BB_DRAWS = 200   # Bayesian-bootstrap replicates of the stacking weights (--control)
+CONTROL_SEED = 1000  # the control's second RJ fit: seed split + CONTROL_SEED
+
+
+def bb_stacking_weights(*lpd, rng: np.random.Generator, draws: int = BB_DRAWS) -> np.ndarray:
+    """Stacking weights averaged over Bayesian-bootstrap reweightings of the rows: for each of `draws` row weights
+    a ~ Dirichlet(1, ..., 1) (times n), the weights maximising sum_i a_i log sum_k w_k exp(lpd_k,i), by the
+    multiplicative update `stacking_weights` uses, with the rows weighted; their mean."""
+    P = np.column_stack([np.asarray(v, float) for v in lpd])
+    P = np.exp(P - P.max(axis=1, keepdims=True))
+    n, K = P.shape
+    out = np.zeros(K)
+    for _ in range(draws):
+        a = rng.dirichlet(np.ones(n)) * n
+        w = np.full(K, 1.0 / K)
+        for _ in range(10_000):
+            g = (a[:, None] * P / (P @ w)[:, None]).sum(0)
+            if g.max() - n <= 1e-6:
+                break
+            w = w * g / n
+            w /= w.sum()
+        out += w
+    return out / draws
 
 
 def fit(make, X, y, Xt, yt, seed) -> dict:
@@ -52,9 +86,33 @@ def coverage(draws, yt) -> float:
     return float(np.mean((yt >= lo) & (yt <= hi)))
 
 
-def study(case, s, X, y, Xt, yt, ft) -> dict:
-    r = {"case": case, "split": s}
-    a = fit(lambda seed: RJMCMCRegressor(random_state=seed, n_jobs=2), X, y, Xt, yt, s)
+def control(r, case, s, a, b, X, y, Xt, yt, ft, max_iter, save) -> None:
+    """--control: a second RJ fit (seed s + CONTROL_SEED); the two RJ runs stacked, the three fits stacked, and each
+    stack with Bayesian-bootstrap-averaged weights: error and test MLPD of each, into r."""
+    c = fit(lambda seed: RJMCMCRegressor(random_state=seed, n_jobs=2, max_iter=max_iter), X, y, Xt, yt,
+            s + CONTROL_SEED)
+    rng = np.random.default_rng(s)
+    fits = {"rj": a, "bmars": b, "rj2": c}
+    r.update(err_rj2=B.error(case, c["pred"], yt, ft), sec_rj2=c["sec"], unconverged_rj2=c["unconverged"])
+    for name, parts in (("rj_bmars", ("rj", "bmars")), ("rj_rj2", ("rj", "rj2")), ("all3", ("rj", "rj2", "bmars"))):
+        for how, w in (("", stacking_weights(*[fits[p]["loo"] for p in parts])),
+                       ("_bb", bb_stacking_weights(*[fits[p]["loo"] for p in parts], rng=rng))):
+            pred = sum(wk * fits[p]["pred"] for wk, p in zip(w, parts, strict=True))
+            with np.errstate(divide="ignore"):
+                lpd = np.logaddexp.reduce([np.log(wk) + fits[p]["lpd"] for wk, p in zip(w, parts, strict=True)],
+                                          axis=0)
+            r[f"w_{name}{how}"] = [float(v) for v in w]
+            r[f"err_{name}{how}"] = B.error(case, pred, yt, ft)
+            r[f"mlpd_{name}{how}"] = float(np.mean(lpd))
+    if save:
+        Path(save).mkdir(parents=True, exist_ok=True)
+        np.savez(Path(save) / f"{case}_{s}.npz", yt=yt, **{f"{k}_{q}": np.asarray(v[q]) for k, v in fits.items()
+                                                            for q in ("loo", "pred", "lpd")})
+
+
+def study(case, s, X, y, Xt, yt, ft, max_iter=512_000, with_control=False, save=None) -> dict:
+    r = {"case": case, "split": s, "max_iter": max_iter}
+    a = fit(lambda seed: RJMCMCRegressor(random_state=seed, n_jobs=2, max_iter=max_iter), X, y, Xt, yt, s)
     b = fit(lambda seed: BMARSRegressor(random_state=seed), X, y, Xt, yt, s)
     w = stacking_weight(a["loo"], b["loo"])
     n_a = int(round(w * N_DRAWS))    # the mixture's draws: n_a of the RJ fit's, the rest of BMARS's
@@ -70,6 +128,8 @@ def study(case, s, X, y, Xt, yt, ft) -> dict:
         cover_rj=coverage(a["draws"], yt), cover_bmars=coverage(b["draws"], yt), cover_stack=coverage(mixed, yt),
         sec_rj=a["sec"], sec_bmars=b["sec"], unconverged_rj=a["unconverged"], unconverged_bmars=b["unconverged"],
     )
+    if with_control:
+        control(r, case, s, a, b, X, y, Xt, yt, ft, max_iter, save)
     r["err_gp"] = B.error(case, B.gp(X, y, Xt, s)["pred"], yt, ft)
     return r
 
@@ -79,12 +139,15 @@ def main():
     ap.add_argument("--cases", nargs="+", default=["boston"], choices=B.CASES)
     ap.add_argument("--splits", nargs="+", type=int, default=None, help="the splits (seeds) to run; default: all")
     ap.add_argument("--out", default="study_stack_bmars.jsonl")
+    ap.add_argument("--control", action="store_true", help="a second RJ fit from another seed, stacked (see above)")
+    ap.add_argument("--max-iter", type=int, default=512_000, help="the RJ fits' cap (the default's: 512,000)")
+    ap.add_argument("--save", default=None, help="a folder for each split's pointwise terms (with --control)")
     args = ap.parse_args()
     with open(args.out, "a") as out:
         for case, s, X, y, Xt, yt, ft in B.cases(False):
             if case not in args.cases or (args.splits is not None and s not in args.splits):
                 continue
-            r = study(case, s, X, y, Xt, yt, ft)
+            r = study(case, s, X, y, Xt, yt, ft, args.max_iter, args.control, args.save)
             print(json.dumps(r), flush=True)
             out.write(json.dumps(r) + "\n")
             out.flush()
