@@ -501,7 +501,8 @@ def cmd_summary(args):
 
 # %% ../nbs/15_cli.ipynb #ad6a9db4
 def cmd_plot(args):
-    "plot: `rbf_bayes.plot.overview` of the model (trace of k, p(k | y), acceptance, log posterior), to a PNG."
+    """plot: `rbf_bayes.plot.overview` of the model (trace of k, p(k | y), acceptance, log posterior; a stack: each
+    fit's trace of k and p(k | y) with its weight, `stack_overview`), to a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -510,9 +511,6 @@ def cmd_plot(args):
     from rbf_bayes.plot import overview
 
     model = load_model(args.model_file)
-    if isinstance(model, StackedRegressor):
-        raise CLIError(f"{args.model_file}: a StackedRegressor of {len(model.weights_)} fits has no one run to plot; "
-                       "summary gives each fit's weight and PSIS-LOO")
     X = y = None
     if args.data is not None:
         names, data = read_csv(args.data)
@@ -660,8 +658,8 @@ _COMMANDS = {  # command -> (positional arguments, options, help)
     "plot": (
         ("model_file",),
         ("--output", "--data"),
-        "trace of k, p(k | y), acceptance and log posterior (or, with --data, the predictive) of a saved model, as a "
-        "PNG",
+        "trace of k, p(k | y), acceptance and log posterior (or, with --data, the predictive) of a saved model (a "
+        "stack: each fit's trace of k and p(k | y) with its weight), as a PNG",
     ),
 }
 

@@ -28,7 +28,7 @@ def _on_grid(f, *a, **kw):
 __all__ = ['k_posterior', 'trace', 'acceptance', 'predictive', 'term_probabilities', 'input_relevance', 'input_scales',
            'running_k_posterior', 'posterior_histograms', 'anneal_progress', 'k_histogram', 'roc_curve', 'roc_auc',
            'roc_convex_hull', 'roc', 'neyman_pearson', 'brier_score', 'decision_boundary', 'classifier_roc',
-           'reliability', 'Explorer', 'explore', 'overview']
+           'reliability', 'Explorer', 'explore', 'overview', 'stack_overview']
 
 # %% ../nbs/14_plot.ipynb #60360e09
 def _names(obj, feature_names, n: int) -> list[str]:
@@ -735,7 +735,10 @@ def explore(model, # fitted RJMCMCRegressor (or its Trace)
 def overview(model, # fitted estimator or sampler result
              X=None, y=None, # data for the predictive panel (optional)
             ):
-    "A 2 × 2 figure: trace of k, p(k | y), acceptance (TD-SMC: weight ESS), predictive band (or log posterior)."
+    """A 2 × 2 figure: trace of k, p(k | y), acceptance (TD-SMC: weight ESS), predictive band (or log posterior); a
+    fitted `StackedRegressor`: `stack_overview`."""
+    if hasattr(model, "weights_") and hasattr(model, "named_estimators_"):
+        return stack_overview(model, X, y)
     fig, ax = plt.subplots(2, 2, figsize=(10, 6.5)); ax = ax.ravel()
     r = getattr(model, "trace_", model)
     smc = getattr(r, "_k_unit", "") == "particles"
@@ -761,5 +764,36 @@ def overview(model, # fitted estimator or sampler result
         else:
             ax[3].axis("off")
     fig.suptitle(type(model).__name__)
+    fig.tight_layout()
+    return fig
+
+# %% ../nbs/14_plot.ipynb #stk94p02
+def stack_overview(model, # a fitted StackedRegressor
+                   X=None, y=None, # data for the stack's predictive panel (optional)
+                  ):
+    """One row per fit of a stack (trace of k, p(k | y), titled with its stacking weight); with data, the stack's
+    predictive band (or predicted vs observed) in a last row."""
+    if not hasattr(model, "weights_"):
+        raise TypeError("stack_overview needs a fitted StackedRegressor (fit it first)")
+    parts = list(model.named_estimators_.items())
+    show = X is not None and (as_inputs(X).shape[1] == 1 or y is not None)
+    fig, ax = plt.subplots(len(parts) + show, 2, figsize=(10, 2.6 * (len(parts) + show)), squeeze=False)
+    for (name, m), w, row in zip(parts, model.weights_, ax, strict=False):
+        r = getattr(m, "trace_", m)
+        if getattr(r, "_k_unit", "") != "particles":
+            trace(r, fields=["k"], axes=[row[0]])
+        elif hasattr(m, "smc_"):
+            row[0].plot(_smc_history(m)["E[k] (weighted)"], lw=0.6)
+            row[0].set_xlabel("observation"); row[0].set_ylabel("E[k] (weighted)")
+        else:
+            row[0].text(0.5, 0.5, "a loaded TD-SMC model keeps no per-observation history", ha="center",
+                        transform=row[0].transAxes)
+        k_posterior(r, ax=row[1])
+        row[0].set_title(f"{name}: {type(m).__name__}, weight {w:.2f}" + ("" if w > 0 else " (left out)"))
+    if show:
+        for a in ax[-1]:
+            a.remove()
+        predictive(model, X, y, ax=fig.add_subplot(ax.shape[0], 1, ax.shape[0]))
+    fig.suptitle(f"StackedRegressor of {len(parts)} fits")
     fig.tight_layout()
     return fig

@@ -281,10 +281,11 @@ def test_fit_quadratic_reaches_the_model(tmp_path, capsys):
         assert len(err) == 1 and err[0].startswith("rbf-bayes: error:") and msg in err[0], err
 
 
-def test_fit_stacked_predict_summary_and_refusals(tmp_path, capsys):
+def test_fit_stacked_predict_summary_plot_and_refusals(tmp_path, capsys):
     """--model stacked: StackedRegressor() of the two defaults, seeded by --seed, saved in one file; predict (mean, sd,
-    interval; --extrapolate reaching each fit) and summary (text; --json with each fit's weight and PSIS-LOO) read it
-    as the stack in Python predicts; plot, and a sampler or run-length option with it, are one-line errors.
+    interval; --extrapolate reaching each fit), summary (text; --json with each fit's weight and PSIS-LOO) and plot (a
+    row per fit; with --data the stack's predictive) read it as the stack in Python predicts; a sampler or run-length
+    option with it is a one-line error.
     (In process, one input: the default fits take a few seconds.)"""
     x, _ = _csv(tmp_path / "train.csv")
     _csv(tmp_path / "new.csv", n=7, seed=1)
@@ -326,8 +327,10 @@ def test_fit_stacked_predict_summary_and_refusals(tmp_path, capsys):
     assert set(js["parts"]) == {"rbf", "mars"} and js["parts"]["mars"]["model"] == "BMARSRegressor"
     assert abs(sum(p["weight"] for p in js["parts"].values()) - 1) < 1e-12
     assert js["parts"]["rbf"]["elpd_loo"] == pytest.approx(m.loo_["rbf"].elpd)
-    for args, msg in ((["plot", str(out)], "has no one run to plot"),
-                      (["fit", str(tmp_path / "train.csv"), "--target", "y", "--model", "stacked", "--chains", "2"],
+    for png, more in (("f.png", []), ("g.png", ["--data", str(tmp_path / "train.csv")])):   # stop 94: no refusal
+        assert main(["plot", str(out), "--output", str(tmp_path / png), *more]) == 0
+        assert (tmp_path / png).stat().st_size > 1000 and f"wrote {tmp_path / png}" in capsys.readouterr().out
+    for args, msg in ((["fit", str(tmp_path / "train.csv"), "--target", "y", "--model", "stacked", "--chains", "2"],
                        "--chains: the stacked model fits RJMCMCRegressor() and BMARSRegressor() at their defaults"),
                       (["fit", str(tmp_path / "train.csv"), "--target", "y", "--model", "stacked", "--n-iter", "500"],
                        "--n-iter: the stacked model")):
