@@ -731,6 +731,23 @@ def explore(model, # fitted RJMCMCRegressor (or its Trace)
     "Interactive view of a reversible-jump fit: burn-in, thinning, conditioning on k, output (Jupyter: a widget)."
     return Explorer(model, X, y)
 
+# %% ../nbs/14_plot.ipynb #kpn95a01
+def _k_panel(model, # fitted estimator or sampler result
+             ax, # the Axes to draw in
+            ) -> str | None:
+    """k over the run in `ax`: a chain's trace of k ("chain"); a fitted TD-SMC's weighted E[k] per observation ("smc");
+    a loaded TD-SMC keeps no per-observation history, so the panel says so (None). Returns which."""
+    r = getattr(model, "trace_", model)
+    if getattr(r, "_k_unit", "") != "particles":
+        trace(r, fields=["k"], axes=[ax])
+        return "chain"
+    if hasattr(model, "smc_") or hasattr(model, "k_history"):
+        ax.plot(_smc_history(model)["E[k] (weighted)"], lw=0.6)
+        ax.set_xlabel("observation"); ax.set_ylabel("E[k] (weighted)")
+        return "smc"
+    ax.text(0.5, 0.5, "a loaded TD-SMC model keeps no per-observation history", ha="center", transform=ax.transAxes)
+    return None
+
 # %% ../nbs/14_plot.ipynb #98af4e8a
 def overview(model, # fitted estimator or sampler result
              X=None, y=None, # data for the predictive panel (optional)
@@ -741,19 +758,14 @@ def overview(model, # fitted estimator or sampler result
         return stack_overview(model, X, y)
     fig, ax = plt.subplots(2, 2, figsize=(10, 6.5)); ax = ax.ravel()
     r = getattr(model, "trace_", model)
-    smc = getattr(r, "_k_unit", "") == "particles"
-    if smc and (hasattr(model, "smc_") or hasattr(model, "k_history")): trace(model, axes=[ax[0], ax[2]])
-    elif smc:
-        ax[0].text(
-            0.5, 0.5, "a loaded TD-SMC model keeps no per-observation history", ha="center", transform=ax[0].transAxes
-        )
-        ax[2].axis("off")
+    kind = _k_panel(model, ax[0]); smc = kind != "chain"
+    if kind == "smc":
+        ax[2].plot(_smc_history(model)["ESS of the weights"], lw=0.6)
+        ax[2].set_xlabel("observation"); ax[2].set_ylabel("ESS of the weights")
+    elif kind == "chain" and r.acceptance_rates():
+        acceptance(r, ax=ax[2])
     else:
-        trace(r, fields=["k"], axes=[ax[0]])
-        if r.acceptance_rates():
-            acceptance(r, ax=ax[2])
-        else:
-            ax[2].axis("off")
+        ax[2].axis("off")
     k_posterior(r, ax=ax[1])
     if X is not None and hasattr(model, "n_features_in_") and (as_inputs(X).shape[1] == 1 or y is not None):
         predictive(model, X, y, ax=ax[3])
@@ -779,16 +791,8 @@ def stack_overview(model, # a fitted StackedRegressor
     show = X is not None and (as_inputs(X).shape[1] == 1 or y is not None)
     fig, ax = plt.subplots(len(parts) + show, 2, figsize=(10, 2.6 * (len(parts) + show)), squeeze=False)
     for (name, m), w, row in zip(parts, model.weights_, ax, strict=False):
-        r = getattr(m, "trace_", m)
-        if getattr(r, "_k_unit", "") != "particles":
-            trace(r, fields=["k"], axes=[row[0]])
-        elif hasattr(m, "smc_"):
-            row[0].plot(_smc_history(m)["E[k] (weighted)"], lw=0.6)
-            row[0].set_xlabel("observation"); row[0].set_ylabel("E[k] (weighted)")
-        else:
-            row[0].text(0.5, 0.5, "a loaded TD-SMC model keeps no per-observation history", ha="center",
-                        transform=row[0].transAxes)
-        k_posterior(r, ax=row[1])
+        _k_panel(m, row[0])
+        k_posterior(getattr(m, "trace_", m), ax=row[1])
         row[0].set_title(f"{name}: {type(m).__name__}, weight {w:.2f}" + ("" if w > 0 else " (left out)"))
     if show:
         for a in ax[-1]:
