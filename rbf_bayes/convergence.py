@@ -302,11 +302,13 @@ def stacking_weight(a, # (n,) each point's leave-one-out log density under model
 # %% ../nbs/08_convergence.ipynb #stk92k02
 def stacking_weights(*lpd, # K >= 2 vectors (n,): each point's leave-one-out log density under each model
                      tol: float = 1e-6, # stop when the score is certified within tol nats of its maximum
+                     row_weights=None, # (n,) non-negative weights r_i of the rows' terms (default: all 1)
                     ) -> np.ndarray:
     """The weights w (K,), on the simplex, of the stacked predictive sum_k w_k p_k that maximise the leave-one-out log
     score S(w) = sum_i log sum_k w_k exp(lpd_k,i) (Yao et al. 2018): the multiplicative (EM) update
     w_k <- w_k g_k / n, g = grad S, from equal weights, until max_k g_k - n <= tol, which bounds S(w*) - S(w)
-    (concavity). Two models: `stacking_weight` solves the same problem exactly."""
+    (concavity). Two models: `stacking_weight` solves the same problem exactly. With `row_weights` r the score is
+    sum_i r_i log sum_k w_k exp(lpd_k,i), and n above becomes sum_i r_i."""
     A = [np.asarray(a, float) for a in lpd]
     if len(A) < 2 or not A[0].size or any(a.ndim != 1 or a.shape != A[0].shape or not np.isfinite(a).all() for a in A):
         raise ValueError(f"lpd must be two or more finite non-empty vectors of one length, got shapes "
@@ -314,10 +316,15 @@ def stacking_weights(*lpd, # K >= 2 vectors (n,): each point's leave-one-out log
     P = np.column_stack(A)
     P = np.exp(P - P.max(axis=1, keepdims=True))          # each row's ratios: the weights do not see the shift
     n, K = P.shape
+    r = np.ones(n) if row_weights is None else np.asarray(row_weights, float)
+    if r.shape != (n,) or not np.isfinite(r).all() or (r < 0).any() or not r.sum() > 0:
+        raise ValueError(f"row_weights must be {n} finite non-negative numbers with a positive sum, "
+                         f"got shape {r.shape}")
+    R = r.sum()
     w = np.full(K, 1.0 / K)
     while True:
-        g = np.sum(P / (P @ w)[:, None], axis=0)
-        if g.max() - n <= tol:
+        g = np.sum(r[:, None] * P / (P @ w)[:, None], axis=0)
+        if g.max() - R <= tol:
             return w
-        w = w * g / n
-        w /= w.sum()                                       # sum_k w_k g_k = n: only rounding moves the sum
+        w = w * g / R
+        w /= w.sum()                                       # sum_k w_k g_k = R: only rounding moves the sum
