@@ -77,7 +77,11 @@ def error(case, pred, yt, ft):
     return float(np.mean((pred - ft) ** 2) / np.var(ft))
 
 
-QUICK = {}     # --quick: a cap on the automatic run length (max_iter), so the smoke run only checks that it runs
+# A configuration is called as fit(X, y, Xt, seed, **opts): `run` passes max_iter (a cap on our estimators' automatic
+# run lengths; None: none) and smoke (--quick: a peer with a fixed run length, pyBASS, runs a short one) only when set,
+# so a study's own configuration that takes neither still runs uncapped.
+def _cap(max_iter):
+    return {} if max_iter is None else {"max_iter": max_iter}
 
 
 def _fit_ours(m, X, y, Xt):
@@ -93,30 +97,30 @@ def rj(**kw):
     before stop 77, when the default became quadratic="auto"."""
     kw = {"quadratic": False, **kw}
 
-    def fit(X, y, Xt, seed):
-        return _fit_ours(RJMCMCRegressor(random_state=seed, n_jobs=2, **{**kw, **QUICK}), X, y, Xt)
+    def fit(X, y, Xt, seed, max_iter=None, smoke=False):
+        return _fit_ours(RJMCMCRegressor(random_state=seed, n_jobs=2, **{**kw, **_cap(max_iter)}), X, y, Xt)
     return fit
 
 
 def bmars(**kw):
-    def fit(X, y, Xt, seed):
-        k = {**kw, **(QUICK if kw.get("n_iter", "auto") == "auto" else {})}
+    def fit(X, y, Xt, seed, max_iter=None, smoke=False):
+        k = {**kw, **(_cap(max_iter) if kw.get("n_iter", "auto") == "auto" else {})}
         return _fit_ours(BMARSRegressor(random_state=seed, **k), X, y, Xt)
     return fit
 
 
 def stacked():
-    """StackedRegressor(): the default RJMCMCRegressor() and BMARSRegressor() (each with --quick's cap), both seeded by
-    the split's seed, as "default" and "bmars" are, and stacked by their PSIS-LOO (12_estimators)."""
-    def fit(X, y, Xt, seed):
-        parts = [("rbf", RJMCMCRegressor(n_jobs=2, **QUICK)), ("mars", BMARSRegressor(**QUICK))]
+    """StackedRegressor(): the default RJMCMCRegressor() and BMARSRegressor() (each with the run's cap, if any), both
+    seeded by the split's seed, as "default" and "bmars" are, and stacked by their PSIS-LOO (12_estimators)."""
+    def fit(X, y, Xt, seed, max_iter=None, smoke=False):
+        parts = [("rbf", RJMCMCRegressor(n_jobs=2, **_cap(max_iter))), ("mars", BMARSRegressor(**_cap(max_iter)))]
         return _fit_ours(StackedRegressor(estimators=parts, random_state=seed), X, y, Xt)
     return fit
 
 
 def other(cls, **kw):
     "An estimator without a run length to cap (SMC, the annealer)."
-    return lambda X, y, Xt, seed: _fit_ours(cls(random_state=seed, **kw), X, y, Xt)
+    return lambda X, y, Xt, seed, max_iter=None, smoke=False: _fit_ours(cls(random_state=seed, **kw), X, y, Xt)
 
 
 def _mixture_lpd(F, sig, yt):
@@ -128,9 +132,9 @@ def _mixture_lpd(F, sig, yt):
 
 def per_output(fit1):
     "A single-output peer applied to each output of y, its log densities summed."
-    def fit(X, y, Xt, seed):
-        if np.ndim(y) == 1: return fit1(X, y, Xt, seed)
-        outs = [fit1(X, y[:, j], Xt, seed) for j in range(y.shape[1])]
+    def fit(X, y, Xt, seed, **opts):
+        if np.ndim(y) == 1: return fit1(X, y, Xt, seed, **opts)
+        outs = [fit1(X, y[:, j], Xt, seed, **opts) for j in range(y.shape[1])]
         res = {k: np.stack([o[k] for o in outs], 1) for k in ("pred", "lo", "hi")}
         return dict(res, model=None, lpd=lambda yt: sum(o["lpd"](yt[:, j]) for j, o in enumerate(outs)))
     return fit
@@ -153,7 +157,7 @@ def gp_fit(X, y, seed):
 
 
 @per_output
-def gp(X, y, Xt, seed):
+def gp(X, y, Xt, seed, max_iter=None, smoke=False):
     from scipy.stats import norm
     m, mu_x, sd_x = gp_fit(X, y, seed)
     mu, s = m.predict((Xt - mu_x) / sd_x, return_std=True)  # the kernel's WhiteKernel puts the noise in the sd
@@ -169,7 +173,7 @@ def _draws_result(F, sig, seed):
 
 
 @per_output
-def bart(X, y, Xt, seed):
+def bart(X, y, Xt, seed, max_iter=None, smoke=False):
     try:
         from stochtree import BARTModel
     except ImportError:
@@ -180,14 +184,14 @@ def bart(X, y, Xt, seed):
 
 
 @per_output
-def bass(X, y, Xt, seed):
+def bass(X, y, Xt, seed, max_iter=None, smoke=False):
     "pyBASS (Francom's BASS, pybass-emu) at its defaults: 10,000 iterations, the last 1,000 kept."
     try:
         import pyBASS
     except ImportError:
         raise SystemExit("the bass configuration needs pybass-emu (pip install pybass-emu, or the dev extra)") from None
     np.random.seed(seed)                       # pyBASS draws from NumPy's global generator
-    nmcmc = 10_000 if not QUICK else 2_000
+    nmcmc = 2_000 if smoke else 10_000
     with contextlib.redirect_stdout(io.StringIO()):     # its 'BASS MCMC Complete' line, printed even when not verbose
         m = pyBASS.bass(X, y, nmcmc=nmcmc, nburn=nmcmc - 1000, verbose=False)
     F = np.empty((m.nstore, len(Xt))); models = m.model_lookup[np.arange(m.nstore)]
@@ -269,12 +273,15 @@ def converged(m):
 
 
 def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, log=print, n_splits=None, splits=None,
-        keep_models=False):
+        keep_models=False, max_iter=None):
     """Every configuration on every split of the named cases: a list of rows (case, split, config, error, coverage of
     the 95 % interval, mean log predictive density of the test targets, seconds, split-R-hat of k and of the log
     posterior and bulk ESS of k, or NaN). splits: only these splits (seeds) of every case; keep_models: each row also
-    holds the fitted model ("model", None for a peer) and its predictions ("pred")."""
-    if quick: QUICK.update(max_iter=1000)   # one short round (the automatic run's first is 4,000): a smoke run
+    holds the fitted model ("model", None for a peer) and its predictions ("pred"); max_iter: a cap on our estimators'
+    automatic run lengths (quick: 1,000, one short round, the automatic run's first being 4,000: a smoke run, which
+    also shortens pyBASS)."""
+    if quick and max_iter is None: max_iter = 1000
+    opts = {**_cap(max_iter), **({"smoke": True} if quick else {})}
     rows = []
     log(f"{'case':<10} {'split':>5} {'config':<20} {'error':>10} {'cover':>6} {'MLPD':>8} {'sec':>7} {'R(k)':>6} "
         f"{'R(lp)':>6} {'ESS(k)':>6} {'conv':>4}")
@@ -290,7 +297,7 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 )  # far-out test rows: held in the range, as documented
                 # chains stopped at the cap unconverged: the row says so (conv "no"), once per fit, in the table
                 warnings.simplefilter("ignore", NotConvergedWarning)
-                res = CONFIGS[name](X, y, Xt, s)
+                res = CONFIGS[name](X, y, Xt, s, **opts)
                 sec = time.perf_counter() - t0
                 mlpd = float(np.mean(res["lpd"](yt)))
             pred, lo, hi = (np.reshape(res[v], np.shape(yt)) for v in ("pred", "lo", "hi"))
