@@ -40,6 +40,7 @@ from rbf_bayes import (
 )
 from rbf_bayes.convergence import NotConvergedWarning
 from rbf_bayes.datasets import friedman, load_boston, robot_arm, sinc_data
+from rbf_bayes.estimators import run_converged
 from rbf_bayes.priors import REGRESSOR_PRIOR, RBFPrior
 
 CASES = ("boston", "friedman1", "friedman2", "friedman3", "robot", "sinc")
@@ -257,21 +258,6 @@ CONFIGS = {
 }
 
 
-def converged(m):
-    """Whether m's automatic run length converged; None without one (a peer, SMC, ...). Every fit in the predictive
-    counts: quadratic="auto"'s other fit where stacked, and every part of a StackedRegressor that has weight."""
-    if m is None:
-        return None
-    if hasattr(m, "weights_"):
-        said = [converged(p) for w, p in zip(m.weights_, m.estimators_, strict=True) if w > 0]
-        return None if all(c is None for c in said) else all(c is not False for c in said)
-    auto = (m.trace_.meta.get("auto") or {}) if hasattr(m, "trace_") else {}
-    conv = bool(auto["converged"]) if auto else None
-    if conv and "other_fit_" in vars(m):   # quadratic="auto" stacked: the other fit in the predictive too
-        conv = bool(m.quadratic_choice_["other_converged"])
-    return conv
-
-
 def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, log=print, n_splits=None, splits=None,
         keep_models=False, max_iter=None):
     """Every configuration on every split of the named cases: a list of rows (case, split, config, error, coverage of
@@ -310,7 +296,7 @@ def run(case_names=CASES, config_names=("default", "gp", "bart"), quick=False, l
                 e_k = float(ess(np.stack(tr.chain_series(tr.k, b))))
                 lps = tr.log_posterior if hasattr(tr, "log_posterior") else tr.log_marginal_likelihood   # BMARS's
                 r_lp = float(rhat(np.stack(tr.chain_series(lps, b))))
-            conv = converged(m)
+            conv = None if m is None else run_converged(m)
             rows.append(dict(case=case, split=s, config=name, error=error(case, pred, yt, ft), cover=cover, mlpd=mlpd,
                              sec=sec, rhat=r, rhat_lp=r_lp, ess_k=e_k, converged=conv))
             if keep_models: rows[-1].update(model=m, pred=pred)

@@ -24,7 +24,7 @@ from .basis import BASES, CentreSpace, design_matrix
 from .bmars import BMARSRegressor
 from .convergence import NotConvergedWarning
 from .datasets import robot_arm
-from .estimators import RJMCMCRegressor, StackedRegressor, _heard
+from .estimators import RJMCMCRegressor, StackedRegressor, _heard, run_converged
 from .kernel import basis_column, rbf_state, state_log_ml
 from .posterior import coef_posterior, log_marginal_likelihood, log_posterior
 from .priors import RBFPrior
@@ -482,7 +482,8 @@ def cmd_summary(args):
         fitted_to=dict(data=meta.get("data"), features=meta.get("features"), targets=meta.get("targets")),
     )
     if isinstance(model, StackedRegressor):  # no chain of its own: each fit's weight and PSIS-LOO
-        out["parts"] = {n: dict(model=type(m).__name__, weight=num(w), elpd_loo=num(lo.elpd), se=num(lo.se))
+        out["parts"] = {n: dict(model=type(m).__name__, weight=num(w), elpd_loo=num(lo.elpd), se=num(lo.se),
+                                converged=run_converged(m))
                         for (n, m), w, lo in zip(model.named_estimators_.items(), model.weights_,
                                                  model.loo_.values(), strict=True)}
         print(json.dumps(out, indent=1, allow_nan=False, ensure_ascii=False))

@@ -54,7 +54,7 @@ AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")
 
 # %% auto #0
 __all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'QUADRATIC_STACK_MIN', 'STACK_MIN', 'RJMCMCRegressor', 'ClassProbabilitiesMixin',
-           'RJMCMCClassifier', 'StackedRegressor']
+           'RJMCMCClassifier', 'run_converged', 'StackedRegressor']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -915,6 +915,24 @@ def _cloned_parts(parts, random_state, progress: bool) -> list:
             m.set_params(progress=True)
     return fits
 
+# %% ../nbs/12_estimators.ipynb #stk95e01
+def run_converged(model, # a fitted estimator of the package
+                 ) -> bool | None:
+    """Whether a fitted estimator's automatic run length (n_iter="auto", `05b_chains`) converged before max_iter: None
+    without one (a fixed n_iter, TD-SMC, the annealer). quadratic="auto" with both fits stacked: both must have; a
+    StackedRegressor: every fit with weight (None if none of them has an automatic run length)."""
+    if hasattr(model, "weights_") and hasattr(model, "estimators_"):
+        said = [run_converged(m) for w, m in zip(model.weights_, model.estimators_, strict=True) if w > 0]
+        return None if all(c is None for c in said) else all(c is not False for c in said)
+    tr = getattr(model, "trace_", None)
+    auto = (tr.meta.get("auto") or {}) if tr is not None and hasattr(tr, "meta") else {}
+    if not auto:
+        return None
+    conv = bool(auto["converged"])
+    if conv and "other_fit_" in vars(model):     # quadratic="auto" stacked: the other fit is in the predictive too
+        conv = bool(model.quadratic_choice_.get("other_converged", True))
+    return conv
+
 # %% ../nbs/12_estimators.ipynb #stk92e03
 class _StackFitting(_InputChecks):
     """StackedRegressor's fit: each estimator cloned and fitted, its warnings held (`_heard`); each fit's PSIS-LOO
@@ -1100,13 +1118,19 @@ class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMix
         return tags
 
     def summary(self) -> Summary:
-        "Each fit's weight in the predictive, its PSIS-LOO of the training rows, and its class."
+        """Each fit's weight in the predictive, its PSIS-LOO of the training rows, its class and whether its automatic
+        run length converged (`run_converged`); a note names the kept fits that stopped at max_iter unconverged."""
         self._check_fitted()
+        said = {True: "; converged", False: "; stopped at max_iter unconverged", None: ""}
+        parts = list(zip(self.named_estimators_.items(), self.weights_, self.loo_.values(), strict=True))
         rows = [(n, f"weight {w:.3f}; PSIS-LOO elpd {lo.elpd:.1f} +- {lo.se:.1f}; {type(m).__name__}"
-                 + ("" if w > 0 else f" (left out: below {STACK_MIN:g})"))
-                for (n, m), w, lo in zip(self.named_estimators_.items(), self.weights_, self.loo_.values(),
-                                         strict=True)]
-        return Summary(f"StackedRegressor of {len(rows)} fits", rows, [])
+                 + said[run_converged(m)] + ("" if w > 0 else f" (left out: below {STACK_MIN:g})"))
+                for (n, m), w, lo in parts]
+        bad = [n for (n, m), w, _ in parts if w > 0 and run_converged(m) is False]
+        notes = [f"{', '.join(bad)} stopped at max_iter before {'its' if len(bad) == 1 else 'their'} chains agreed: "
+                 "the stack's predictive holds draws that may not represent the posterior (see each fit's summary; "
+                 "raise its max_iter)"] if bad else []
+        return Summary(f"StackedRegressor of {len(rows)} fits", rows, notes)
 
     def _repr_mimebundle_(self, **kwargs):
         "Jupyter's display: scikit-learn's bundle, the stack's summary added to its HTML once fitted."

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rbf_bayes.cli import load_model, main
+from rbf_bayes.estimators import run_converged
 
 
 def test_demo_runs_and_reports(capsys):
@@ -327,6 +328,10 @@ def test_fit_stacked_predict_summary_plot_and_refusals(tmp_path, capsys):
     assert set(js["parts"]) == {"rbf", "mars"} and js["parts"]["mars"]["model"] == "BMARSRegressor"
     assert abs(sum(p["weight"] for p in js["parts"].values()) - 1) < 1e-12
     assert js["parts"]["rbf"]["elpd_loo"] == pytest.approx(m.loo_["rbf"].elpd)
+    # stop 95: each part says whether its automatic run length converged, as the loaded fit's own meta says
+    for n, part in m.named_estimators_.items():
+        assert isinstance(js["parts"][n]["converged"], bool) and js["parts"][n]["converged"] == run_converged(part)
+        assert ("; converged" if run_converged(part) else "; stopped at max_iter unconverged") in text
     for png, more in (("f.png", []), ("g.png", ["--data", str(tmp_path / "train.csv")])):   # stop 94: no refusal
         assert main(["plot", str(out), "--output", str(tmp_path / png), *more]) == 0
         assert (tmp_path / png).stat().st_size > 1000 and f"wrote {tmp_path / png}" in capsys.readouterr().out
