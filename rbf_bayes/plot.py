@@ -96,6 +96,10 @@ def trace(
     r = getattr(obj, "trace_", obj)
     if getattr(r, "_k_unit", "") == "particles" or hasattr(obj, "smc_") or hasattr(obj, "k_history"):
         series, xlabel, b = _smc_history(obj), "observation", 0
+        bad = [f for f in fields or () if f not in series]
+        if bad:
+            raise ValueError(f"fields {bad} are not per-observation series of a TD-SMC run; it has {list(series)}")
+        series = series if fields is None else {f: series[f] for f in fields}
     else:
         r = _result(obj)
         n = len(r.k)
@@ -742,8 +746,7 @@ def _k_panel(model, # fitted estimator or sampler result
         trace(r, fields=["k"], axes=[ax])
         return "chain"
     if hasattr(model, "smc_") or hasattr(model, "k_history"):
-        ax.plot(_smc_history(model)["E[k] (weighted)"], lw=0.6)
-        ax.set_xlabel("observation"); ax.set_ylabel("E[k] (weighted)")
+        trace(model, fields=["E[k] (weighted)"], axes=[ax])
         return "smc"
     ax.text(0.5, 0.5, "a loaded TD-SMC model keeps no per-observation history", ha="center", transform=ax.transAxes)
     return None
@@ -760,8 +763,7 @@ def overview(model, # fitted estimator or sampler result
     r = getattr(model, "trace_", model)
     kind = _k_panel(model, ax[0]); smc = kind != "chain"
     if kind == "smc":
-        ax[2].plot(_smc_history(model)["ESS of the weights"], lw=0.6)
-        ax[2].set_xlabel("observation"); ax[2].set_ylabel("ESS of the weights")
+        trace(model, fields=["ESS of the weights"], axes=[ax[2]])
     elif kind == "chain" and r.acceptance_rates():
         acceptance(r, ax=ax[2])
     else:
