@@ -920,7 +920,11 @@ def run_converged(model, # a fitted estimator of the package
                  ) -> bool | None:
     """Whether a fitted estimator's automatic run length (n_iter="auto", `05b_chains`) converged before max_iter: None
     without one (a fixed n_iter, TD-SMC, the annealer). quadratic="auto" with both fits stacked: both must have; a
-    StackedRegressor: every fit with weight (None if none of them has an automatic run length)."""
+    StackedRegressor: every fit with weight (None if none of them has an automatic run length). An unfitted estimator
+    is a NotFittedError; an object that is not one of the package's estimators, a TypeError."""
+    if not callable(getattr(model, "_check_fitted", None)):
+        raise TypeError(f"model must be a fitted estimator of rbf_bayes, got {type(model).__name__}")
+    model._check_fitted()
     if hasattr(model, "weights_") and hasattr(model, "estimators_"):
         said = [run_converged(m) for w, m in zip(model.weights_, model.estimators_, strict=True) if w > 0]
         return None if all(c is None for c in said) else all(c is not False for c in said)
@@ -1122,14 +1126,14 @@ class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMix
         run length converged (`run_converged`); a note names the kept fits that stopped at max_iter unconverged."""
         self._check_fitted()
         said = {True: "; converged", False: "; stopped at max_iter unconverged", None: ""}
-        parts = list(zip(self.named_estimators_.items(), self.weights_, self.loo_.values(), strict=True))
+        fits = zip(self.named_estimators_.items(), self.weights_, self.loo_.values(), strict=True)
+        parts = [(n, m, w, lo, run_converged(m)) for (n, m), w, lo in fits]
         rows = [(n, f"weight {w:.3f}; PSIS-LOO elpd {lo.elpd:.1f} +- {lo.se:.1f}; {type(m).__name__}"
-                 + said[run_converged(m)] + ("" if w > 0 else f" (left out: below {STACK_MIN:g})"))
-                for (n, m), w, lo in parts]
-        bad = [n for (n, m), w, _ in parts if w > 0 and run_converged(m) is False]
-        notes = [f"{', '.join(bad)} stopped at max_iter before {'its' if len(bad) == 1 else 'their'} chains agreed: "
-                 "the stack's predictive holds draws that may not represent the posterior (see each fit's summary; "
-                 "raise its max_iter)"] if bad else []
+                 + said[conv] + ("" if w > 0 else f" (left out: below {STACK_MIN:g})")) for n, m, w, lo, conv in parts]
+        bad = [n for n, _, w, _, conv in parts if w > 0 and conv is False]
+        its = "its" if len(bad) == 1 else "their"
+        notes = [f"{', '.join(bad)} stopped at max_iter before {its} chains agreed: the stack's predictive holds draws "
+                 f"that may not represent the posterior (see each fit's summary; raise {its} max_iter)"] if bad else []
         return Summary(f"StackedRegressor of {len(rows)} fits", rows, notes)
 
     def _repr_mimebundle_(self, **kwargs):
