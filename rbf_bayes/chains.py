@@ -23,9 +23,9 @@ from .progress import DeferredInterrupt, InterruptedWarning, Progress, _thread_s
 from .rjmcmc import _offsets
 
 # %% auto #0
-__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'WATCH_ROWS', 'WATCH_SHARE', 'WATCH_WORST',
-           'check_parallel', 'chain_generators', 'run_chains', 'pool_traces', 'finish_chains', 'sample_chains',
-           'check_auto', 'fixed_burn_in', 'OutputsAt', 'outputs_at', 'auto_chains', 'fit_chains']
+__all__ = ['MAX_CHAINS', 'AUTO_START', 'AUTO_RHAT', 'AUTO_ESS', 'AUTO_KEEP', 'WATCH_ROWS', 'WATCH_SHARE', 'WATCH_BULK',
+           'WATCH_WORST', 'check_parallel', 'chain_generators', 'run_chains', 'pool_traces', 'finish_chains',
+           'sample_chains', 'check_auto', 'fixed_burn_in', 'OutputsAt', 'outputs_at', 'auto_chains', 'fit_chains']
 
 # %% ../nbs/05b_chains.ipynb #ccebff97
 MAX_CHAINS = 4096   # n_chains (and the annealer's n_restarts) above this are refused: a typo, not a plan
@@ -251,13 +251,15 @@ def _second_halves(pooled, n: int):
 
 # %% ../nbs/05b_chains.ipynb #1f77cdc8
 WATCH_ROWS = 200  # outputs_at: f at this many rows at most (evenly spaced), each output
-# a watch's columns: split-R-hat and ESS judged at the columns' WATCH_SHARE quantile; and no column above WATCH_WORST
-WATCH_SHARE, WATCH_WORST = 0.9, 1.05
+# a watch's columns ("Each quantile against its own noise"): split-R-hat judged at the columns' median (AUTO_RHAT), at
+# their WATCH_SHARE quantile (WATCH_BULK) and at the worst (WATCH_WORST); bulk ESS at the (1 - WATCH_SHARE) quantile
+WATCH_SHARE, WATCH_BULK, WATCH_WORST = 0.9, 1.02, 1.05
 
 def _watched(out, values) -> tuple[float, float]:
     """(split-R-hat, bulk ESS) of the columns of values (n_kept, m), a quantity per kept draw of out split by chain
-    as `chain_diagnostics` splits the kept draws (each chain cut to the shortest): the R-hat that WATCH_SHARE of the
-    columns stay within and the ESS that as many reach; a column above WATCH_WORST gives its own R-hat instead."""
+    as `chain_diagnostics` splits the kept draws (each chain cut to the shortest): the columns' median R-hat, or the
+    R-hat that WATCH_SHARE of them stay within if it is above WATCH_BULK, or the worst if it is above WATCH_WORST; and
+    the ESS that WATCH_SHARE of them reach."""
     a = out.kept_chains(np.asarray(values).reshape(len(values), -1))  # (chains, draws, columns)
     if a is None:
         return math.nan, 0.0
@@ -266,8 +268,9 @@ def _watched(out, values) -> tuple[float, float]:
     if not got:
         return math.nan, 0.0
     r, e = np.array(got).T
-    bulk = r.max() if r.max() > WATCH_WORST else np.quantile(r, WATCH_SHARE)
-    return float(bulk), float(np.quantile(e, 1 - WATCH_SHARE))
+    share = np.quantile(r, WATCH_SHARE)
+    said = r.max() if r.max() > WATCH_WORST else share if share > WATCH_BULK else np.median(r)
+    return float(said), float(np.quantile(e, 1 - WATCH_SHARE))
 
 # %% ../nbs/05b_chains.ipynb #b3f0b71b
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -377,7 +380,7 @@ class _AutoRun:
         out.meta.auto = dict(converged=bool(ok), n_iter=n, burn_in=n // 2, max_iter=self.max_iter, rhat=AUTO_RHAT,
                              ess=AUTO_ESS, snapshot_thin=thin * self.pre_thin, rounds=self.rounds,
                              advice=list(self.advice), watched=list(self.watch.names if self.watch is not None else ()),
-                             watch_share=WATCH_SHARE)
+                             watch_share=WATCH_SHARE, watch_bulk=WATCH_BULK, watch_worst=WATCH_WORST)
         if not ok: _warn_at_cap(out, got)
         return out
 

@@ -388,6 +388,20 @@ def _judged(au: dict) -> tuple[list, str]:
         return watched, "k and the log posterior"
     return watched, ", ".join(["k", "the log posterior", *watched[:-1]]) + f" and {watched[-1]}"
 
+# %% ../nbs/04a_results.ipynb #wat96s01
+def _watch_said(au: dict, r: float) -> str:
+    """What a watch's recorded split-R-hat r is, in words (`chains._watched`): the rows' median where r is within
+    watch_bulk, the quantile of watch_share of them up to watch_worst, the worst row beyond. A run saved before stop 96
+    (no watch_bulk in its record) judged the watch_share quantile alone."""
+    share = f"{100 * au['watch_share']:.0f} %"
+    if "watch_bulk" not in au:
+        return f"<= {r:.3f} on {share} of them"
+    if r <= au["watch_bulk"]:
+        return f"<= {r:.3f} on half of them ({share} within {au['watch_bulk']}, none above {au['watch_worst']})"
+    if r <= au["watch_worst"]:
+        return f"<= {r:.3f} on {share} of them (above {au['watch_bulk']})"
+    return f"{r:.3f} on the worst of them (above {au['watch_worst']})"
+
 # %% ../nbs/04a_results.ipynb #a5c76524
 class _RunJudgements:
     """What the summary says of the run itself: the run length n_iter="auto" chose (or the cap it stopped at, with
@@ -413,9 +427,9 @@ class _RunJudgements:
                 )
             )
             last = (au.get("rounds") or [{}])[-1]
-            # `_watched`: the columns' bulk, au["watch_share"] of them (and none above WATCH_WORST)
-            rows += [(w, f"split R-hat <= {last[w][0]:.3f} and bulk ESS >= {last[w][1]:.0f} on "
-                      f"{100 * au['watch_share']:.0f} % of them (the rule's last round)") for w in watched if w in last]
+            share = f"{100 * au['watch_share']:.0f} %"
+            rows += [(w, f"split R-hat {_watch_said(au, last[w][0])} and bulk ESS >= {last[w][1]:.0f} on {share} "
+                      "(the rule's last round)") for w in watched if w in last]
             if not au["converged"]:
                 cfg = meta.get("config") or {}
                 # what the estimator said its user can change (`auto_chains`' advice; none in files saved before it)
