@@ -394,6 +394,8 @@ def _watch_said(au: dict, r: float) -> str:
     watch_bulk, the quantile of watch_share of them up to watch_worst, the worst row beyond. A run saved before stop 96
     (no watch_bulk in its record) judged the watch_share quantile alone."""
     share = f"{100 * au['watch_share']:.0f} %"
+    if np.isnan(r):
+        return "not computed (no row's draws moved)"
     if "watch_bulk" not in au:
         return f"<= {r:.3f} on {share} of them"
     if r <= au["watch_bulk"]:
