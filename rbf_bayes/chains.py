@@ -20,6 +20,7 @@ import numpy as np
 from ._validation import check_int
 from .convergence import NotConvergedWarning, ess, rhat
 from .progress import DeferredInterrupt, InterruptedWarning, Progress, _thread_stop, interrupt_message
+from .results import _watch_numbers
 from .rjmcmc import _offsets
 
 # %% auto #0
@@ -388,7 +389,9 @@ class _AutoRun:
 def _warn_at_cap(out, got: dict):
     """A NotConvergedWarning for a run that stopped at max_iter unconverged: the summary's note (what to try) and the
     numbers the rule stopped on. The default is quiet because its chains agree, not because a note is easy to miss."""
-    nums = ", ".join(f"{name} {r:.3f}, ESS {e:.0f}" for name, (r, e) in got.items())
+    au, watched = out.meta.auto, out.meta.auto.get("watched") or ()   # a watch's numbers are its rows' statistics
+    nums = ", ".join(f"{name}: {_watch_numbers(au, r, e)}" if name in watched else f"{name} {r:.3f}, ESS {e:.0f}"
+                     for name, (r, e) in got.items())
     # out.meta.auto says the run stopped unconverged: the first note says so, with the arguments named as names says
     meta, judge = out.meta, out._run_length_judgement   # static: the closure keeps the meta, not the result
     said = lambda names=None: f"{judge(meta, names)[1][0]} (at the cap, split R-hat and bulk ESS: {nums})"  # noqa: E731

@@ -404,6 +404,11 @@ def _watch_said(au: dict, r: float) -> str:
         return f"<= {r:.3f} on {share} of them (above {au['watch_bulk']})"
     return f"{r:.3f} on the worst of them (above {au['watch_worst']})"
 
+def _watch_numbers(au: dict, r: float, e: float) -> str:
+    """A watch's recorded (split-R-hat, bulk ESS) in words, as the summary's row and the NotConvergedWarning at the cap
+    both say them: which statistic of the rows r is (`_watch_said`), and the ESS that watch_share of the rows reach."""
+    return f"split R-hat {_watch_said(au, r)} and bulk ESS >= {e:.0f} on {100 * au['watch_share']:.0f} %"
+
 # %% ../nbs/04a_results.ipynb #a5c76524
 class _RunJudgements:
     """What the summary says of the run itself: the run length n_iter="auto" chose (or the cap it stopped at, with
@@ -429,9 +434,7 @@ class _RunJudgements:
                 )
             )
             last = (au.get("rounds") or [{}])[-1]
-            share = f"{100 * au['watch_share']:.0f} %"
-            rows += [(w, f"split R-hat {_watch_said(au, last[w][0])} and bulk ESS >= {last[w][1]:.0f} on {share} "
-                      "(the rule's last round)") for w in watched if w in last]
+            rows += [(w, f"{_watch_numbers(au, *last[w])} (the rule's last round)") for w in watched if w in last]
             if not au["converged"]:
                 cfg = meta.get("config") or {}
                 # what the estimator said its user can change (`auto_chains`' advice; none in files saved before it)
