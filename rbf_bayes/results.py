@@ -404,6 +404,7 @@ def _watch_said(au: dict, r: float) -> str:
         return f"<= {r:.3f} on {share} of them (above {au['watch_bulk']})"
     return f"{r:.3f} on the worst of them (above {au['watch_worst']})"
 
+# %% ../nbs/04a_results.ipynb #wat97s01
 def _watch_numbers(au: dict, r: float, e: float) -> str:
     """A watch's recorded (split-R-hat, bulk ESS) in words, as the summary's row and the NotConvergedWarning at the cap
     both say them: which statistic of the rows r is (`_watch_said`), and the ESS that watch_share of the rows reach."""
