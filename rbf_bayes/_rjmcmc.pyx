@@ -60,6 +60,9 @@ cdef struct RJSettings:
     double far_prob
     # the probit's latent scale move (nbs/05c_probit, "A scale move"): the sd of log g; 0: off
     double latent_scale_step
+    # the learned scales' zoom (nbs/05d, "A zoom about a data point"): the share of scale steps that are zooms, and the
+    # sd of their change of log s; 0: no zoom
+    double scale_zoom, zoom_step
 
 
 def _settings_fields():
@@ -280,6 +283,10 @@ cdef class _RJState:
     cdef bint learn
     cdef double sstep, s_sd, s_sd_up
     cdef readonly int64_t n_scale_prop, n_scale_acc
+    cdef double zshare, zstep    # the zoom's share of the scale steps and its sd of log s (0: no zoom)
+    cdef object _zold
+    cdef double* zold            # (kmax + 2,): the centres' coordinates before a zoom (restored if it is rejected)
+    cdef readonly int64_t n_zoom_prop, n_zoom_acc
     # input selection and the basis type as parameters (nbs/05d_learned_basis): input j enters (its linear column and
     # its scale) iff inc[j]; gamma_j ~ Bernoulli(pi) i.i.d. given at least one input; kind ~ uniform on `kinds`
     cdef object _inc, _kinds, _lin
@@ -435,6 +442,11 @@ cdef class _RJState:
         cdef double[::1] scv = self._sc
         self.th, self.sc = &thv[0], &scv[0]
         self.n_scale_prop = self.n_scale_acc = 0
+        self.zshare, self.zstep = S.scale_zoom, S.zoom_step
+        self._zold = np.zeros(self.kmax + 2)
+        cdef double[::1] zov = self._zold
+        self.zold = &zov[0]
+        self.n_zoom_prop = self.n_zoom_acc = 0
         self.select = S.select_inputs
         pi = S.inclusion_prob
         self.lodds = log(pi) - log1p(-pi)
@@ -992,6 +1004,8 @@ cdef class _RJLearnedBasis(_RJProbit):
         """Random-walk MH on one log scale theta_j (j uniform among the included inputs): centres, Lambda and delta^2
         held, every basis column rebuilt. Symmetric in theta, so r = p(y | theta') p(theta') / (p(y | theta) p(theta))
         (nbs/05d)."""
+        if self.zshare > 0.0 and random_standard_uniform(self.rng) < self.zshare:
+            return self._zoom_step()
         cdef Py_ssize_t j = self.lin[<Py_ssize_t> random_interval(self.rng, self.nincl - 1)]
         cdef double old_t = self.th[j], old_s = self.sc[j], new_t, dlp, new = 0.0, dll = 0.0
         cdef int rc = 0
@@ -1016,6 +1030,55 @@ cdef class _RJLearnedBasis(_RJProbit):
             self.n_scale_acc += 1
         else:
             self.sc[j] = old_s
+        return acc
+
+    cdef inline double _log_coord(self, Py_ssize_t j, double v) noexcept nogil:
+        "log density of coordinate j of a centre at v under the near/far centre prior (cmix), v inside the far box."
+        return self.lcin[j] if self.nlo[j] <= v <= self.nhi[j] else self.lcout[j]
+
+    cdef int _zoom_step(self) noexcept nogil:
+        """The zoom about a data point (nbs/05d): j uniform among the included inputs, a pivot c = x_nj (n uniform among
+        the rows), eps ~ N(0, zoom_step^2); theta_j' = theta_j + eps and every centre's j-th coordinate
+        mu_ij' = c + (mu_ij - c) exp(-eps), so that each centre keeps its scaled offset s_j (mu_ij - c) from the pivot.
+        Its own reverse (the same c, -eps), with Jacobian exp(-k eps): log r = beta (l' - l) + log p(theta') - log
+        p(theta) + sum_i [log p(mu_ij') - log p(mu_ij)] - k eps. A centre pushed out of the far box is a rejection."""
+        cdef Py_ssize_t i, d = self.d, j = self.lin[<Py_ssize_t> random_interval(self.rng, self.nincl - 1)]
+        cdef double c = self.x[<Py_ssize_t> random_interval(self.rng, self.N - 1) * d + j]
+        cdef double eps = self.zstep * random_standard_normal(self.rng)
+        cdef double old_t = self.th[j], old_s = self.sc[j], new_t = old_t + eps, f = exp(-eps)
+        cdef double dlp, lcr = 0.0, v, new = 0.0, dll = 0.0
+        cdef int rc = 0
+        cdef bint acc = False, inside = True
+        dlp = 0.5 * ((old_t / self._tsd(old_t)) ** 2 - (new_t / self._tsd(new_t)) ** 2) \
+            + (log(self._tsd(old_t)) - log(self._tsd(new_t)))
+        self.n_zoom_prop += 1
+        for i in range(self.k):
+            self.zold[i] = self.C[i * d + j]
+            v = c + (self.zold[i] - c) * f
+            if v < self.lo[j] or v > self.hi[j]:
+                inside = False
+            elif self.cmix:
+                lcr += self._log_coord(j, v) - self._log_coord(j, self.zold[i])
+            self.C[i * d + j] = v
+        if inside:
+            self.sc[j] = exp(new_t)
+            if not self.prior_only:
+                rc = self._rebuild_from(self.p0, self.inc, self.sc, self.kind)
+                if rc == 0:
+                    new = log_ml(&self.lik, self.st, True)
+                    dll = new - self.lml
+                else:
+                    dll = -INFINITY
+            acc = self._accept(self.beta * dll + dlp + lcr - self.k * eps, dll + dlp + lcr)
+            if not self.prior_only and rc == 0:
+                acc = settle(self.st, acc, new, &self.lml)
+        if acc:
+            self.th[j] = new_t
+            self.n_zoom_acc += 1
+        else:
+            self.sc[j] = old_s
+            for i in range(self.k):
+                self.C[i * d + j] = self.zold[i]
         return acc
 
     cdef int _select_step(self) noexcept nogil:

@@ -63,6 +63,17 @@ from .results import RHAT_ALARM, RBFRunInfo, SamplerResult
 __all__ = ['DESIGN_STORED_MAX', 'SWAP_TARGET', 'RJConfig', 'core_settings', 'rj_core', 'RJRunInfo', 'Trace', 'rj_memory',
            'design_bytes', 'design_mode', 'sample_rjmcmc', 'rjmcmc_run', 'LatentStep', 'sample_rjmcmc_reference']
 
+# %% ../nbs/05_rjmcmc.ipynb #shares98
+def _check_shares(cfg) -> None:
+    "The shares of `RJConfig` (each a probability of a kind of step), else a ValueError naming the one out of range."
+    if not 0 <= cfg.pair_jumps < 1:
+        raise ValueError(f"pair_jumps must be in [0, 1) (single jumps reach every subset), got {cfg.pair_jumps}")
+    if not 0 <= cfg.triple_jumps <= 1:
+        raise ValueError(f"triple_jumps must be in [0, 1] (a share of the pair jumps), got {cfg.triple_jumps}")
+    if check_positive("scale_zoom", cfg.scale_zoom, allow_zero=True) > 1:
+        raise ValueError(f"scale_zoom must be in [0, 1] (a share of the scale steps), got {cfg.scale_zoom!r}")
+
+
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
 @dataclass(frozen=True)
 class RJConfig:
@@ -97,6 +108,8 @@ class RJConfig:
     adapt_ladder: str = "run"       # the ladder adapts the whole "run" (since stop 72) or in "burn_in", then fixed
     swap_every: int = 2         # iterations between rounds of swaps between neighbouring replicas
     latent_scale_step: float = 0.0  # the probit's latent scale move: sd of log g (05c_probit); 0: off
+    scale_zoom: float = 0.0     # the share of scale steps that zoom about a data point (05d, "A zoom"); 0: none
+    zoom_step: float = 1.0      # the zoom's sd of the change of log s
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
@@ -106,11 +119,8 @@ class RJConfig:
             raise ValueError(f"c_star must be in (0, 0.25] so that u_k >= 0, got {self.c_star}")
         if not 0 <= self.varpi <= 1:
             raise ValueError(f"varpi must be in [0, 1], got {self.varpi}")
-        for n in ("rw_var", "split_scale", "scale_step"): check_positive(n, getattr(self, n))
-        if not 0 <= self.pair_jumps < 1:
-            raise ValueError(f"pair_jumps must be in [0, 1) (single jumps reach every subset), got {self.pair_jumps}")
-        if not 0 <= self.triple_jumps <= 1:
-            raise ValueError(f"triple_jumps must be in [0, 1] (a share of the pair jumps), got {self.triple_jumps}")
+        for n in ("rw_var", "split_scale", "scale_step", "zoom_step"): check_positive(n, getattr(self, n))
+        _check_shares(self)
         for n in ("learn_scales", "select_inputs"):
             if not isinstance(getattr(self, n), (bool, np.bool_)):
                 raise TypeError(f"{n} must be True or False, got {getattr(self, n)!r}")
@@ -171,7 +181,7 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
                 n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs,
                 pair_jumps=config.pair_jumps, triple_jumps=config.triple_jumps,
                 far_prob=prior.far_prob if prior.iota_far is not None else 0.0,
-                latent_scale_step=config.latent_scale_step)
+                latent_scale_step=config.latent_scale_step, scale_zoom=config.scale_zoom, zoom_step=config.zoom_step)
 
 # %% ../nbs/05_rjmcmc.ipynb #cc17113d
 def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)
@@ -366,6 +376,7 @@ class RJRunInfo(RBFRunInfo):
     link: str | None = None                # the classifier's link ("probit"); None for regression
     n_classes: int | None = None           # the probit classifier's classes
     scale_acceptance: list | None = None   # (proposed, accepted) of the learned-scale step (05d)
+    zoom_acceptance: list | None = None    # (proposed, accepted) of its zooms about a data point (05d; apart)
     input_acceptance: list | None = None   # (proposed, accepted) of the input in/out step (05d)
     pair_acceptance: list | None = None    # (proposed, accepted) of its jumps on a pair of inputs (among the above)
     triple_acceptance: list | None = None  # (proposed, accepted) of the pair jumps that took a third input
@@ -447,9 +458,9 @@ class Trace(_TracePredictive, _TraceDraws, SamplerResult):
         if self.kinds is not None and len(self.kinds):
             pk = np.bincount(self.kinds, minlength=len(BASES)) / len(self.kinds)
             rows.append(("basis type", ", ".join(f"{BASES[c]} {pk[c]:.2f}" for c in np.argsort(-pk) if pk[c] > 0)))
-        for key, name in (("scale_acceptance", "scale step"), ("input_acceptance", "input in/out step"),
-                          ("pair_acceptance", "  of which on a pair"), ("triple_acceptance", "  of which on three"),
-                          ("basis_acceptance", "basis type step")):
+        for key, name in (("scale_acceptance", "scale step"), ("zoom_acceptance", "scale zoom"),
+                          ("input_acceptance", "input in/out step"), ("pair_acceptance", "  of which on a pair"),
+                          ("triple_acceptance", "  of which on three"), ("basis_acceptance", "basis type step")):
             pa = getattr(self.meta, key)
             if pa and pa[0]:
                 rows.append((name, f"accepted {pa[1] / pa[0]:.3f} of {pa[0]} proposals"))
@@ -772,6 +783,21 @@ class _RJChunks(_KeptSnapshots):
         "Run iterations done .. done + todo - 1 (a variant, e.g. probit data augmentation, adds its own steps here)."
         self.core.run(todo, Records(*self.buf), done)
 
+# %% ../nbs/05_rjmcmc.ipynb #stepacc98
+def _steps_acceptance(config: RJConfig, co) -> dict:
+    """(proposed, accepted) of the learned basis's steps in the C core `co` (05d), under `RJRunInfo`'s names: the scale
+    step and its zooms, the input in/out step and its pair and triple jumps, the basis type's step."""
+    out, n = {}, lambda a: (int(getattr(co, f"n_{a}_prop")), int(getattr(co, f"n_{a}_acc")))  # noqa: E731
+    if config.learn_scales:
+        out["scale_acceptance"] = n("scale")
+        if config.scale_zoom > 0: out["zoom_acceptance"] = n("zoom")
+    if config.select_inputs:
+        out["input_acceptance"], out["pair_acceptance"] = n("sel"), n("pair")
+        if config.triple_jumps > 0: out["triple_acceptance"] = n("triple")
+    if config.basis_types is not None: out["basis_acceptance"] = n("kind")
+    return out
+
+
 # %% ../nbs/05_rjmcmc.ipynb #4beb4c80
 class _RJRun(_RJChunks, ChunkedRun):
     """One reversible-jump run between chunks: the C core (and its bit generator), per-iteration buffers, snapshots;
@@ -838,16 +864,7 @@ class _RJRun(_RJChunks, ChunkedRun):
             scales=cat(6, d) if self.scaled else None,
             kinds=sizes(7).astype(np.int8) if self.typed else None,
         )
-        co = self.core
-        if self.config.learn_scales:
-            meta["scale_acceptance"] = (int(co.n_scale_prop), int(co.n_scale_acc))
-        if self.config.select_inputs:
-            meta["input_acceptance"] = (int(co.n_sel_prop), int(co.n_sel_acc))
-            meta["pair_acceptance"] = (int(co.n_pair_prop), int(co.n_pair_acc))
-            if self.config.triple_jumps > 0:
-                meta["triple_acceptance"] = (int(co.n_triple_prop), int(co.n_triple_acc))
-        if self.typed:
-            meta["basis_acceptance"] = (int(co.n_kind_prop), int(co.n_kind_acc))
+        meta.update(_steps_acceptance(self.config, self.core))
         return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl],
                      accepted=acc[sl], **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
 
@@ -1116,6 +1133,7 @@ class _RefState:
     n_prop: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(5, np.int64))  # per move code
     n_acc: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(5, np.int64))
     n_scale: list = dataclasses.field(default_factory=lambda: [0, 0])  # scale steps proposed, accepted
+    n_zoom: list = dataclasses.field(default_factory=lambda: [0, 0])   # zooms proposed, accepted
     n_sel: list = dataclasses.field(default_factory=lambda: [0, 0])    # input switches proposed, accepted
     n_pair: list = dataclasses.field(default_factory=lambda: [0, 0])   # ... of them on a pair of inputs
     n_triple: list = dataclasses.field(default_factory=lambda: [0, 0]) # ... of those on three inputs
@@ -1289,10 +1307,37 @@ def _ref_dimension_step(m: _RefModel, st: _RefState, rng) -> tuple[int, int]:
         return MOVE_CODES["update"], _ref_update(m, st, rng)
     return MOVE_CODES["stay"], 0
 
+# %% ../nbs/05_rjmcmc.ipynb #zoom98r1
+def _ref_zoom(m: _RefModel, st: _RefState, rng) -> None:
+    """The zoom about a data point (05d): theta_j' = theta_j + eps and every centre's j-th coordinate
+    c + (mu_ij - c) exp(-eps), c = x_nj of a uniform row n; Jacobian exp(-k eps); a centre out of Omega is refused."""
+    cfg = m.config
+    j = rng.choice(np.flatnonzero(st.g)) if cfg.select_inputs else rng.integers(m.d)
+    c = m.x[rng.integers(m.N), j]
+    eps = cfg.zoom_step * rng.standard_normal()
+    t0, t1 = st.th[j], st.th[j] + eps
+    S1 = st.S.copy()
+    S1[:, j] = c + (S1[:, j] - c) * math.exp(-eps)
+    st.n_zoom[0] += 1
+    lcr = float(m.om.log_density(S1).sum() - m.om.log_density(st.S).sum())
+    if not np.isfinite(lcr):
+        return
+    s1 = st.sc.copy()
+    s1[j] = math.exp(t1)
+    sd0, sd1 = m.tsd(t0), m.tsd(t1)
+    dlp = 0.5 * ((t0 / sd0) ** 2 - (t1 / sd1) ** 2) + (math.log(sd0) - math.log(sd1))
+    new = m.lml(st, S1, s1)
+    if math.log(rng.random()) < new - st.cur + dlp + lcr - len(S1) * eps:
+        st.th[j], st.sc, st.S, st.cur = t1, s1, S1, new
+        st.n_zoom[1] += 1
+
+
 # %% ../nbs/05_rjmcmc.ipynb #e9d93817
 def _ref_scale_step(m: _RefModel, st: _RefState, rng) -> None:
-    "Random-walk MH on one log scale (an input that is in), everything else held (05d)."
+    "Random-walk MH on one log scale (an input that is in), everything else held (05d); a share scale_zoom: a zoom."
     cfg = m.config
+    if cfg.scale_zoom > 0 and rng.random() < cfg.scale_zoom:
+        return _ref_zoom(m, st, rng)
     j = rng.choice(np.flatnonzero(st.g)) if cfg.select_inputs else rng.integers(m.d)
     t0, t1 = st.th[j], st.th[j] + cfg.scale_step * rng.standard_normal()
     s1 = st.sc.copy()
@@ -1436,6 +1481,8 @@ def _ref_trace(m: _RefModel, st: _RefState, out: dict, snaps: dict, seconds: flo
                      interrupted=False, n_done=cfg.n_iter)
     if learn:
         meta["scale_acceptance"] = tuple(st.n_scale)
+        if cfg.scale_zoom > 0:
+            meta["zoom_acceptance"] = tuple(st.n_zoom)
     if sel:
         meta["input_acceptance"] = tuple(st.n_sel)
         meta["pair_acceptance"] = tuple(st.n_pair)

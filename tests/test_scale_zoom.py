@@ -1,0 +1,113 @@
+"""The learned scales' zoom about a data point (nbs/05d_learned_basis, "A zoom about a data point"): prior recovery in
+the C loop and the reference (and that the check catches a zoom without its Jacobian), the share 0 is the chain
+without zooms, same seed same chain, bad arguments."""
+import math
+
+import numpy as np
+import numpy.testing as npt
+import pytest
+from scipy import stats
+
+import rbf_bayes.rjmcmc as rj
+from rbf_bayes.priors import RBFPrior
+from rbf_bayes.rjmcmc import RJConfig, sample_rjmcmc, sample_rjmcmc_reference
+
+P_MIN = 1e-3
+X = np.random.default_rng(0).uniform(size=(30, 2))
+Y = np.random.default_rng(1).normal(size=30)
+
+
+def _prior_run(fn, n, select=False, prior=None):
+    cfg = RJConfig(n_iter=n, burn_in=1000, thin=40, prior_only=True, fix_Lambda=2.0, learn_scales=True,
+                   scale_step=0.8, select_inputs=select, scale_zoom=0.5, zoom_step=1.0)
+    return fn(X, Y, prior=prior or RBFPrior(k_max=6), config=cfg, rng=np.random.default_rng(7), basis="gaussian",
+              width=0.3)
+
+
+@pytest.mark.parametrize("fn", [sample_rjmcmc, sample_rjmcmc_reference])
+def test_prior_recovered_with_zooms(fn):
+    """Likelihood off, half the scale steps zooms: each log scale ~ N(0, 1), each centre coordinate uniform on Omega
+    (with input selection too: the zoom's input among those in)."""
+    pr = RBFPrior(k_max=6)
+    om = pr.centre_space(X)
+    for sel in (False, True) if fn is sample_rjmcmc else (False,):
+        tr = _prior_run(fn, 120_000 if fn is sample_rjmcmc else 60_000, sel, pr)
+        assert tr.meta.zoom_acceptance[0] > 0.4 * len(tr.k) and tr.meta.zoom_acceptance[1] > 0
+        for i in range(2):
+            on = tr.scales[:, i] > 0
+            assert stats.kstest(np.log(tr.scales[on, i]), stats.norm(0, 1).cdf).pvalue > P_MIN, (sel, i)
+            u = stats.uniform(om.lo[i], om.hi[i] - om.lo[i])
+            assert stats.kstest(tr.centres[:, i], u.cdf).pvalue > P_MIN, (sel, i)
+
+
+def _zoom_without_jacobian(m, st, rng):
+    "The reference's zoom with the factor exp(-k eps) left out (everything else as `_ref_zoom`)."
+    j = rng.integers(m.d)
+    c = m.x[rng.integers(m.N), j]
+    eps = m.config.zoom_step * rng.standard_normal()
+    S1 = st.S.copy()
+    S1[:, j] = c + (S1[:, j] - c) * math.exp(-eps)
+    lcr = float(m.om.log_density(S1).sum() - m.om.log_density(st.S).sum())
+    if not np.isfinite(lcr):
+        return
+    t0, t1 = st.th[j], st.th[j] + eps
+    if math.log(rng.random()) < lcr + 0.5 * (t0**2 - t1**2):
+        st.th[j], st.S = t1, S1
+        st.sc = st.sc.copy()
+        st.sc[j] = math.exp(t1)
+
+
+def test_a_zoom_without_its_jacobian_is_caught(monkeypatch):
+    """The check can fail: without exp(-k eps) the log scales drift off their prior and the KS test rejects."""
+    monkeypatch.setattr(rj, "_ref_zoom", _zoom_without_jacobian)
+    tr = _prior_run(sample_rjmcmc_reference, 20_000)
+    assert max(stats.kstest(np.log(tr.scales[:, i]), stats.norm(0, 1).cdf).pvalue for i in range(2)) < 1e-6
+
+
+def test_share_zero_is_the_chain_without_zooms():
+    """scale_zoom=0 draws nothing for the zoom: the chain is the plain scale step's, draw for draw (any zoom_step)."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=(40, 2)); y = np.cos(4 * x[:, 1]) + 0.1 * rng.normal(size=40)
+    run = lambda **kw: sample_rjmcmc(x, y, config=RJConfig(n_iter=800, burn_in=100, learn_scales=True, **kw),  # noqa: E731
+                                     rng=np.random.default_rng(6), basis="gaussian", width=0.5)
+    a, b = run(), run(scale_zoom=0.0, zoom_step=3.0)
+    npt.assert_array_equal(a.log_posterior, b.log_posterior)
+    npt.assert_array_equal(a.scales, b.scales)
+    assert "zoom_acceptance" not in a.meta
+    c = run(scale_zoom=0.3)
+    assert not np.array_equal(a.log_posterior, c.log_posterior) and c.meta.zoom_acceptance[0] > 0
+
+
+def test_same_seed_same_chain_and_chunking_with_zooms():
+    rng = np.random.default_rng(2)
+    x = rng.uniform(size=(40, 2)); y = np.cos(4 * x[:, 1]) + 0.1 * rng.normal(size=40)
+    run = lambda cs: sample_rjmcmc(  # noqa: E731
+        x, y, config=RJConfig(n_iter=1500, burn_in=100, thin=7, chunk_size=cs, learn_scales=True, scale_zoom=0.4),
+        rng=np.random.default_rng(4), basis="gaussian", width=0.5)
+    a, b = run(200), run(1500)
+    npt.assert_array_equal(a.log_posterior, b.log_posterior)
+    npt.assert_array_equal(a.scales, b.scales)
+    npt.assert_array_equal(a.centres, b.centres)
+    assert a.meta.zoom_acceptance == b.meta.zoom_acceptance
+
+
+def test_zooms_run_on_the_tempered_ladder_with_input_selection():
+    """Four replicas and input selection: the cold chain proposes and accepts zooms (not all) and its log posterior
+    stays finite."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, (60, 3)); y = np.sin(2 * x[:, 0]) + 0.2 * rng.standard_normal(60)
+    cfg = RJConfig(n_iter=1200, burn_in=200, learn_scales=True, select_inputs=True, n_temps=4, scale_zoom=0.5)
+    tr = sample_rjmcmc(x, y, config=cfg, rng=np.random.default_rng(9), basis="gaussian", width=1.0)
+    za = tr.meta.zoom_acceptance
+    assert za[0] > 300 and 0 < za[1] < za[0]
+    assert np.isfinite(tr.log_posterior).all()
+
+
+def test_bad_zoom_arguments_name_themselves():
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="scale_zoom"):
+            RJConfig(learn_scales=True, scale_zoom=bad)
+    with pytest.raises(TypeError, match="scale_zoom"):
+        RJConfig(learn_scales=True, scale_zoom="0.3")
+    with pytest.raises(ValueError, match="zoom_step"):
+        RJConfig(learn_scales=True, scale_zoom=0.3, zoom_step=0.0)
