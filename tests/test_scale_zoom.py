@@ -24,14 +24,14 @@ def _prior_run(fn, n, select=False, prior=None):
               width=0.3)
 
 
-@pytest.mark.parametrize("fn", [sample_rjmcmc, sample_rjmcmc_reference])
-def test_prior_recovered_with_zooms(fn):
-    """Likelihood off, half the scale steps zooms: each log scale ~ N(0, 1), each centre coordinate uniform on Omega
-    (with input selection too: the zoom's input among those in)."""
+def test_prior_recovered_with_zooms_and_input_selection():
+    """Likelihood off, half the scale steps zooms, in the C loop: each log scale ~ N(0, 1), each centre coordinate
+    uniform on Omega, without and with input selection (the zoom's input among those in). The reference and the
+    near/far centre prior: 05d's check 4b."""
     pr = RBFPrior(k_max=6)
     om = pr.centre_space(X)
-    for sel in (False, True) if fn is sample_rjmcmc else (False,):
-        tr = _prior_run(fn, 120_000 if fn is sample_rjmcmc else 60_000, sel, pr)
+    for sel in (False, True):
+        tr = _prior_run(sample_rjmcmc, 120_000, sel, pr)
         assert tr.meta.zoom_acceptance[0] > 0.4 * len(tr.k) and tr.meta.zoom_acceptance[1] > 0
         for i in range(2):
             on = tr.scales[:, i] > 0
