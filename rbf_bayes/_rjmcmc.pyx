@@ -1000,6 +1000,29 @@ cdef class _RJLearnedBasis(_RJProbit):
     add / drop / swap, and the basis type's switch, each a full rebuild of the design judged by one MH test. A room of
     `RJCore`."""
 
+    cdef double _dll_rebuilt(self, Py_ssize_t first, int kind, double* new, int* rc) noexcept nogil:
+        """The change of the log marginal likelihood when the design is rebuilt from column `first` on with the current
+        inputs, scales and the basis type `kind` (`_rebuild_from`): new[0] the proposal's log marginal likelihood, rc[0]
+        the kernel's code (not 0: the design was refused, -inf). 0 without the likelihood (prior_only)."""
+        if self.prior_only:
+            return 0.0
+        rc[0] = self._rebuild_from(first, self.inc, self.sc, kind)
+        if rc[0] != 0:
+            return -INFINITY
+        new[0] = log_ml(&self.lik, self.st, True)
+        return new[0] - self.lml
+
+    cdef inline bint _settle_rebuilt(self, bint acc, int rc, double new) noexcept nogil:
+        "The tail of a step that rebuilt the design (`_dll_rebuilt`): commit or reject it (`settle`); the step's answer."
+        if not self.prior_only and rc == 0:
+            return settle(self.st, acc, new, &self.lml)
+        return acc
+
+    cdef inline double _log_theta_ratio(self, double old_t, double new_t) noexcept nogil:
+        "log p(theta') - log p(theta) under a log scale's two-piece normal prior (`_tsd`: 0 unless theta crosses 0)."
+        return 0.5 * ((old_t / self._tsd(old_t)) ** 2 - (new_t / self._tsd(new_t)) ** 2) \
+            + (log(self._tsd(old_t)) - log(self._tsd(new_t)))
+
     cdef int _scale_step(self) noexcept nogil:
         """Random-walk MH on one log scale theta_j (j uniform among the included inputs): centres, Lambda and delta^2
         held, every basis column rebuilt. Symmetric in theta, so r = p(y | theta') p(theta') / (p(y | theta) p(theta))
@@ -1011,20 +1034,11 @@ cdef class _RJLearnedBasis(_RJProbit):
         cdef int rc = 0
         cdef bint acc
         new_t = old_t + self.sstep * random_standard_normal(self.rng)
-        dlp = 0.5 * ((old_t / self._tsd(old_t)) ** 2 - (new_t / self._tsd(new_t)) ** 2) \
-            + (log(self._tsd(old_t)) - log(self._tsd(new_t)))      # 0 unless theta crosses 0 with two sds
+        dlp = self._log_theta_ratio(old_t, new_t)
         self.n_scale_prop += 1
         self.sc[j] = exp(new_t)
-        if not self.prior_only:
-            rc = self._rebuild_from(self.p0, self.inc, self.sc, self.kind)
-            if rc == 0:
-                new = log_ml(&self.lik, self.st, True)
-                dll = new - self.lml
-            else:
-                dll = -INFINITY
-        acc = self._accept(self.beta * dll + dlp, dll + dlp)
-        if not self.prior_only and rc == 0:
-            settle(self.st, acc, new, &self.lml)
+        dll = self._dll_rebuilt(self.p0, self.kind, &new, &rc)
+        acc = self._settle_rebuilt(self._accept(self.beta * dll + dlp, dll + dlp), rc, new)
         if acc:
             self.th[j] = new_t
             self.n_scale_acc += 1
@@ -1049,8 +1063,7 @@ cdef class _RJLearnedBasis(_RJProbit):
         cdef double dlp, lcr = 0.0, v, new = 0.0, dll = 0.0
         cdef int rc = 0
         cdef bint acc = False, inside = True
-        dlp = 0.5 * ((old_t / self._tsd(old_t)) ** 2 - (new_t / self._tsd(new_t)) ** 2) \
-            + (log(self._tsd(old_t)) - log(self._tsd(new_t)))
+        dlp = self._log_theta_ratio(old_t, new_t)
         self.n_zoom_prop += 1
         for i in range(self.k):
             self.zold[i] = self.C[i * d + j]
@@ -1062,16 +1075,9 @@ cdef class _RJLearnedBasis(_RJProbit):
             self.C[i * d + j] = v
         if inside:
             self.sc[j] = exp(new_t)
-            if not self.prior_only:
-                rc = self._rebuild_from(self.p0, self.inc, self.sc, self.kind)
-                if rc == 0:
-                    new = log_ml(&self.lik, self.st, True)
-                    dll = new - self.lml
-                else:
-                    dll = -INFINITY
-            acc = self._accept(self.beta * dll + dlp + lcr - self.k * eps, dll + dlp + lcr)
-            if not self.prior_only and rc == 0:
-                acc = settle(self.st, acc, new, &self.lml)
+            dll = self._dll_rebuilt(self.p0, self.kind, &new, &rc)
+            acc = self._settle_rebuilt(self._accept(self.beta * dll + dlp + lcr - self.k * eps, dll + dlp + lcr),
+                                       rc, new)
         if acc:
             self.th[j] = new_t
             self.n_zoom_acc += 1
@@ -1164,13 +1170,7 @@ cdef class _RJLearnedBasis(_RJProbit):
             self.inc[j] = 0 if outs[t] else 1
             self.sc[j] = 0.0 if outs[t] else (exp(new_t[t]) if self.learn else 1.0)
             dpr += -self.lodds if outs[t] else self.lodds
-        if not self.prior_only:
-            rc = self._rebuild_from(0, self.inc, self.sc, self.kind)
-            if rc == 0:
-                new = log_ml(&self.lik, self.st, True)
-                dll = new - self.lml
-            else:
-                dll = -INFINITY
+        dll = self._dll_rebuilt(0, self.kind, &new, &rc)
         lr = self.beta * dll + dpr
         dlf = dll + dpr
         if self.learn:   # the change of the log posterior (for the annealing factor): the scales' prior densities
@@ -1178,9 +1178,7 @@ cdef class _RJLearnedBasis(_RJProbit):
                 ts = self.th[js[t]] if outs[t] else new_t[t]
                 dlf += (1.0 if outs[t] else -1.0) * (0.5 * (ts / self._tsd(ts)) ** 2 + log(self._tsd(ts))
                                                      + 0.5 * LOG_2PI)
-        acc = self._accept(lr, dlf)
-        if not self.prior_only and rc == 0:
-            settle(self.st, acc, new, &self.lml)
+        acc = self._settle_rebuilt(self._accept(lr, dlf), rc, new)
         if acc:
             self.n_sel_acc += 1
             self.nincl = 0
@@ -1211,16 +1209,8 @@ cdef class _RJLearnedBasis(_RJProbit):
                 cur = i
         nk = self.kinds[t if t < cur else t + 1]
         self.n_kind_prop += 1
-        if not self.prior_only:
-            rc = self._rebuild_from(self.p0, self.inc, self.sc, nk)
-            if rc == 0:
-                new = log_ml(&self.lik, self.st, True)
-                dll = new - self.lml
-            else:
-                dll = -INFINITY
-        acc = self._accept(self.beta * dll, dll)
-        if not self.prior_only and rc == 0:
-            settle(self.st, acc, new, &self.lml)
+        dll = self._dll_rebuilt(self.p0, nk, &new, &rc)
+        acc = self._settle_rebuilt(self._accept(self.beta * dll, dll), rc, new)
         if acc:
             self.kind = nk
             self.n_kind_acc += 1

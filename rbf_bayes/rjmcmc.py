@@ -376,7 +376,7 @@ class RJRunInfo(RBFRunInfo):
     link: str | None = None                # the classifier's link ("probit"); None for regression
     n_classes: int | None = None           # the probit classifier's classes
     scale_acceptance: list | None = None   # (proposed, accepted) of the learned-scale step (05d)
-    zoom_acceptance: list | None = None    # (proposed, accepted) of its zooms about a data point (05d; apart)
+    zoom_acceptance: list | None = None    # (proposed, accepted) of its zooms (05d), not among scale_acceptance's
     input_acceptance: list | None = None   # (proposed, accepted) of the input in/out step (05d)
     pair_acceptance: list | None = None    # (proposed, accepted) of its jumps on a pair of inputs (among the above)
     triple_acceptance: list | None = None  # (proposed, accepted) of the pair jumps that took a third input
