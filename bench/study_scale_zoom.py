@@ -2,6 +2,8 @@
 
     python bench/study_scale_zoom.py --splits 4 7 8 --zoom 0 0.3        # Boston's plain fit without and with zooms
     python bench/study_scale_zoom.py --splits 4 --zoom 0.3 --zoom-step 0.5 --out zoom.jsonl
+    python bench/study_scale_zoom.py --splits 4 --zoom 0.3 --hot      # zooms only in the replicas at beta < 1
+    python bench/study_scale_zoom.py --splits 4 --zoom 0.3 --n-temps 6   # six replicas (the default: four)
 
 Boston's plain fit (`RJMCMCRegressor(random_state=s, quadratic=False)`, the fit of the inputs alone that the default
 stacks with the products' fit) on bench_defaults' split s, with a share `--zoom` of its scale steps zooms
@@ -10,7 +12,8 @@ the study sets it in the configuration the estimator builds, `estimators._rj_con
 seconds, the zooms' and the scale steps' acceptance, and at the end of the automatic run (the chains' last round):
 split-R-hat, bulk ESS and mean of k; split-R-hat of f over the training rows (median, 90 % quantile, worst) and the
 bulk ESS that 90 % of the rows reach; split-R-hat of sigma^2; each input's split-R-hat of its log scale (0 while it is
-out); per chain the share of draws with log s >= 0 for `--watch` (crim, input 0, by default: the input whose two
+out); the tempered ladder's powers and swap rates (of the last chain); per chain the share of draws with log s >= 0 for
+`--watch` (crim, input 0, by default: the input whose two
 scale modes the plain walk does not cross, exp8 "Boston's ten splits under the watch's rule of stop 96"). Rows are
 appended to --out as JSON lines.
 """
@@ -31,16 +34,16 @@ import rbf_bayes.estimators as E  # noqa: E402
 from rbf_bayes.convergence import ess, rhat  # noqa: E402
 
 
-def fit(X, y, split, zoom, step):
-    "The plain fit with a share `zoom` of its scale steps zooms of sd `step`, and its seconds."
+def fit(X, y, split, zoom, step, hot=False, n_temps=None):
+    "The plain fit with a share `zoom` of its scale steps zooms of sd `step` (hot: only at beta < 1), and its seconds."
     base = E._rj_config
-    E._rj_config = lambda est, auto, progress, **kw: dataclasses.replace(base(est, auto, progress, **kw),
-                                                                         scale_zoom=zoom, zoom_step=step)
+    E._rj_config = lambda est, auto, progress, **kw: dataclasses.replace(
+        base(est, auto, progress, **kw), scale_zoom=zoom, zoom_step=step, zoom_hot=hot and zoom > 0)
     try:
         t0 = time.time()
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            m = E.RJMCMCRegressor(random_state=split, quadratic=False).fit(X, y)
+            m = E.RJMCMCRegressor(random_state=split, quadratic=False, n_temps=n_temps).fit(X, y)
         return m, time.time() - t0, [str(x.message) for x in w if issubclass(x.category, UserWarning)]
     finally:
         E._rj_config = base
@@ -61,6 +64,7 @@ def measure(m, X, watch):
                 f_ess90=float(np.nanquantile(fe, 0.1)), log_scale_rhat=[rhat(th[:, :, j]) for j in range(th.shape[2])],
                 watch_up=[float(np.mean((sc[c, :, watch] > 0) & (th[c, :, watch] >= 0))) for c in range(len(sc))],
                 n_iter=int(tr.meta.n_done), zoom_acceptance=tr.meta.zoom_acceptance,
+                betas=(tr.meta.tempering or {}).get("betas"), swap_rate=(tr.meta.tempering or {}).get("swap_rate"),
                 scale_acceptance=tr.meta.scale_acceptance)
 
 
@@ -69,6 +73,8 @@ def main(argv=None):
     ap.add_argument("--splits", type=int, nargs="+", default=[4])
     ap.add_argument("--zoom", type=float, nargs="+", default=[0.0, 0.3], help="shares of zooms, one fit each")
     ap.add_argument("--zoom-step", type=float, default=1.0, help="the zooms' sd of the change of log s")
+    ap.add_argument("--hot", action="store_true", help="zooms only in the tempered replicas at beta < 1 (zoom_hot)")
+    ap.add_argument("--n-temps", type=int, default=None, help="replicas of the tempered ladder (None: the default's)")
     ap.add_argument("--watch", type=int, default=0, help="the input whose share of log s >= 0 is printed per chain")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
@@ -76,8 +82,10 @@ def main(argv=None):
     for s in a.splits:
         X, y, Xt, yt = boston[s]
         for z in a.zoom:
-            m, sec, warned = fit(X, y, s, z, a.zoom_step)
-            row = dict(split=s, zoom=z, zoom_step=a.zoom_step, mse=float(np.mean((m.predict(Xt) - yt) ** 2)),
+            m, sec, warned = fit(X, y, s, z, a.zoom_step, a.hot, a.n_temps)
+            temps = m._n_temps(True, *X.shape) if a.n_temps is None else a.n_temps
+            row = dict(split=s, zoom=z, zoom_step=a.zoom_step, hot=a.hot and z > 0, n_temps=temps,
+                       mse=float(np.mean((m.predict(Xt) - yt) ** 2)),
                        seconds=round(sec), warned=warned, **measure(m, X, a.watch))
             print(json.dumps(row, default=lambda v: round(float(v), 4)), flush=True)
             if a.out:

@@ -61,8 +61,9 @@ cdef struct RJSettings:
     # the probit's latent scale move (nbs/05c_probit, "A scale move"): the sd of log g; 0: off
     double latent_scale_step
     # the learned scales' zoom (nbs/05d, "A zoom about a data point"): the share of scale steps that are zooms, and the
-    # sd of their change of log s; 0: no zoom
+    # sd of their change of log s; 0: no zoom; zoom_hot: only in the replicas at beta < 1 of a tempered ladder
     double scale_zoom, zoom_step
+    bint zoom_hot
 
 
 def _settings_fields():
@@ -284,6 +285,7 @@ cdef class _RJState:
     cdef double sstep, s_sd, s_sd_up
     cdef readonly int64_t n_scale_prop, n_scale_acc
     cdef double zshare, zstep    # the zoom's share of the scale steps and its sd of log s (0: no zoom)
+    cdef bint zhot               # zooms only while the replica's beta < 1 (the cold chain keeps the plain walk)
     cdef object _zold
     cdef double* zold            # (kmax + 2,): the centres' coordinates before a zoom (restored if it is rejected)
     cdef readonly int64_t n_zoom_prop, n_zoom_acc
@@ -442,7 +444,7 @@ cdef class _RJState:
         cdef double[::1] scv = self._sc
         self.th, self.sc = &thv[0], &scv[0]
         self.n_scale_prop = self.n_scale_acc = 0
-        self.zshare, self.zstep = S.scale_zoom, S.zoom_step
+        self.zshare, self.zstep, self.zhot = S.scale_zoom, S.zoom_step, S.zoom_hot
         self._zold = np.zeros(self.kmax + 2)
         cdef double[::1] zov = self._zold
         self.zold = &zov[0]
@@ -1026,8 +1028,10 @@ cdef class _RJLearnedBasis(_RJProbit):
     cdef int _scale_step(self) noexcept nogil:
         """Random-walk MH on one log scale theta_j (j uniform among the included inputs): centres, Lambda and delta^2
         held, every basis column rebuilt. Symmetric in theta, so r = p(y | theta') p(theta') / (p(y | theta) p(theta))
-        (nbs/05d)."""
-        if self.zshare > 0.0 and random_standard_uniform(self.rng) < self.zshare:
+        (nbs/05d). A share zshare of the steps are zooms (`_zoom_step`); with zhot only at beta < 1, where each rung's
+        kernel keeps that rung's tempered posterior (no uniform is drawn for the choice at beta = 1)."""
+        if self.zshare > 0.0 and (not self.zhot or self.beta < 1.0) \
+                and random_standard_uniform(self.rng) < self.zshare:
             return self._zoom_step()
         cdef Py_ssize_t j = self.lin[<Py_ssize_t> random_interval(self.rng, self.nincl - 1)]
         cdef double old_t = self.th[j], old_s = self.sc[j], new_t, dlp, new = 0.0, dll = 0.0

@@ -72,6 +72,9 @@ def _check_shares(cfg) -> None:
         raise ValueError(f"triple_jumps must be in [0, 1] (a share of the pair jumps), got {cfg.triple_jumps}")
     if check_positive("scale_zoom", cfg.scale_zoom, allow_zero=True) > 1:
         raise ValueError(f"scale_zoom must be in [0, 1] (a share of the scale steps), got {cfg.scale_zoom!r}")
+    if cfg.zoom_hot and (cfg.scale_zoom == 0 or cfg.n_temps == 1):
+        raise ValueError("zoom_hot (zooms only at beta < 1) needs scale_zoom > 0 and a tempered ladder (n_temps > 1), "
+                         f"got scale_zoom={cfg.scale_zoom!r}, n_temps={cfg.n_temps!r}")
 
 
 # %% ../nbs/05_rjmcmc.ipynb #24a6f398
@@ -110,6 +113,7 @@ class RJConfig:
     latent_scale_step: float = 0.0  # the probit's latent scale move: sd of log g (05c_probit); 0: off
     scale_zoom: float = 0.0     # the share of scale steps that zoom about a data point (05d, "A zoom"); 0: none
     zoom_step: float = 1.0      # the zoom's sd of the change of log s
+    zoom_hot: bool = False      # zooms only in the tempered ladder's replicas at beta < 1 (05d; needs n_temps > 1)
 
     def __post_init__(self):
         for n in ("n_iter", "burn_in", "thin", "chunk_size"):
@@ -121,7 +125,7 @@ class RJConfig:
             raise ValueError(f"varpi must be in [0, 1], got {self.varpi}")
         for n in ("rw_var", "split_scale", "scale_step", "zoom_step"): check_positive(n, getattr(self, n))
         _check_shares(self)
-        for n in ("learn_scales", "select_inputs"):
+        for n in ("learn_scales", "select_inputs", "zoom_hot"):
             if not isinstance(getattr(self, n), (bool, np.bool_)):
                 raise TypeError(f"{n} must be True or False, got {getattr(self, n)!r}")
         if self.basis_types is not None:
@@ -181,7 +185,8 @@ def core_settings(prior: RBFPrior, # the hierarchical prior
                 n_tries=config.n_tries, learn_scales=config.learn_scales, select_inputs=config.select_inputs,
                 pair_jumps=config.pair_jumps, triple_jumps=config.triple_jumps,
                 far_prob=prior.far_prob if prior.iota_far is not None else 0.0,
-                latent_scale_step=config.latent_scale_step, scale_zoom=config.scale_zoom, zoom_step=config.zoom_step)
+                latent_scale_step=config.latent_scale_step, scale_zoom=config.scale_zoom, zoom_step=config.zoom_step,
+                zoom_hot=config.zoom_hot)
 
 # %% ../nbs/05_rjmcmc.ipynb #cc17113d
 def rj_core(st, # the chain's GramFactor state (`kernel.rbf_state`)

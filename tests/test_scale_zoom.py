@@ -1,6 +1,6 @@
 """The learned scales' zoom about a data point (nbs/05d_learned_basis, "A zoom about a data point"): prior recovery in
 the C loop and the reference (and that the check catches a zoom without its Jacobian), the share 0 is the chain
-without zooms, same seed same chain, bad arguments."""
+without zooms, same seed same chain, zooms only in the tempered ladder's hot replicas (zoom_hot), bad arguments."""
 import math
 
 import numpy as np
@@ -111,3 +111,45 @@ def test_bad_zoom_arguments_name_themselves():
         RJConfig(learn_scales=True, scale_zoom="0.3")
     with pytest.raises(ValueError, match="zoom_step"):
         RJConfig(learn_scales=True, scale_zoom=0.3, zoom_step=0.0)
+
+
+def test_zoom_hot_zooms_only_at_beta_below_one():
+    """zoom_hot: the replica at beta = 1 takes the plain walk alone. One round of swaps at the end (swap_every =
+    n_iter): the replica cold throughout proposes no zoom with zoom_hot and zooms without it; with swaps every second
+    iteration the replica that ends cold zoomed while it was hot. (Its correctness: 05d's check 4e.)"""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, (60, 3)); y = np.sin(2 * x[:, 0]) + 0.2 * rng.standard_normal(60)
+    def run(hot, every):
+        cfg = RJConfig(n_iter=1200, burn_in=200, learn_scales=True, select_inputs=True, n_temps=3, scale_zoom=0.5,
+                       zoom_hot=hot, swap_every=every)
+        return sample_rjmcmc(x, y, config=cfg, rng=np.random.default_rng(9), basis="gaussian", width=1.0)
+    cold, plain = run(True, 1200), run(False, 1200)
+    assert cold.meta.zoom_acceptance == (0, 0) and cold.meta.scale_acceptance[0] == 1200
+    assert plain.meta.zoom_acceptance[0] > 400
+    swapped = run(True, 2)
+    assert sum(swapped.meta.tempering["swap_proposed"]) > 0 and swapped.meta.zoom_acceptance[1] > 0
+    assert np.isfinite(swapped.log_posterior).all()
+
+
+def test_prior_recovered_with_zooms_in_the_hot_replicas():
+    """Likelihood off, three replicas, half the hot replicas' scale steps zooms, with input selection: the cold
+    chain's log scales and centre coordinates follow their prior."""
+    pr = RBFPrior(k_max=6)
+    om = pr.centre_space(X)
+    cfg = RJConfig(n_iter=100_000, burn_in=1000, thin=40, prior_only=True, fix_Lambda=2.0, learn_scales=True,
+                   scale_step=0.8, select_inputs=True, scale_zoom=0.5, zoom_hot=True, n_temps=3)
+    tr = sample_rjmcmc(X, Y, prior=pr, config=cfg, rng=np.random.default_rng(7), basis="gaussian", width=0.3)
+    for i in range(2):
+        on = tr.scales[:, i] > 0
+        assert stats.kstest(np.log(tr.scales[on, i]), stats.norm(0, 1).cdf).pvalue > P_MIN, i
+        u = stats.uniform(om.lo[i], om.hi[i] - om.lo[i])
+        assert stats.kstest(tr.centres[:, i], u.cdf).pvalue > P_MIN, i
+
+
+def test_bad_zoom_hot_arguments_name_themselves():
+    with pytest.raises(ValueError, match="zoom_hot"):
+        RJConfig(learn_scales=True, scale_zoom=0.3, zoom_hot=True)             # one replica: nothing is hot
+    with pytest.raises(ValueError, match="zoom_hot"):
+        RJConfig(learn_scales=True, n_temps=3, zoom_hot=True)                  # no zooms to place
+    with pytest.raises(TypeError, match="zoom_hot"):
+        RJConfig(learn_scales=True, scale_zoom=0.3, n_temps=3, zoom_hot="yes")
