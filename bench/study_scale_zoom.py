@@ -4,6 +4,7 @@
     python bench/study_scale_zoom.py --splits 4 --zoom 0.3 --zoom-step 0.5 --out zoom.jsonl
     python bench/study_scale_zoom.py --splits 4 --zoom 0.3 --hot      # zooms only in the replicas at beta < 1
     python bench/study_scale_zoom.py --splits 4 --zoom 0.3 --n-temps 6   # six replicas (the default: four)
+    python bench/study_scale_zoom.py --splits 4 --zoom 0 0.3 --seed 104  # another seed of the chains (default: s)
 
 Boston's plain fit (`RJMCMCRegressor(random_state=s, quadratic=False)`, the fit of the inputs alone that the default
 stacks with the products' fit) on bench_defaults' split s, with a share `--zoom` of its scale steps zooms
@@ -34,7 +35,7 @@ import rbf_bayes.estimators as E  # noqa: E402
 from rbf_bayes.convergence import ess, rhat  # noqa: E402
 
 
-def fit(X, y, split, zoom, step, hot=False, n_temps=None):
+def fit(X, y, seed, zoom, step, hot=False, n_temps=None):
     "The plain fit with a share `zoom` of its scale steps zooms of sd `step` (hot: only at beta < 1), and its seconds."
     base = E._rj_config
     E._rj_config = lambda est, auto, progress, **kw: dataclasses.replace(
@@ -43,7 +44,7 @@ def fit(X, y, split, zoom, step, hot=False, n_temps=None):
         t0 = time.time()
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            m = E.RJMCMCRegressor(random_state=split, quadratic=False, n_temps=n_temps).fit(X, y)
+            m = E.RJMCMCRegressor(random_state=seed, quadratic=False, n_temps=n_temps).fit(X, y)
         return m, time.time() - t0, [str(x.message) for x in w if issubclass(x.category, UserWarning)]
     finally:
         E._rj_config = base
@@ -74,6 +75,7 @@ def main(argv=None):
     ap.add_argument("--zoom", type=float, nargs="+", default=[0.0, 0.3], help="shares of zooms, one fit each")
     ap.add_argument("--zoom-step", type=float, default=1.0, help="the zooms' sd of the change of log s")
     ap.add_argument("--hot", action="store_true", help="zooms only in the tempered replicas at beta < 1 (zoom_hot)")
+    ap.add_argument("--seed", type=int, default=None, help="the fits' random_state (None: the split's number)")
     ap.add_argument("--n-temps", type=int, default=None, help="replicas of the tempered ladder (None: the default's)")
     ap.add_argument("--watch", type=int, default=0, help="the input whose share of log s >= 0 is printed per chain")
     ap.add_argument("--out", type=Path, default=None)
@@ -82,9 +84,10 @@ def main(argv=None):
     for s in a.splits:
         X, y, Xt, yt = boston[s]
         for z in a.zoom:
-            m, sec, warned = fit(X, y, s, z, a.zoom_step, a.hot, a.n_temps)
+            seed = s if a.seed is None else a.seed
+            m, sec, warned = fit(X, y, seed, z, a.zoom_step, a.hot, a.n_temps)
             temps = m._n_temps(True, *X.shape) if a.n_temps is None else a.n_temps
-            row = dict(split=s, zoom=z, zoom_step=a.zoom_step, hot=a.hot and z > 0, n_temps=temps,
+            row = dict(split=s, zoom=z, zoom_step=a.zoom_step, hot=a.hot and z > 0, n_temps=temps, seed=seed,
                        mse=float(np.mean((m.predict(Xt) - yt) ** 2)),
                        seconds=round(sec), warned=warned, **measure(m, X, a.watch))
             print(json.dumps(row, default=lambda v: round(float(v), 4)), flush=True)
