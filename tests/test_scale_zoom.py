@@ -116,7 +116,7 @@ def test_bad_zoom_arguments_name_themselves():
 def test_zoom_hot_zooms_only_at_beta_below_one():
     """zoom_hot: the replica at beta = 1 takes the plain walk alone. One round of swaps at the end (swap_every =
     n_iter): the replica cold throughout proposes no zoom with zoom_hot and zooms without it; with swaps every second
-    iteration the replica that ends cold zoomed while it was hot. (Its correctness: 05d's check 4e.)"""
+    iteration the replica cold in the last round zoomed while it was hot. (Its correctness: 05d's check 4e.)"""
     rng = np.random.default_rng(3)
     x = rng.uniform(-2, 2, (60, 3)); y = np.sin(2 * x[:, 0]) + 0.2 * rng.standard_normal(60)
     def run(hot, every):
