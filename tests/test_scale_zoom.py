@@ -115,8 +115,9 @@ def test_bad_zoom_arguments_name_themselves():
 
 def test_zoom_hot_zooms_only_at_beta_below_one():
     """zoom_hot: the replica at beta = 1 takes the plain walk alone. One round of swaps at the end (swap_every =
-    n_iter): the replica cold throughout proposes no zoom with zoom_hot and zooms without it; with swaps every second
-    iteration the replica cold in the last round zoomed while it was hot. (Its correctness: 05d's check 4e.)"""
+    n_iter; its swap refused, swap rate 0): the replica cold throughout proposes no zoom with zoom_hot and zooms
+    without it; with swaps every second iteration the replica cold at the end zoomed while it was hot. (Its
+    correctness: 05d's check 4e.)"""
     rng = np.random.default_rng(3)
     x = rng.uniform(-2, 2, (60, 3)); y = np.sin(2 * x[:, 0]) + 0.2 * rng.standard_normal(60)
     def run(hot, every):
@@ -124,6 +125,7 @@ def test_zoom_hot_zooms_only_at_beta_below_one():
                        zoom_hot=hot, swap_every=every)
         return sample_rjmcmc(x, y, config=cfg, rng=np.random.default_rng(9), basis="gaussian", width=1.0)
     cold, plain = run(True, 1200), run(False, 1200)
+    assert cold.meta.tempering["swap_rate"][0] == 0
     assert cold.meta.zoom_acceptance == (0, 0) and cold.meta.scale_acceptance[0] == 1200
     assert plain.meta.zoom_acceptance[0] > 400
     swapped = run(True, 2)
