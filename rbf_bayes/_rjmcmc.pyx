@@ -1015,7 +1015,7 @@ cdef class _RJLearnedBasis(_RJProbit):
         return new[0] - self.lml
 
     cdef inline bint _settle_rebuilt(self, bint acc, int rc, double new) noexcept nogil:
-        "The tail of a step that rebuilt the design (`_dll_rebuilt`): commit or reject it (`settle`); the step's answer."
+        "The tail of a step that rebuilt the design (`_dll_rebuilt`): commit or reject it (`settle`); its answer."
         if not self.prior_only and rc == 0:
             return settle(self.st, acc, new, &self.lml)
         return acc
