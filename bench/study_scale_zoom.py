@@ -5,6 +5,7 @@
     python bench/study_scale_zoom.py --splits 4 --zoom 0.3 --hot      # zooms only in the replicas at beta < 1
     python bench/study_scale_zoom.py --splits 4 --zoom 0.3 --n-temps 6   # six replicas (the default: four)
     python bench/study_scale_zoom.py --splits 4 --zoom 0 0.3 --seed 104  # another seed of the chains (default: s)
+    python bench/study_scale_zoom.py --splits 4 --zoom 0 0.3 --beta-min 0.1   # a hotter ladder, fixed
 
 Boston's plain fit (`RJMCMCRegressor(random_state=s, quadratic=False)`, the fit of the inputs alone that the default
 stacks with the products' fit) on bench_defaults' split s, with a share `--zoom` of its scale steps zooms
@@ -35,11 +36,12 @@ import rbf_bayes.estimators as E  # noqa: E402
 from rbf_bayes.convergence import ess, rhat  # noqa: E402
 
 
-def fit(X, y, seed, zoom, step, hot=False, n_temps=None):
-    "The plain fit with a share `zoom` of its scale steps zooms of sd `step` (hot: only at beta < 1), and its seconds."
+def fit(X, y, seed, zoom, step, hot=False, n_temps=None, beta_min=None):
+    """The plain fit with a share `zoom` of its scale steps zooms of sd `step` (hot: only at beta < 1; beta_min: the
+    ladder's hottest power, fixed, else adapted), and its seconds."""
     base = E._rj_config
     E._rj_config = lambda est, auto, progress, **kw: dataclasses.replace(
-        base(est, auto, progress, **kw), scale_zoom=zoom, zoom_step=step, zoom_hot=hot and zoom > 0)
+        base(est, auto, progress, **kw), scale_zoom=zoom, zoom_step=step, zoom_hot=hot and zoom > 0, beta_min=beta_min)
     try:
         t0 = time.time()
         with warnings.catch_warnings(record=True) as w:
@@ -75,6 +77,7 @@ def main(argv=None):
     ap.add_argument("--zoom", type=float, nargs="+", default=[0.0, 0.3], help="shares of zooms, one fit each")
     ap.add_argument("--zoom-step", type=float, default=1.0, help="the zooms' sd of the change of log s")
     ap.add_argument("--hot", action="store_true", help="zooms only in the tempered replicas at beta < 1 (zoom_hot)")
+    ap.add_argument("--beta-min", type=float, default=None, help="the ladder's hottest power, fixed (None: adapted)")
     ap.add_argument("--seed", type=int, default=None, help="the fits' random_state (None: the split's number)")
     ap.add_argument("--n-temps", type=int, default=None, help="replicas of the tempered ladder (None: the default's)")
     ap.add_argument("--watch", type=int, default=0, help="the input whose share of log s >= 0 is printed per chain")
@@ -85,10 +88,10 @@ def main(argv=None):
         X, y, Xt, yt = boston[s]
         for z in a.zoom:
             seed = s if a.seed is None else a.seed
-            m, sec, warned = fit(X, y, seed, z, a.zoom_step, a.hot, a.n_temps)
+            m, sec, warned = fit(X, y, seed, z, a.zoom_step, a.hot, a.n_temps, a.beta_min)
             temps = m._n_temps(True, *X.shape) if a.n_temps is None else a.n_temps
             row = dict(split=s, zoom=z, zoom_step=a.zoom_step, hot=a.hot and z > 0, n_temps=temps, seed=seed,
-                       mse=float(np.mean((m.predict(Xt) - yt) ** 2)),
+                       beta_min=a.beta_min, mse=float(np.mean((m.predict(Xt) - yt) ** 2)),
                        seconds=round(sec), warned=warned, **measure(m, X, a.watch))
             print(json.dumps(row, default=lambda v: round(float(v), 4)), flush=True)
             if a.out:
