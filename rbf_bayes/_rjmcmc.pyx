@@ -80,6 +80,9 @@ MOVES = ("birth", "death", "split", "merge", "update")   # in Move code order (_
 # The C view of the one set of move codes (`rbf_bayes.moves.MOVE_CODES` must equal it: tests/test_kernel.py)
 C_MOVE_CODES = {"birth": BIRTH, "death": DEATH, "split": SPLIT, "merge": MERGE, "update": UPDATE, "change": CHANGE,
                 "stay": STAY}
+# The learned basis's steps (nbs/05d), in the order of `step_counts`' rows: the scale step, its zooms, the input in/out
+# step, its pair and its triple jumps, the basis type's step
+STEPS = ("scale", "zoom", "sel", "pair", "triple", "kind")
 
 
 # Where a chunk of the loop writes (issue 37: typed records, not sixteen positional arrays). `Records`: one row per
@@ -141,6 +144,7 @@ cdef class RJCore
 ctypedef int (*CoreStep)(RJCore) noexcept nogil
 cdef enum:
     MAX_AFTER = 4               # the components after the move: at most one of each kind
+    N_STEPS = 6                 # the learned basis's steps with counters (STEPS)
 
 cdef int _birth_plain(RJCore c) noexcept nogil:
     return c._birth()
@@ -1034,7 +1038,7 @@ cdef class _RJLearnedBasis(_RJProbit):
                 and random_standard_uniform(self.rng) < self.zshare:
             return self._zoom_step()
         cdef Py_ssize_t j = self.lin[<Py_ssize_t> random_interval(self.rng, self.nincl - 1)]
-        cdef double old_t = self.th[j], old_s = self.sc[j], new_t, dlp, new = 0.0, dll = 0.0
+        cdef double old_t = self.th[j], old_s = self.sc[j], new_t, dlp, new = 0.0, dll
         cdef int rc = 0
         cdef bint acc
         new_t = old_t + self.sstep * random_standard_normal(self.rng)
@@ -1064,7 +1068,7 @@ cdef class _RJLearnedBasis(_RJProbit):
         cdef double c = self.x[<Py_ssize_t> random_interval(self.rng, self.N - 1) * d + j]
         cdef double eps = self.zstep * random_standard_normal(self.rng)
         cdef double old_t = self.th[j], old_s = self.sc[j], new_t = old_t + eps, f = exp(-eps)
-        cdef double dlp, lcr = 0.0, v, new = 0.0, dll = 0.0
+        cdef double dlp, lcr = 0.0, v, new = 0.0, dll
         cdef int rc = 0
         cdef bint acc = False, inside = True
         dlp = self._log_theta_ratio(old_t, new_t)
@@ -1154,7 +1158,7 @@ cdef class _RJLearnedBasis(_RJProbit):
         cdef double[3] old_s, new_t
         cdef Py_ssize_t n = 1 if b < 0 else (2 if c < 0 else 3), t, i, j, left = self.nincl
         cdef bint acc
-        cdef double lr, new = 0.0, dll = 0.0, dpr = 0.0, dlf, ts
+        cdef double lr, new = 0.0, dll, dpr = 0.0, dlf, ts
         cdef int rc = 0
         js[0], js[1], js[2] = a, b, c
         self.n_sel_prop += 1
@@ -1205,7 +1209,7 @@ cdef class _RJLearnedBasis(_RJProbit):
         on types, r = p(y | new type) / p(y | type) (nbs/05d)."""
         cdef Py_ssize_t t = <Py_ssize_t> random_interval(self.rng, self.nkinds - 2), i, cur = 0
         cdef int nk
-        cdef double new = 0.0, dll = 0.0
+        cdef double new = 0.0, dll
         cdef int rc = 0
         cdef bint acc
         for i in range(self.nkinds):
@@ -1219,6 +1223,22 @@ cdef class _RJLearnedBasis(_RJProbit):
             self.kind = nk
             self.n_kind_acc += 1
         return acc
+
+    cdef void _step_counts(self, int64_t* out) noexcept nogil:
+        "(proposed, accepted) of each learned-basis step, in STEPS' order, into out[0 .. 2 N_STEPS - 1]."
+        out[0] = self.n_scale_prop; out[1] = self.n_scale_acc
+        out[2] = self.n_zoom_prop; out[3] = self.n_zoom_acc
+        out[4] = self.n_sel_prop; out[5] = self.n_sel_acc
+        out[6] = self.n_pair_prop; out[7] = self.n_pair_acc
+        out[8] = self.n_triple_prop; out[9] = self.n_triple_acc
+        out[10] = self.n_kind_prop; out[11] = self.n_kind_acc
+
+    @property
+    def step_counts(self):
+        "(proposed, accepted) of the learned basis's steps since the core was built: (N_STEPS, 2), a row per STEPS."
+        cdef int64_t[2 * N_STEPS] c
+        self._step_counts(&c[0])
+        return np.array([c[i] for i in range(2 * N_STEPS)], dtype=np.int64).reshape(N_STEPS, 2)
 
 
 @cython.auto_pickle(False)    # a room is never built on its own
@@ -1854,22 +1874,33 @@ cdef class RJCore(_RJDimensionMoves):
         return (np.array([self.np_[i] for i in range(N_RJ_MOVES)]), np.array([self.na_[i] for i in range(N_RJ_MOVES)]))
 
 
+cdef inline void _add_steps(RJCore c, int64_t* pre, int64_t* post, int64_t* into) noexcept:
+    "into += the learned-basis step counts of core c now (post, scratch) minus pre: one rung's share of a block."
+    cdef Py_ssize_t j
+    c._step_counts(post)
+    for j in range(2 * N_STEPS):
+        into[j] += post[j] - pre[j]
+
+
 def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] log_gap, int64_t[::1] n_swap,
                int64_t[::1] n_swap_acc, double[::1] p_swap, int64_t rounds, Py_ssize_t n, Py_ssize_t swap_every,
                Py_ssize_t adapt_until, double target, int64_t[::1] cold_prop, int64_t[::1] cold_acc,
-               Records out, Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin, Snapshots snaps):
+               int64_t[:, ::1] rung_steps, Records out, Py_ssize_t offset, Py_ssize_t next_keep, Py_ssize_t thin,
+               Snapshots snaps):
     """Replica exchange for iterations offset .. offset + n - 1 (nbs/05_rjmcmc, "Tempering"): in blocks of swap_every
     iterations, the core at rung 0 (power 1) runs `run_kept`'s loop (records and snapshots), the others run quietly,
     each with the GIL released; then a round of swaps (`_core.swap_round`: neighbouring rungs of this round's parity
     propose to swap their powers, accepted with probability min(1, exp((beta_r - beta_{r+1}) (l_{r+1} - l_r))); while
     offset + (iterations done) < adapt_until the log gaps of T = 1 / beta move towards the target acceptance). The cores
-    share one bit generator (the swap uniforms come from it too). rung, betas, log_gap, the swap counters and the cold
-    chain's move counters are updated in place. Returns (snapshots written, rounds)."""
+    share one bit generator (the swap uniforms come from it too). rung, betas, log_gap, the swap counters, the cold
+    chain's move counters and rung_steps (R, 2 N_STEPS: row r the learned-basis steps' (proposed, accepted) of the
+    replicas while they held rung r, `step_counts`' order) are updated in place. Returns (snapshots written, rounds)."""
     cdef Py_ssize_t R = len(cores), done = 0, blk, r, j
     cdef RJCore cold, a
     cdef int rc = 0
     cdef bint adapting
     cdef int64_t[N_RJ_MOVES] pre_p, pre_a
+    cdef int64_t[2 * N_STEPS] pre_s, post_s
     cdef Py_ssize_t[3] cnt
     cold = <RJCore> cores[rung[0]]
     if thin < 1 or swap_every < 1:
@@ -1878,7 +1909,8 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
         raise ValueError("output arrays are too short")
     snaps.check(cold.d, cold.c, cold.kmax, cold.st.m_max)
     if betas.shape[0] != R or rung.shape[0] != R or log_gap.shape[0] != R - 1 or n_swap.shape[0] != R - 1 \
-            or n_swap_acc.shape[0] != R - 1 or p_swap.shape[0] != R - 1:
+            or n_swap_acc.shape[0] != R - 1 or p_swap.shape[0] != R - 1 or rung_steps.shape[0] != R \
+            or rung_steps.shape[1] != 2 * N_STEPS:
         raise ValueError("ladder arrays do not match the number of cores")
     zb = np.zeros(cold.st.m_max + 1)
     hb = np.zeros(cold.st.m_max + 1)
@@ -1897,6 +1929,7 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                 for j in range(N_RJ_MOVES):
                     pre_p[j] = cold.np_[j]
                     pre_a[j] = cold.na_[j]
+                cold._step_counts(&pre_s[0])
                 with nogil:
                     rc = cold._kept_loop(offset + done, blk, out, next_keep, thin, snaps, zv, hv, cnt)
                 if rc:
@@ -1904,10 +1937,13 @@ def ladder_run(list cores, Py_ssize_t[::1] rung, double[::1] betas, double[::1] 
                 for j in range(N_RJ_MOVES):
                     cold_prop[j] += cold.np_[j] - pre_p[j]
                     cold_acc[j] += cold.na_[j] - pre_a[j]
+                _add_steps(cold, &pre_s[0], &post_s[0], &rung_steps[0, 0])
                 for r in range(1, R):
                     a = <RJCore> cores[rung[r]]
+                    a._step_counts(&pre_s[0])
                     with nogil:
                         a._run_quiet(blk)
+                    _add_steps(a, &pre_s[0], &post_s[0], &rung_steps[r, 0])
                 done += blk
                 for r in range(R):
                     lv[r] = (<RJCore> cores[r]).lml

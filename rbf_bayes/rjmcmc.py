@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._kernel import BASIS_CODES, draw_values
-from ._rjmcmc import MOVES, PAIR_INPUTS_MAX, Records, RJCore, Snapshots, ladder_run
+from ._rjmcmc import MOVES, PAIR_INPUTS_MAX, STEPS, Records, RJCore, Snapshots, ladder_run
 from ._validation import as_inputs, as_targets, check_choice, check_int, check_memory, check_positive
 from .basis import BASES, CentreSpace, check_basis, check_k_max, design_matrix
 from .kernel import YPY_REL_MIN, GramFactorRef, rbf_state
@@ -386,7 +386,9 @@ class RJRunInfo(RBFRunInfo):
     pair_acceptance: list | None = None    # (proposed, accepted) of its jumps on a pair of inputs (among the above)
     triple_acceptance: list | None = None  # (proposed, accepted) of the pair jumps that took a third input
     basis_acceptance: list | None = None   # (proposed, accepted) of the basis-type step (05d)
-    tempering: dict | None = None          # the tempered ladder: its inverse temperatures, swap rates (below)
+    # the tempered ladder: its inverse temperatures, swap rates and each rung's learned-step counts (below); on a ladder
+    # the counts above are the cold rung's, whichever replica held it
+    tempering: dict | None = None
 
 # %% ../nbs/05_rjmcmc.ipynb #scalerh0
 def _scale_agreement(tr, burn_in: int | None) -> tuple[list, list]:
@@ -783,16 +785,16 @@ class _RJChunks(_KeptSnapshots):
     def _run_kept(self, todo, *args):
         "`RJCore.run_kept` of the core (a tempered run puts its ladder here)."
         return self.core.run_kept(todo, *args)
-
     def _advance(self, done, todo):
         "Run iterations done .. done + todo - 1 (a variant, e.g. probit data augmentation, adds its own steps here)."
         self.core.run(todo, Records(*self.buf), done)
 
 # %% ../nbs/05_rjmcmc.ipynb #stepacc98
-def _steps_acceptance(config: RJConfig, co) -> dict:
-    """(proposed, accepted) of the learned basis's steps in the C core `co` (05d), under `RJRunInfo`'s names: the scale
-    step and its zooms, the input in/out step and its pair and triple jumps, the basis type's step."""
-    out, n = {}, lambda a: (int(getattr(co, f"n_{a}_prop")), int(getattr(co, f"n_{a}_acc")))  # noqa: E731
+def _steps_acceptance(config: RJConfig, counts) -> dict:
+    """(proposed, accepted) of the learned basis's steps (05d) from `counts` (`RJCore.step_counts`' layout: a row per
+    step of `_rjmcmc.STEPS`), under `RJRunInfo`'s names: the scale step and its zooms, the input in/out step and its
+    pair and triple jumps, the basis type's step."""
+    out, n = {}, lambda a: tuple(int(v) for v in counts[STEPS.index(a)])  # noqa: E731
     if config.learn_scales:
         out["scale_acceptance"] = n("scale")
         if config.scale_zoom > 0: out["zoom_acceptance"] = n("zoom")
@@ -823,6 +825,10 @@ class _RJRun(_RJChunks, ChunkedRun):
         # snapshots in C (`RJCore.run_kept`, no GIL, no Python per snapshot) unless a variant adds steps between
         # iterations
         self._in_c = type(self)._advance is _RJRun._advance
+
+    def _step_counts(self):
+        "The learned basis's steps' (proposed, accepted) that the run reports (a tempered run: its cold rung's)."
+        return self.core.step_counts
 
     def extend(self, n_more: int):
         """Room for n_more iterations after the ones asked for so far; `run` then continues the same chain to the new
@@ -869,7 +875,7 @@ class _RJRun(_RJChunks, ChunkedRun):
             scales=cat(6, d) if self.scaled else None,
             kinds=sizes(7).astype(np.int8) if self.typed else None,
         )
-        meta.update(_steps_acceptance(self.config, self.core))
+        meta.update(_steps_acceptance(self.config, self._step_counts()))
         return Trace(k=k[sl], log_posterior=lp[sl], Lambda=lam[sl], delta2=dd[sl], sigma2=ss[sl], move=mv[sl],
                      accepted=acc[sl], **snaps, n_proposed=n_prop, n_accepted=n_acc, meta=meta)
 
@@ -943,10 +949,12 @@ class _PTRoundInPython(_SwapRound):
         self.core = cold = self.cores[self.rung[0]]
         self.st = cold.factor
         p0, a0 = cold.counts
+        s0 = cold.step_counts
         n, status = super()._chunk_in_c(self.config.swap_every, run=cold.run_kept)
         p1, a1 = cold.counts
         self.cold_prop += p1 - p0
         self.cold_acc += a1 - a0
+        self.rung_steps[0] += cold.step_counts - s0
         c = self.meta["c"]
         scratch = (
             np.zeros(n, np.int64),
@@ -957,8 +965,10 @@ class _PTRoundInPython(_SwapRound):
             np.zeros(n, np.int8),
             np.zeros(n, np.int8),
         )
-        for i in self.rung[1:]:
+        for r, i in enumerate(self.rung[1:], 1):
+            s0 = self.cores[i].step_counts
             self.cores[i].run(n, Records(*scratch), 0)
+            self.rung_steps[r] += self.cores[i].step_counts - s0
         self._swap_round(self.adapt and self.done < self._adapt_until())
         return n, status
 
@@ -994,6 +1004,7 @@ class _PTLadderInC:
             SWAP_TARGET,
             self.cold_prop,
             self.cold_acc,
+            self.rung_steps.reshape(len(self.cores), -1),   # a view: C adds each block's counts in place
             *args,
         )
         self.core = self.cores[self.rung[0]]
@@ -1015,16 +1026,23 @@ class _PTRun(_PTLadderInC, _PTRoundInPython, _RJRun):
         self.adapt = config.beta_min is None
         self._start_ladder(len(cores), 0.1 if self.adapt else config.beta_min)   # fixed at beta_min when given
         self.cold_prop, self.cold_acc = np.zeros(5, np.int64), np.zeros(5, np.int64)
+        # the learned basis's steps' (proposed, accepted) per rung (row r: the replicas' while they held rung r)
+        self.rung_steps = np.zeros((len(cores), len(STEPS), 2), np.int64)
 
     def _adapt_until(self) -> int:
         "The iteration before which the ladder adapts: the run's end (it may be extended), burn-in's, or none."
         if not self.adapt: return 0
         return self.total if self.config.adapt_ladder == "run" else self.config.burn_in
 
+    def _step_counts(self):
+        "The cold rung's learned-basis step counts (its moves' are `cold_prop`, `cold_acc`): every replica's there."
+        return self.rung_steps[0]
+
     def _result(self) -> Trace:
         tr = super()._result()
         tr.n_proposed, tr.n_accepted = self.cold_prop.copy(), self.cold_acc.copy()
-        tr.meta.tempering = dict(**self._ladder_record(), adapted=self.adapt, adapted_until=self._adapt_until())
+        tr.meta.tempering = dict(**self._ladder_record(), adapted=self.adapt, adapted_until=self._adapt_until(),
+                                 step_acceptance=[_steps_acceptance(self.config, c) for c in self.rung_steps])
         return tr
 
 # %% ../nbs/05_rjmcmc.ipynb #f826c0d5

@@ -155,6 +155,34 @@ def test_ladder_adaptation_in_c_is_python_and_extends(scheme):
     assert a.meta["tempering"]["adapted_until"] == (3000 if scheme == "run" else 1000)
 
 
+def test_learned_step_counts_are_the_rungs_in_c_and_in_python():
+    """Learned scales with zooms and input selection on three replicas: the learned basis's step counts per rung
+    (`meta.tempering["step_acceptance"]`) are the Python rounds' bit for bit; every rung makes one scale step or zoom
+    and one input step per iteration, whichever replicas held it; and the run's own counts are the cold rung's, as its
+    moves' are (`n_proposed`), not those of the replica that ends cold."""
+    import rbf_bayes.rjmcmc as rj
+    x = np.random.default_rng(0).uniform(size=(40, 3)); y = np.sin(3 * x[:, :2]).sum(1)
+    cfg = RJConfig(n_iter=2000, burn_in=500, n_temps=3, chunk_size=500, learn_scales=True, select_inputs=True,
+                   scale_zoom=0.3, swap_every=5)
+    orig, out = rj._PTRun.__init__, []
+    for in_python in (False, True):
+        rj._PTRun.__init__ = lambda self, *a, _p=in_python, **k: orig(self, *a, **k, in_python=_p)
+        try:
+            out.append(rj.sample_rjmcmc(x, y, config=cfg, rng=np.random.default_rng(5), basis="gaussian", width=1.0))
+        finally:
+            rj._PTRun.__init__ = orig
+    a, b = out
+    np.testing.assert_array_equal(a.k, b.k)
+    assert a.meta["tempering"] == b.meta["tempering"]
+    steps = a.meta["tempering"]["step_acceptance"]
+    assert min(a.meta["tempering"]["swap_rate"]) > 0.05
+    for r in steps:
+        assert r["scale_acceptance"][0] + r["zoom_acceptance"][0] == 2000 and r["input_acceptance"][0] == 2000
+        assert r["zoom_acceptance"][0] > 400 and r["zoom_acceptance"][1] > 0
+    for name in ("scale_acceptance", "zoom_acceptance", "input_acceptance", "pair_acceptance"):
+        assert a.meta[name] == steps[0][name] == b.meta[name]
+
+
 def test_the_ladder_adapts_after_burn_in_only_under_the_whole_run_scheme():
     """The ladder after 1,001 iterations (burn-in 1,000) against after 3,000: moved under "run", fixed under
     "burn_in" (the check can fail both ways: a scheme that stopped early or never stopped)."""
