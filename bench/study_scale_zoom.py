@@ -20,6 +20,7 @@ scale modes the plain walk does not cross, exp8 "Boston's ten splits under the w
 appended to --out as JSON lines.
 """
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -36,20 +37,27 @@ import rbf_bayes.estimators as E  # noqa: E402
 from rbf_bayes.convergence import ess, rhat  # noqa: E402
 
 
+@contextlib.contextmanager
+def configured(**fields):
+    """Within it, the reversible-jump estimators build their run settings with these RJConfig fields replaced (the
+    estimators have no arguments for them; `estimators._rj_config` is where both fits of the default build theirs)."""
+    base = E._rj_config
+    E._rj_config = lambda est, auto, progress, **kw: dataclasses.replace(base(est, auto, progress, **kw), **fields)
+    try:
+        yield
+    finally:
+        E._rj_config = base
+
+
 def fit(X, y, seed, zoom, step, hot=False, n_temps=None, beta_min=None):
     """The plain fit with a share `zoom` of its scale steps zooms of sd `step` (hot: only at beta < 1; beta_min: the
     ladder's hottest power, fixed, else adapted), and its seconds."""
-    base = E._rj_config
-    E._rj_config = lambda est, auto, progress, **kw: dataclasses.replace(
-        base(est, auto, progress, **kw), scale_zoom=zoom, zoom_step=step, zoom_hot=hot and zoom > 0, beta_min=beta_min)
-    try:
+    with configured(scale_zoom=zoom, zoom_step=step, zoom_hot=hot and zoom > 0, beta_min=beta_min):
         t0 = time.time()
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             m = E.RJMCMCRegressor(random_state=seed, quadratic=False, n_temps=n_temps).fit(X, y)
         return m, time.time() - t0, [str(x.message) for x in w if issubclass(x.category, UserWarning)]
-    finally:
-        E._rj_config = base
 
 
 def measure(m, X, watch):

@@ -14,15 +14,13 @@ run again (a stopped study resumes). At the end (or with --summary alone) `bench
 --out, against the GP on the same splits.
 """
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import bench_defaults as B  # noqa: E402
-
-import rbf_bayes.estimators as E  # noqa: E402
+from study_scale_zoom import configured  # noqa: E402
 
 
 def zoomed(share, step):
@@ -30,13 +28,8 @@ def zoomed(share, step):
     default = B.CONFIGS["default"]
 
     def fit(*args, **kw):
-        base = E._rj_config
-        E._rj_config = lambda est, auto, progress, **extra: dataclasses.replace(
-            base(est, auto, progress, **extra), scale_zoom=share, zoom_step=step)
-        try:
+        with configured(scale_zoom=share, zoom_step=step):
             return default(*args, **kw)
-        finally:
-            E._rj_config = base
     return fit
 
 
