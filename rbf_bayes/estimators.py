@@ -51,10 +51,13 @@ from .rjmcmc import DESIGN_STORED_MAX, RJConfig, Trace, design_bytes, rjmcmc_run
 RIDGE_RAW_MAX = 1e5
 # basis="auto": the types among which the chain moves (05d)
 AUTO_BASES = ("cubic", "thin_plate", "multiquadric", "gaussian")
+# the regressor's learned scales: the share of their steps that zoom about a data point and the zooms' sd of the change
+# of log s (05d, "A zoom about a data point"; the default since stop 101, "The default model": `RJConfig`'s own stays 0)
+SCALE_ZOOM, ZOOM_STEP = 0.3, 1.0
 
 # %% auto #0
-__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'QUADRATIC_STACK_MIN', 'STACK_MIN', 'RJMCMCRegressor', 'ClassProbabilitiesMixin',
-           'RJMCMCClassifier', 'run_converged', 'StackedRegressor']
+__all__ = ['RIDGE_RAW_MAX', 'AUTO_BASES', 'SCALE_ZOOM', 'ZOOM_STEP', 'QUADRATIC_STACK_MIN', 'STACK_MIN', 'RJMCMCRegressor',
+           'ClassProbabilitiesMixin', 'RJMCMCClassifier', 'run_converged', 'StackedRegressor']
 
 # %% ../nbs/12_estimators.ipynb #39c49dfb
 def _one_chain(X, Y, prior, cfg, basis, width, rng):
@@ -546,7 +549,8 @@ class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _Regress
         select = self._select_inputs(X.shape[1])
         learn, kinds = check_bool("learn_scales", self.learn_scales), AUTO_BASES if self.basis == "auto" else None
         cfg = _rj_config(self, auto, progress and n_chains == 1, learn_scales=learn, select_inputs=select,
-                         n_temps=self._n_temps(select, *X.shape), basis_types=kinds)
+                         n_temps=self._n_temps(select, *X.shape), basis_types=kinds,
+                         scale_zoom=SCALE_ZOOM if learn else 0.0, zoom_step=ZOOM_STEP)
         prior, width = self._prior(), self._fit_width(X)
         basis = AUTO_BASES[0] if self.basis == "auto" else self.basis  # basis="auto": the chain starts cubic
         one = functools.partial(_one_chain, X, Y, prior, cfg, basis, width)

@@ -785,6 +785,7 @@ class _RJChunks(_KeptSnapshots):
     def _run_kept(self, todo, *args):
         "`RJCore.run_kept` of the core (a tempered run puts its ladder here)."
         return self.core.run_kept(todo, *args)
+
     def _advance(self, done, todo):
         "Run iterations done .. done + todo - 1 (a variant, e.g. probit data augmentation, adds its own steps here)."
         self.core.run(todo, Records(*self.buf), done)

@@ -218,6 +218,7 @@ def test_predict_far_out_holds_and_warns_unless_extrapolate(tmp_path):
     assert abs(free[1, 0] - held[1, 0]) > 0.1
 
 
+@pytest.mark.usefixtures("no_zoom")  # measured without the zooms (conftest)
 def test_fit_stopped_at_the_cap_says_so_in_the_clis_words(tmp_path, capsys):
     """--max-iter reaches the model; chains stopped there unconverged are said once per fit in the predictive on stderr
     as a NotConvergedWarning with the CLI's option names (--max-iter, --temps, --tries, not the library's), and the

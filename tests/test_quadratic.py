@@ -122,6 +122,7 @@ def _auto(X, y, **kw):
     return _fit("auto", X, y, **kw)
 
 
+@pytest.mark.usefixtures("no_zoom")  # measured without the zooms (conftest)
 def test_auto_stacks_the_two_fits_by_their_loo():
     """quadratic="auto" fits quadratic=False and True from the same random_state and stacks them (12_estimators,
     `_QuadraticChoice`, `_StackedFits`): the plain model's weight is `stacking_weight` of the two fits' PSIS-LOO terms,
@@ -165,6 +166,7 @@ def test_auto_stacks_the_two_fits_by_their_loo():
     assert f"{diff:+.1f} +- {se:.1f}" in row and "; the two fits took " in row
 
 
+@pytest.mark.usefixtures("no_zoom")  # measured without the zooms (conftest)
 def test_auto_keeps_the_plain_model_alone_where_the_products_add_nothing():
     """y = sin(3 x0) + noise: the plain model predicts every point's LOO as well (measured: its stacking weight is 1,
     the derivative's end condition), so the predictive is the plain fit alone, bit for bit quadratic=False's, with no
@@ -190,6 +192,7 @@ def test_auto_keeps_the_plain_model_alone_where_the_products_add_nothing():
     np.testing.assert_array_equal(one.predict(X[:9, :1]), p1.predict(X[:9, :1]))
 
 
+@pytest.mark.usefixtures("no_zoom")  # measured without the zooms (conftest)
 def test_auto_is_saved_with_both_fits_and_refits_cleanly(tmp_path):
     """A stacked fit saved and loaded predicts as before (both fits in one file, the other's arrays under "other/");
     a file whose weight is not the own fit's (in [0.5, 1 - QUADRATIC_STACK_MIN]) is refused; so is a file of
@@ -236,6 +239,7 @@ def test_auto_with_raw_inputs_fits_the_plain_model_alone():
     np.testing.assert_array_equal(a.predict(X), p.predict(X))
 
 
+@pytest.mark.usefixtures("no_zoom")  # measured without the zooms (conftest)
 def test_auto_says_each_fits_warnings_once_after_the_choice(monkeypatch):
     """Both fits stopped at max_iter unconverged. Both in the predictive (measured: the plain model's weight 0.145;
     0.020 before stop 84's pair jumps): the user hears two NotConvergedWarnings at the user's line, the own fit's

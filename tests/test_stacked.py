@@ -75,6 +75,7 @@ def test_pickle_and_feature_names():
     assert list(m.feature_names_in_) == ["x"]
 
 
+@pytest.mark.usefixtures("no_zoom")  # measured without the zooms (conftest)
 def test_a_kept_part_that_did_not_converge_is_named_and_a_left_out_one_is_not():
     """Unconverged fits (max_iter far too small). Two fits of one model from one seed are the same fit: the score is
     flat and the weights stay equal, so each NotConvergedWarning is said once, naming its part and its weight. From
