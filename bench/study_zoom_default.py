@@ -12,6 +12,10 @@ fits). Every other configuration is bench_defaults'. Each (case, split, configur
 `bench_defaults.run`, its row appended to --out as a JSON line as soon as it is done; rows already in --out are not
 run again (a stopped study resumes). At the end (or with --summary alone) `bench_defaults`' summary of the rows in
 --out, against the GP on the same splits.
+
+Since stop 101 the default zooms (`estimators.SCALE_ZOOM` 0.3, `ZOOM_STEP` 1.0): "default" is now the same fit as
+"zoom" at its defaults, and "zoom" with `--zoom 0` is the default as it was before (the rows of stops 100-101, in
+exp8_benchmarks, were measured before the change, "default" without zooms).
 """
 import argparse
 import json
