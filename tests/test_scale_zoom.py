@@ -159,3 +159,23 @@ def test_bad_zoom_hot_arguments_name_themselves():
         RJConfig(learn_scales=True, n_temps=3, zoom_hot=True)                  # no zooms to place
     with pytest.raises(TypeError, match="zoom_hot"):
         RJConfig(learn_scales=True, scale_zoom=0.3, n_temps=3, zoom_hot="yes")
+
+
+def test_the_regressor_zooms_by_default_and_only_with_learned_scales():
+    """RJMCMCRegressor's default (learned scales) zooms: estimators.SCALE_ZOOM of its scale steps, of sd ZOOM_STEP, in
+    its run's settings and counted in its meta; learn_scales=False (the paper's model) has no scale step to zoom, and
+    its settings say 0; RJConfig's own default stays 0 (rjmcmc_run, the paper's sampler)."""
+    from rbf_bayes import RJMCMCRegressor
+    from rbf_bayes.estimators import SCALE_ZOOM, ZOOM_STEP
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (60, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(60)
+    kw = dict(n_iter=600, burn_in=200, n_chains=1, quadratic=False, random_state=0)
+    m = RJMCMCRegressor(**kw).fit(X, y)
+    cfg = m.trace_.meta["config"]
+    assert (SCALE_ZOOM, ZOOM_STEP) == (0.3, 1.0) and (cfg["scale_zoom"], cfg["zoom_step"]) == (SCALE_ZOOM, ZOOM_STEP)
+    proposed, accepted = m.trace_.meta["zoom_acceptance"]
+    assert 0.2 * 600 < proposed < 0.4 * 600 and 0 <= accepted <= proposed   # one scale step per iteration, 30 % zooms
+    p = RJMCMCRegressor(learn_scales=False, **kw).fit(X, y)
+    assert p.trace_.meta["config"]["scale_zoom"] == 0 and "zoom_acceptance" not in p.trace_.meta
+    assert RJConfig().scale_zoom == 0
