@@ -9,8 +9,9 @@
 
 Boston's plain fit (`RJMCMCRegressor(random_state=s, quadratic=False)`, the fit of the inputs alone that the default
 stacks with the products' fit) on bench_defaults' split s, with a share `--zoom` of its scale steps zooms
-(`RJConfig.scale_zoom`, `05d_learned_basis`, "A zoom about a data point"; the estimator has no argument for it, so
-the study sets it in the configuration the estimator builds, `estimators._rj_config`). Printed per fit: test MSE,
+(`RJConfig.scale_zoom`, `05d_learned_basis`, "A zoom about a data point"; the study sets it, with the zooms' step, the
+hot-only switch and the ladder's hottest power, none of which but the share is an estimator argument, in the
+configuration the estimator builds, `estimators._rj_config`). Printed per fit: test MSE,
 seconds, the zooms' and the scale steps' acceptance, and at the end of the automatic run (the chains' last round):
 split-R-hat, bulk ESS and mean of k; split-R-hat of f over the training rows (median, 90 % quantile, worst) and the
 bulk ESS that 90 % of the rows reach; split-R-hat of sigma^2; each input's split-R-hat of its log scale (0 while it is

@@ -6,9 +6,10 @@
 
 "zoom" is `RJMCMCRegressor(random_state=s)` (bench_defaults' "default": both fits, the plain model's and the
 products', stacked) with a share `--zoom` (0.3) of every learned-scale step a zoom about a data point of sd
-`--zoom-step` (1.0) (`RJConfig.scale_zoom`, `05d_learned_basis`, "A zoom about a data point"; the estimator has no
-argument for it, so the study sets it in the configuration the estimator builds, `estimators._rj_config`, for both
-fits). Every other configuration is bench_defaults'. Each (case, split, configuration) is one call of
+`--zoom-step` (1.0) (`RJConfig.scale_zoom`, `05d_learned_basis`, "A zoom about a data point"; the study sets both in
+the configuration the estimator builds, `estimators._rj_config`, for both fits: the zooms' step is no estimator
+argument; the share is `RJMCMCRegressor(scale_zoom=...)` since stop 102). Every other configuration is
+bench_defaults'. Each (case, split, configuration) is one call of
 `bench_defaults.run`, its row appended to --out as a JSON line as soon as it is done; rows already in --out are not
 run again (a stopped study resumes). At the end (or with --summary alone) `bench_defaults`' summary of the rows in
 --out, against the GP on the same splits.

@@ -29,7 +29,7 @@ from rbf_bayes._base import (
     _InputChecks,
     _param_to_json,
 )
-from ._validation import check_bool, check_choice, check_int
+from ._validation import check_bool, check_choice, check_int, check_positive
 from .annealing import AnnealedRBFRegressor
 from .basis import BASES, check_k_max, max_bases
 from rbf_bayes.chains import (
@@ -115,6 +115,20 @@ class _RegressorChoices:
             return self.n_temps
         k_max = check_k_max(getattr(self._prior(), "k_max", None), N, d)
         return 4 if select and 4 * design_bytes(N, d, k_max) <= DESIGN_STORED_MAX else 1
+
+    def _scale_zoom(self, learn: bool) -> float:
+        """The share of the learned scales' steps that zoom about a data point (`05d_learned_basis`, "A zoom about a
+        data point"): as given, in [0, 1] (0: the plain walk on log s, the default until stop 101; a share above 0 needs
+        learned scales, which are what it moves); None: SCALE_ZOOM with learned scales ("The default model"), else 0."""
+        if self.scale_zoom is None:
+            return SCALE_ZOOM if learn else 0.0
+        z = check_positive("scale_zoom", self.scale_zoom, allow_zero=True)
+        if z > 1:
+            raise ValueError(f"scale_zoom must be in [0, 1] (a share of the scale steps), got {self.scale_zoom!r}")
+        if z > 0 and not learn:
+            raise ValueError(f"scale_zoom={self.scale_zoom!r} zooms the learned scales, and learn_scales=False learns "
+                             "none: give scale_zoom=None or 0, or learn_scales=True")
+        return float(z)
 
     def _prior(self) -> RBFPrior:
         "The prior the fit uses: the one given, else `default_prior(basis)`."
@@ -527,6 +541,8 @@ class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _Regress
                  # True: the inputs' products and squares as inputs too (`_QuadraticInputs`; model_inputs_); False: the
                  # paper's model; "auto" (the default): both fitted, stacked by PSIS-LOO (`_StackedFits`, stop 79)
                  quadratic: bool|str="auto",
+                 # share of the learned scales' steps that zoom (`_scale_zoom`); None: SCALE_ZOOM with them, else 0
+                 scale_zoom: float|None=None,
                 ):
         self.extrapolate, self.quadratic = extrapolate, quadratic
         self.basis, self.width, self.n_iter, self.burn_in, self.thin = basis, width, n_iter, burn_in, thin
@@ -534,7 +550,7 @@ class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _Regress
         self.random_state, self.progress, self.standardize = random_state, progress, standardize
         self.n_chains, self.n_jobs, self.executor = n_chains, n_jobs, executor
         self.learn_scales, self.select_inputs = learn_scales, select_inputs
-        self.n_tries, self.n_temps, self.max_iter = n_tries, n_temps, max_iter
+        self.n_tries, self.n_temps, self.max_iter, self.scale_zoom = n_tries, n_temps, max_iter, scale_zoom
 
     def fit(self, X, y):
         """Run the sampler on (X, y); sets trace_, k_posterior_, n_features_in_, n_outputs_. With n_chains > 1, chain j
@@ -550,7 +566,7 @@ class RJMCMCRegressor(_QuadraticChoice, _StackedFits, _QuadraticInputs, _Regress
         learn, kinds = check_bool("learn_scales", self.learn_scales), AUTO_BASES if self.basis == "auto" else None
         cfg = _rj_config(self, auto, progress and n_chains == 1, learn_scales=learn, select_inputs=select,
                          n_temps=self._n_temps(select, *X.shape), basis_types=kinds,
-                         scale_zoom=SCALE_ZOOM if learn else 0.0, zoom_step=ZOOM_STEP)
+                         scale_zoom=self._scale_zoom(learn), zoom_step=ZOOM_STEP)
         prior, width = self._prior(), self._fit_width(X)
         basis = AUTO_BASES[0] if self.basis == "auto" else self.basis  # basis="auto": the chain starts cubic
         one = functools.partial(_one_chain, X, Y, prior, cfg, basis, width)

@@ -25,8 +25,9 @@ def _default_sigint():
 
 @pytest.fixture
 def no_zoom(monkeypatch):
-    """The regressor's sampler without the learned scales' zooms (`estimators.SCALE_ZOOM` = 0, the default until stop
-    101), for the tests whose seeds' outcomes (a stacking weight, which fit is the own one, which part is left out)
-    were measured on it: their claims are about the stacking and the warnings, which the zooms do not touch."""
+    """The regressor's default sampler without the learned scales' zooms (`estimators.SCALE_ZOOM` = 0, the default
+    until stop 101), for a CLI test whose seed's outcome (which fit is the other one, its weight) was measured on it:
+    its claim is about the warnings' wording, which the zooms do not touch. The CLI has no option for the zooms, so it
+    cannot ask for `RJMCMCRegressor(scale_zoom=0)` as the library's tests do."""
     import rbf_bayes.estimators as E
     monkeypatch.setattr(E, "SCALE_ZOOM", 0.0)

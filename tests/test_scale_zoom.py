@@ -179,3 +179,38 @@ def test_the_regressor_zooms_by_default_and_only_with_learned_scales():
     p = RJMCMCRegressor(learn_scales=False, **kw).fit(X, y)
     assert p.trace_.meta["config"]["scale_zoom"] == 0 and "zoom_acceptance" not in p.trace_.meta
     assert RJConfig().scale_zoom == 0
+
+
+def test_the_regressors_scale_zoom_argument_sets_the_share_and_is_checked_by_name(tmp_path, monkeypatch):
+    """RJMCMCRegressor(scale_zoom=...): 0 is the plain walk (the default until stop 101: no zoom proposed, the same
+    chain, draw for draw, as the config without zooms), a share in (0, 1] is that share of the scale steps; it is a
+    parameter (get_params, clone, the saved file's parameters); a share outside [0, 1], not a number, or above 0
+    without learned scales (nothing to zoom) is an error naming it."""
+    from sklearn.base import clone
+
+    from rbf_bayes import RJMCMCRegressor, estimators
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (60, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(60)
+    kw = dict(n_iter=600, burn_in=200, n_chains=1, quadratic=False, random_state=0)
+    off = RJMCMCRegressor(scale_zoom=0, **kw).fit(X, y)
+    assert off.trace_.meta["config"]["scale_zoom"] == 0 and "zoom_acceptance" not in off.trace_.meta
+    monkeypatch.setattr(estimators, "SCALE_ZOOM", 0.0)   # the default of stop 100: no zooms
+    old = RJMCMCRegressor(**kw).fit(X, y)
+    monkeypatch.undo()
+    npt.assert_array_equal(off.trace_.k, old.trace_.k)   # the chain without zooms, draw for draw
+    npt.assert_array_equal(off.predict(X), old.predict(X))
+    half = RJMCMCRegressor(scale_zoom=0.5, **kw).fit(X, y)
+    proposed, _ = half.trace_.meta["zoom_acceptance"]
+    assert half.trace_.meta["config"]["scale_zoom"] == 0.5 and 0.4 * 600 < proposed < 0.6 * 600
+    assert clone(half).get_params()["scale_zoom"] == 0.5 and RJMCMCRegressor().scale_zoom is None
+    back = RJMCMCRegressor.load(half.save(tmp_path / "h.npz"))
+    assert back.scale_zoom == 0.5
+    npt.assert_array_equal(back.predict(X[:5]), half.predict(X[:5]))
+    for bad, err, msg in ((1.5, ValueError, r"scale_zoom must be in \[0, 1\]"), (-0.1, ValueError, "scale_zoom"),
+                          ("0.3", TypeError, "scale_zoom"), (float("nan"), ValueError, "scale_zoom")):
+        with pytest.raises(err, match=msg):
+            RJMCMCRegressor(scale_zoom=bad, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="scale_zoom=0.3 zooms the learned scales, and learn_scales=False"):
+        RJMCMCRegressor(scale_zoom=0.3, learn_scales=False, **kw).fit(X, y)
+    assert RJMCMCRegressor(scale_zoom=0, learn_scales=False, **kw).fit(X, y).trace_.meta["config"]["scale_zoom"] == 0

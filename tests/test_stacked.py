@@ -75,7 +75,6 @@ def test_pickle_and_feature_names():
     assert list(m.feature_names_in_) == ["x"]
 
 
-@pytest.mark.usefixtures("no_zoom")  # measured without the zooms (conftest)
 def test_a_kept_part_that_did_not_converge_is_named_and_a_left_out_one_is_not():
     """Unconverged fits (max_iter far too small). Two fits of one model from one seed are the same fit: the score is
     flat and the weights stay equal, so each NotConvergedWarning is said once, naming its part and its weight. From
@@ -84,7 +83,9 @@ def test_a_kept_part_that_did_not_converge_is_named_and_a_left_out_one_is_not():
     d = sinc_data(np.random.default_rng(3))
 
     def fit(seeds):
-        parts = [RJMCMCRegressor(n_iter="auto", max_iter=4000, random_state=s) for s in seeds]
+        # scale_zoom=0: the outcomes of seeds 0 and 1 were measured without the learned scales' zooms (the default
+        # until stop 101; with them the first part is the one left out); what is checked is the warnings' naming
+        parts = [RJMCMCRegressor(n_iter="auto", max_iter=4000, random_state=s, scale_zoom=0) for s in seeds]
         with warnings.catch_warnings(record=True) as got:
             warnings.simplefilter("always")
             m = StackedRegressor(estimators=parts).fit(d.x, d.y)
