@@ -26,9 +26,9 @@ from .results import RunInfo, SamplerResult
 from .rjmcmc import SWAP_TARGET, _SwapRound
 
 # %% auto #0
-__all__ = ['BMARS_TEMPS', 'BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction',
+__all__ = ['BMARS_TEMPS', 'BMARS_LAMBDA', 'BMARSPrior', 'bmars_types', 'hinge_column', 'count_valid', 'log_valid_fraction',
            'log_ratio_bmars_birth', 'log_ratio_bmars_death', 'BMARSRunInfo', 'BMARSTrace', 'sample_bmars', 'bmars_run',
-           'sample_bmars_reference', 'BMARSRegressor']
+           'sample_bmars_reference', 'bmars_regressor_prior', 'BMARSRegressor']
 
 # %% ../nbs/10_bmars.ipynb #210c4a64
 @dataclass(frozen=True)
@@ -737,6 +737,16 @@ def sample_bmars_reference(
 
 # %% ../nbs/10_bmars.ipynb #bmpt0005
 BMARS_TEMPS = 4   # the estimator's replicas per chain (n_temps=None): "Tempering by default", below
+# the estimator's lambda ~ Ga(shape, rate) (prior=None; BMARSPrior()'s is the paper's Ga(10, 10)): "A vaguer prior on
+# the number of bases", below
+BMARS_LAMBDA = (1.0, 0.1)
+
+# %% ../nbs/10_bmars.ipynb #bmlam002
+def bmars_regressor_prior(max_interaction: int = 2, k_max: int = 50) -> BMARSPrior:
+    """`BMARSRegressor`'s prior when none is given: `BMARSPrior` with these max_interaction and k_max and
+    lambda ~ Ga(BMARS_LAMBDA) ("A vaguer prior on the number of bases", below); `BMARSPrior()` is the paper's."""
+    return BMARSPrior(max_interaction=max_interaction, k_max=k_max, lambda_shape=BMARS_LAMBDA[0],
+                      lambda_rate=BMARS_LAMBDA[1])
 
 # %% ../nbs/10_bmars.ipynb #d81412ec
 def _one_bmars_chain(X, Y, prior, n_iter, burn_in, thin, progress, n_temps, rng):
@@ -765,6 +775,8 @@ class BMARSRegressor(BaseBayesEstimator):
                  # iterations discarded when n_iter is a number; None: 5,000, or half of n_iter if less
                  burn_in: int|None=None,
                  thin: int=10,
+                 # None: `BMARSPrior` with max_interaction, k_max and lambda ~ Ga(BMARS_LAMBDA) (since stop 102); the
+                 # paper's model: BMARSPrior() (lambda ~ Ga(10, 10))
                  prior: BMARSPrior|None=None, standardize: bool=True, random_state=None, progress: bool=False,
                  # independent chains, pooled (`05b_chains`: split-R-hat and ESS across them in summary)
                  n_chains: int=4,
@@ -792,9 +804,7 @@ class BMARSRegressor(BaseBayesEstimator):
         n_chains, n_jobs = check_parallel(self.n_chains, self.n_jobs, self.executor)
         progress = check_bool("progress", self.progress)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))  # the vague priors are stated for standardised data (§4)
-        pr = (
-            self.prior if self.prior is not None else BMARSPrior(max_interaction=self.max_interaction, k_max=self.k_max)
-        )
+        pr = self.prior if self.prior is not None else bmars_regressor_prior(self.max_interaction, self.k_max)
         make, n_temps = None, BMARS_TEMPS if self.n_temps is None else check_int("n_temps", self.n_temps, 1)
         if check_auto(self.n_iter, self.max_iter, self.executor, self.burn_in):
             make = lambda rng, n: bmars_run(X, Y, prior=pr, n_iter=n, burn_in=min(AUTO_START // 2, n // 2),  # noqa: E731
