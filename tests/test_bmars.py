@@ -1,4 +1,5 @@
 """Bayesian MARS: exact counting of valid bases, prior recovery, enumeration, protocol and errors."""
+import dataclasses
 import itertools
 
 import numpy as np
@@ -155,3 +156,25 @@ def test_prior_recovery_of_knots_and_signs_with_the_local_step(engine):
     assert stats.chisquare(np.bincount(idx, minlength=n), w / w.sum() * len(idx)).pvalue > 1e-3
     assert stats.binomtest(int(np.sum(sg == 1)), len(sg)).pvalue > 1e-3
     assert tr.meta.knot_step == 3
+
+
+def test_the_regressors_default_prior_on_lambda_is_vaguer_than_the_papers():
+    """BMARSRegressor() takes lambda ~ Ga(BMARS_LAMBDA) = Ga(1, 0.1) (10_bmars, "A vaguer prior on the number of
+    bases", since stop 102), with the estimator's max_interaction and k_max; prior=BMARSPrior() is the paper's
+    Ga(10, 10). The prior is the run's (its meta), the same chain as bmars_regressor_prior given explicitly, and it
+    matters: on a smooth function the default keeps more bases than the paper's prior."""
+    from rbf_bayes.bmars import BMARS_LAMBDA, BMARSPrior, BMARSRegressor, bmars_regressor_prior
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (60, 2))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(60)
+    kw = dict(n_iter=4000, burn_in=2000, n_chains=1, random_state=0)
+    m = BMARSRegressor(max_interaction=1, k_max=30, **kw).fit(X, y)
+    assert BMARS_LAMBDA == (1.0, 0.1) and (BMARSPrior().lambda_shape, BMARSPrior().lambda_rate) == (10.0, 10.0)
+    assert m.trace_.meta["prior"] == dataclasses.asdict(bmars_regressor_prior(1, 30))
+    assert (m.trace_.meta["prior"]["lambda_shape"], m.trace_.meta["prior"]["lambda_rate"]) == BMARS_LAMBDA
+    same = BMARSRegressor(prior=bmars_regressor_prior(1, 30), **kw).fit(X, y)
+    np.testing.assert_array_equal(m.trace_.k, same.trace_.k)
+    paper = BMARSRegressor(prior=BMARSPrior(max_interaction=1, k_max=30), **kw).fit(X, y)
+    assert paper.trace_.meta["prior"]["lambda_shape"] == 10.0
+    k_default, k_paper = (np.arange(len(f.k_posterior_)) @ f.k_posterior_ for f in (m, paper))
+    assert k_default > k_paper + 1, (k_default, k_paper)
