@@ -56,6 +56,34 @@ def test_prior_recovery_k_and_types():
     assert stats.chisquare(np.bincount(ks, minlength=6), pk * len(ks)).pvalue > 1e-3
 
 
+def test_prior_recovery_under_the_regressors_lambda_prior():
+    """With the likelihood off, the sampler under the regressor's lambda ~ Ga(1, 0.1) (`bmars_regressor_prior`, stop
+    102) recovers k's prior, the Gamma mixture of truncated Poissons, and lambda's, Ga(1, 0.1) itself (the truncated
+    Poisson is normalised for every lambda, so lambda's marginal is its prior). The paper's Ga(10, 10) has shape = rate,
+    so the checks above could not tell the two apart if they were swapped; these can (Ga(0.1, 1) has mean 0.1)."""
+    from rbf_bayes.bmars import bmars_regressor_prior
+    rng = np.random.default_rng(21)
+    x = rng.uniform(size=(40, 2))   # k is also held below the number of rows (a design of full rank): 40 > 26
+    pr = bmars_regressor_prior(max_interaction=2, k_max=25)
+    # thin 500: k steps by one and ranges over 26 values (at thin 40 its draws are far from independent, chi-square p
+    # 7e-7); and k_max 25 rather than smaller: lambda's step proposes from the untruncated Gamma conditional, whose
+    # tail is lighter than the truncated target's once k sits at k_max, so with k_max 12 lambda's chain lingers in
+    # its tail (lag-one autocorrelation 0.66 at thin 2,000 on one seed of two; KS p 3e-13): exact, but slow there
+    tr = sample_bmars(x, rng.normal(size=40), prior=pr, n_iter=1_000_000, burn_in=2000, thin=500,
+                      rng=np.random.default_rng(22), prior_only=True)
+    shape, rate = pr.lambda_shape, pr.lambda_rate
+    pk = np.array([integrate.quad(lambda L, k=k: np.exp(k * np.log(L) - special.gammaln(k + 1)
+                                                        - log_poisson_normaliser(L, 25)
+                                                        + stats.gamma.logpdf(L, shape, scale=1 / rate)), 0, np.inf)[0]
+                   for k in range(26)])
+    pk /= pk.sum()
+    ks = tr.k[tr.kept]
+    assert stats.chisquare(np.bincount(ks, minlength=26), pk * len(ks)).pvalue > 1e-3
+    lam = np.asarray(tr.lam)[tr.kept]
+    assert stats.kstest(lam, stats.gamma(shape, scale=1 / rate).cdf).pvalue > 1e-3
+    assert abs(lam.mean() - 10) < 1.0   # Ga(1, 0.1): mean 10 (swapped, Ga(0.1, 1): 0.1)
+
+
 def test_fixed_lambda_prior_is_truncated_poisson():
     rng = np.random.default_rng(3)
     x = rng.uniform(size=(10, 2))
