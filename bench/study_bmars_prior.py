@@ -26,18 +26,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import bench_defaults as B  # noqa: E402
+from study_zoom_default import read  # noqa: E402  (the JSON-lines rows kept so far)
 
 from rbf_bayes.bmars import BMARSPrior  # noqa: E402
 
 PRIORS = {"paper": dict(lambda_shape=10.0, lambda_rate=10.0), "lam1": dict(lambda_shape=1.0, lambda_rate=0.1),
           "nb10": dict(lambda_shape=10.0, lambda_rate=1.0), "v10": dict(coef_var=10.0), "v1": dict(coef_var=1.0),
           "v1000": dict(coef_var=1000.0), "nmin5": dict(n_min=5)}
-
-
-def read(path):
-    "The rows kept in path (none if it does not exist)."
-    if path is None or not path.exists(): return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def main(argv=None):
