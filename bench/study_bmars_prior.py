@@ -5,6 +5,7 @@ coefficient variances, on bench_defaults' protocols, next to pyBASS and the ARD 
     python bench/study_bmars_prior.py --cases sinc --configs bmars lam1 nb10 bass gp
     python bench/study_bmars_prior.py --cases friedman1 friedman2 friedman3 robot boston --configs bmars lam1 nb10 gp
     python bench/study_bmars_prior.py --cases sinc --configs v10 v1 v1000 nmin5 --out bp.jsonl
+    python bench/study_bmars_prior.py --cases sinc friedman1 friedman2 friedman3 robot boston --configs bmars joint
     python bench/study_bmars_prior.py --summary bp.jsonl              # the summary of the rows kept so far
 
 k | lambda ~ Poisson(lambda) truncated to k_max, lambda ~ Ga(shape, rate) (`10_bmars`, "Prior"); the marginal prior on k
@@ -16,7 +17,10 @@ estimator's default; "bmars" is `BMARSRegressor(random_state=s)` itself):
   tenth of a nat per basis up to k_max = 50, so the marginal likelihood alone prices a basis;
 - `nb10`: lambda ~ Ga(10, 1): k ~ NB(10, 1/2), the reversible-jump regressor's prior on k (`01_priors`);
 - `v10`, `v1`, `v1000`: the coefficients' prior variance v (a | sigma^2 ~ N(0, sigma^2 v I); the default 100);
-- `nmin5`: a basis must be non-zero at 5 or more training points (the default 1; pyBASS's npart is min(20, n / 10)).
+- `nmin5`: a basis must be non-zero at 5 or more training points (the default 1; pyBASS's npart is min(20, n / 10));
+- `joint`: `lam1` with k <= k_max imposed on the joint p(k, lambda) (`BMARSPrior(k_prior="joint")`, stop 103): k's prior
+  is the truncated geometric itself and lambda | k ~ Ga(1 + k, 1.1) a Gibbs draw, where `lam1` truncates Poisson(k |
+  lambda) for each lambda (lambda's step an independence MH step, slow in its tail when k sits near k_max).
 Each row is appended to --out as a JSON line as soon as it is done; rows already there are not run again.
 """
 import argparse
@@ -32,7 +36,8 @@ from rbf_bayes.bmars import BMARSPrior  # noqa: E402
 
 PRIORS = {"paper": dict(lambda_shape=10.0, lambda_rate=10.0), "lam1": dict(lambda_shape=1.0, lambda_rate=0.1),
           "nb10": dict(lambda_shape=10.0, lambda_rate=1.0), "v10": dict(coef_var=10.0), "v1": dict(coef_var=1.0),
-          "v1000": dict(coef_var=1000.0), "nmin5": dict(n_min=5)}
+          "v1000": dict(coef_var=1000.0), "nmin5": dict(n_min=5),
+          "joint": dict(lambda_shape=1.0, lambda_rate=0.1, k_prior="joint")}
 
 
 def main(argv=None):

@@ -42,6 +42,7 @@ cdef class BMARSCore:
     cdef double v, a_post, gam0, log_zv, c_move, lam_shape, lam_rate
     cdef Likelihood lik
     cdef int n_min, prior_only, fix_lambda
+    cdef bint joint          # prior.k_prior == "joint": lambda | k is drawn exactly (nbs/10_bmars)
     cdef readonly int knot_step   # the change move's local step: knot index +- 1..knot_step w.p. 1/2 (0: off)
     cdef readonly double lam, lml, logS_cur
     cdef public double beta   # the likelihood's power: 1 the posterior, < 1 a tempered replica (nbs/10_bmars)
@@ -92,6 +93,7 @@ cdef class BMARSCore:
         self.c_move = c_move
         self.lam_shape, self.lam_rate = prior.lambda_shape, prior.lambda_rate
         self.n_min = prior.n_min
+        self.joint = prior.k_prior == "joint"
         if knot_step < 0:
             raise ValueError(f"knot_step must be >= 0, got {knot_step}")
         self.knot_step = knot_step
@@ -246,7 +248,7 @@ cdef class BMARSCore:
             self.na_[slot] += acc[0]
         if not self.fix_lambda:
             rate_mh_step(self.rng, self.lam_shape + self.k, self.lam_rate + 1.0, self.kmax, self.lgam, &self.lam,
-                         &self.logS_cur, False)
+                         &self.logS_cur, self.joint)
 
     def run(self, Py_ssize_t n_it, int64_t[::1] k_out, double[::1] lml_out, double[::1] lam_out,
             signed char[::1] mv_out, signed char[::1] acc_out, Py_ssize_t offset=0):

@@ -15,12 +15,20 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._base import BaseBayesEstimator
-from ._validation import as_inputs, as_targets, check_bool, check_int, check_memory, check_positive
+from rbf_bayes._validation import (
+    as_inputs,
+    as_targets,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_positive,
+)
 from .chains import AUTO_KEEP, AUTO_START, check_auto, check_parallel, fit_chains, fixed_burn_in
 from .kernel import GramFactor, state_log_ml
 from .moves import MOVE_CODES, move_probabilities
 from .posterior import sample_rate
-from .priors import RBFPrior
+from .priors import K_PRIORS, RBFPrior
 from .progress import ChunkedRun
 from .results import RunInfo, SamplerResult
 from .rjmcmc import SWAP_TARGET, _SwapRound
@@ -42,11 +50,16 @@ class BMARSPrior:
     a0: float = 0.01            # sigma^-2 ~ Ga(a0, b0)
     b0: float = 0.01
     n_min: int = 1              # a basis must be non-zero at >= n_min data points
+    # where k <= k_max is imposed (`01_priors`, "Two hierarchies"): "conditional", the paper's reading, truncates
+    # Poisson(k | lambda) for each lambda (lambda's step: independence MH); "joint" truncates p(k, lambda), so
+    # lambda | k ~ Ga(shape + k, rate + 1) exactly (a Gibbs draw) and k's prior is the truncated negative binomial
+    k_prior: str = "conditional"
 
     def __post_init__(self):
         for n in ("max_interaction", "k_max", "n_min"):
             check_int(n, getattr(self, n), 0 if n == "k_max" else 1)
         for n in ("lambda_shape", "lambda_rate", "coef_var", "a0", "b0"): check_positive(n, getattr(self, n))
+        check_choice("k_prior", self.k_prior, K_PRIORS)
 
     def rbf_prior(self) -> RBFPrior:
         "The coefficient / noise part as the RBF ridge prior (for the shared marginal likelihood)."
@@ -718,7 +731,8 @@ def sample_bmars_reference(
         else:
             move, acc = MOVE_CODES["stay"], 0
         if fix_lambda is None:
-            s.lam = sample_rate(rng, s.lam, prior.lambda_shape + len(s.bases), prior.lambda_rate + 1.0, k_max)[0]
+            s.lam = sample_rate(rng, s.lam, prior.lambda_shape + len(s.bases), prior.lambda_rate + 1.0, k_max,
+                                exact=prior.k_prior == "joint")[0]
         out["k"][it], out["lam"][it], out["lp"][it], mv[it], ac[it] = len(s.bases), s.lam, s.cur, move, acc
         if it >= burn_in and (it - burn_in) % thin == 0:
             kept.append(it)

@@ -206,3 +206,78 @@ def test_the_regressors_default_prior_on_lambda_is_vaguer_than_the_papers():
     assert paper.trace_.meta["prior"]["lambda_shape"] == 10.0
     k_default, k_paper = (np.arange(len(f.k_posterior_)) @ f.k_posterior_ for f in (m, paper))
     assert k_default > k_paper + 1, (k_default, k_paper)
+
+
+def _truncated_nb(shape, rate, k_max):
+    "k's prior under the joint truncation: NB(shape, rate / (1 + rate)) restricted to 0..k_max."
+    pk = stats.nbinom.pmf(np.arange(k_max + 1), shape, rate / (1 + rate))
+    return pk / pk.sum()
+
+
+@pytest.mark.parametrize("engine", ["c", "python"])
+def test_prior_recovery_under_the_joint_truncation(engine):
+    """BMARSPrior(k_prior="joint") truncates p(k, lambda) rather than Poisson(k | lambda) (01_priors, "Two
+    hierarchies"; 10_bmars): k's prior is the negative binomial NB(shape, rate / (1 + rate)) cut at k_max -- under
+    lambda ~ Ga(1, 0.1) the geometric (1 / 1.1)^k -- and lambda | k ~ Ga(shape + k, rate + 1) exactly, so lambda's
+    marginal is that Gamma mixed over k's prior. With the likelihood off both engines must recover both (chi-square of
+    k, KS of lambda). The check can fail: at k_max = 12 the conditional truncation (lambda's independence MH step,
+    what the C loop would run if the flag were not passed) piles 0.16 of k's mass at k_max against 0.038 here."""
+    from rbf_bayes.bmars import sample_bmars_reference
+    k_max = 12
+    pr = BMARSPrior(max_interaction=2, k_max=k_max, lambda_shape=1.0, lambda_rate=0.1, k_prior="joint")
+    rng = np.random.default_rng(21)
+    x = rng.uniform(size=(40, 2))
+    run, n_iter = (sample_bmars, 600_000) if engine == "c" else (sample_bmars_reference, 150_000)
+    tr = run(x, rng.normal(size=40), prior=pr, n_iter=n_iter, burn_in=2000, thin=n_iter // 3000,
+             rng=np.random.default_rng(22), prior_only=True)
+    pk = _truncated_nb(1.0, 0.1, k_max)
+    conditional = np.array([integrate.quad(lambda L, k=k: np.exp(k * np.log(L) - special.gammaln(k + 1)
+                                                                 - log_poisson_normaliser(L, k_max)
+                                                                 + stats.gamma.logpdf(L, 1.0, scale=10.0)),
+                                           0, np.inf)[0] for k in range(k_max + 1)])
+    conditional /= conditional.sum()
+    assert pk[-1] < 0.05 and conditional[-1] > 0.15   # the two hierarchies differ where the test looks
+    ks, lam = tr.k[tr.kept], np.asarray(tr.lam)[tr.kept]
+    assert stats.chisquare(np.bincount(ks, minlength=k_max + 1), pk * len(ks)).pvalue > 1e-3
+    cdf = lambda L: sum(pk[k] * stats.gamma(1.0 + k, scale=1 / 1.1).cdf(L) for k in range(k_max + 1))
+    assert stats.kstest(lam, cdf).pvalue > 1e-3
+    assert tr.meta["prior"]["k_prior"] == "joint"
+
+
+def test_enumeration_under_the_joint_truncation():
+    """The posterior of k under the joint truncation, enumerated exactly (10_bmars' six points, k_max = 2, every
+    labelled model listed; k's prior the truncated geometric of lambda ~ Ga(1, 0.1)), against 8 C chains of
+    25,000 iterations: within 4 between-chain standard errors. The conditional hierarchy's exact p(k | y) is also
+    computed and must differ from the joint's by more than that, so the check can tell them apart."""
+    from rbf_bayes.posterior import log_marginal_likelihood
+    x6 = np.array([[0.1], [0.25], [0.4], [0.55], [0.7], [0.9]]); y6 = np.array([0.2, 0.1, 0.3, 0.9, 1.4, 2.1])
+    pr6 = BMARSPrior(max_interaction=1, k_max=2, lambda_shape=1.0, lambda_rate=0.1, k_prior="joint")
+    kn = np.sort(x6[:, 0]); lzv = log_valid_fraction(x6, 1, 1)
+    cands = [((0,), (s,), (t,)) for s in (1, -1) for t in range(6)]
+    cands = [b for b in cands if np.sum(hinge_column(x6, b[0], b[1], [kn[b[2][0]]]) > 0) >= 1]
+    lml = {k: [log_marginal_likelihood(
+        np.column_stack([np.ones(6)] + [hinge_column(x6, b[0], b[1], [kn[b[2][0]]]) for b in tup]), y6,
+        pr6.coef_var, pr6.rbf_prior()) + k * (-np.log(12) - lzv) for tup in itertools.product(cands, repeat=k)]
+        for k in range(3)}
+
+    def exact(pk):
+        lw = np.array([special.logsumexp(lml[k]) + np.log(pk[k]) for k in range(3)])
+        return np.exp(lw - special.logsumexp(lw))
+
+    joint = exact(_truncated_nb(1.0, 0.1, 2))
+    pk_c = np.array([integrate.quad(lambda L, k=k: np.exp(k * np.log(L) - special.gammaln(k + 1)
+                                                          - log_poisson_normaliser(L, 2)
+                                                          + stats.gamma.logpdf(L, 1.0, scale=10.0)), 0, np.inf)[0]
+                     for k in range(3)])
+    cond = exact(pk_c / pk_c.sum())
+    pks = np.array([np.bincount(sample_bmars(x6, y6, prior=pr6, n_iter=25_000, burn_in=1_000, thin=10,
+                                             rng=np.random.default_rng(s)).k[1000:], minlength=3) / 24_000
+                    for s in range(8)])
+    se = pks.std(0, ddof=1) / np.sqrt(8)
+    assert np.all(np.abs(pks.mean(0) - joint) < 4 * se + 1e-3), (pks.mean(0), joint, se)
+    assert np.max(np.abs(cond - joint)) > 4 * se.max() + 1e-3, (cond, joint, se)
+
+
+def test_k_prior_is_checked_by_name():
+    with pytest.raises(ValueError, match="k_prior"):
+        BMARSPrior(k_prior="marginal")
