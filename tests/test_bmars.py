@@ -244,11 +244,13 @@ def test_prior_recovery_under_the_joint_truncation(engine):
     assert tr.meta["prior"]["k_prior"] == "joint"
 
 
-def test_enumeration_under_the_joint_truncation():
+@pytest.mark.parametrize("n_temps", [1, 3])
+def test_enumeration_under_the_joint_truncation(n_temps):
     """The posterior of k under the joint truncation, enumerated exactly (10_bmars' six points, k_max = 2, every
     labelled model listed; k's prior the truncated geometric of lambda ~ Ga(1, 0.1)), against 8 C chains of
-    25,000 iterations: within 4 between-chain standard errors. The conditional hierarchy's exact p(k | y) is also
-    computed and must differ from the joint's by more than that, so the check can tell them apart."""
+    25,000 iterations, alone and as the cold chain of a three-rung ladder (each replica keeps its own lambda, drawn
+    exactly; swaps exchange the powers): within 4 between-chain standard errors. The conditional hierarchy's exact
+    p(k | y) is also computed and must differ from the joint's by more than that, so the check can tell them apart."""
     from rbf_bayes.posterior import log_marginal_likelihood
     x6 = np.array([[0.1], [0.25], [0.4], [0.55], [0.7], [0.9]]); y6 = np.array([0.2, 0.1, 0.3, 0.9, 1.4, 2.1])
     pr6 = BMARSPrior(max_interaction=1, k_max=2, lambda_shape=1.0, lambda_rate=0.1, k_prior="joint")
@@ -271,7 +273,8 @@ def test_enumeration_under_the_joint_truncation():
                      for k in range(3)])
     cond = exact(pk_c / pk_c.sum())
     pks = np.array([np.bincount(sample_bmars(x6, y6, prior=pr6, n_iter=25_000, burn_in=1_000, thin=10,
-                                             rng=np.random.default_rng(s)).k[1000:], minlength=3) / 24_000
+                                             rng=np.random.default_rng(s), n_temps=n_temps).k[1000:],
+                                minlength=3) / 24_000
                     for s in range(8)])
     se = pks.std(0, ddof=1) / np.sqrt(8)
     assert np.all(np.abs(pks.mean(0) - joint) < 4 * se + 1e-3), (pks.mean(0), joint, se)
