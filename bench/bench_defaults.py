@@ -38,6 +38,7 @@ from rbf_bayes import (
     SMCRegressor,
     StackedRegressor,
 )
+from rbf_bayes.bmars import BMARSPrior
 from rbf_bayes.convergence import NotConvergedWarning
 from rbf_bayes.datasets import friedman, load_boston, robot_arm, sinc_data
 from rbf_bayes.estimators import run_converged
@@ -110,11 +111,15 @@ def bmars(**kw):
     return fit
 
 
-def stacked():
-    """StackedRegressor(): the default RJMCMCRegressor() and BMARSRegressor() (each with the run's cap, if any), both
-    seeded by the split's seed, as "default" and "bmars" are, and stacked by their PSIS-LOO (12_estimators)."""
+def stacked(bmars_prior="paper"):
+    """StackedRegressor(): its default parts, RJMCMCRegressor() and BMARSRegressor(prior=BMARSPrior()) (the paper's
+    prior, since stop 104; bmars_prior=None: BMARSRegressor()'s own default, the stack's parts in stops 102-103), each
+    with the run's cap, if any, both seeded by the split's seed, as "default" and "bmars" are, and stacked by their
+    PSIS-LOO (12_estimators)."""
     def fit(X, y, Xt, seed, max_iter=None, smoke=False):
-        parts = [("rbf", RJMCMCRegressor(n_jobs=2, **_cap(max_iter))), ("mars", BMARSRegressor(**_cap(max_iter)))]
+        pr = BMARSPrior() if bmars_prior == "paper" else None
+        parts = [("rbf", RJMCMCRegressor(n_jobs=2, **_cap(max_iter))),
+                 ("mars", BMARSRegressor(prior=pr, **_cap(max_iter)))]
         return _fit_ours(StackedRegressor(estimators=parts, random_state=seed), X, y, Xt)
     return fit
 
@@ -245,8 +250,10 @@ CONFIGS = {
     # since stop 77): its two fits are bit for bit "plain"'s and "quadratic"'s on the same split
     "quadratic_auto": rj(quadratic="auto"),
     "bmars": bmars(),
-    # the two defaults above, "default" and "bmars", fitted alike and stacked by PSIS-LOO (StackedRegressor(), stop 92)
+    # StackedRegressor(): "default" and BMARS under the paper's prior, fitted alike and stacked by PSIS-LOO (stop 92;
+    # its BMARS part the paper's prior since stop 104); "stacked_bmars_default": with "bmars" (stops 102-103's stack)
     "stacked": stacked(),
+    "stacked_bmars_default": stacked(bmars_prior=None),
     # the default before stop 89 (no replica exchange; the default runs four rungs per chain, 10_bmars, "Tempering")
     "bmars_untempered": bmars(n_temps=1),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),

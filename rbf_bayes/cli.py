@@ -322,8 +322,8 @@ _STACK_REFUSES = ("n_iter", "burn_in", "max_iter", "chains", "jobs", "temps", "t
 
 def _model_to_fit(args):
     """fit's estimator: `MODELS[--model]` with the seed, the progress bar and the run-length and sampler options
-    (`_run_length_options`, `_sampler_options`); --model stacked: `StackedRegressor` of RJMCMCRegressor() and
-    BMARSRegressor() at their defaults (`StackedRegressor()`), seeded by --seed, each with the progress bar unless
+    (`_run_length_options`, `_sampler_options`); --model stacked: `StackedRegressor()`, its default parts
+    (RJMCMCRegressor() and BMARSRegressor(prior=BMARSPrior())), seeded by --seed, each with the progress bar unless
     --no-progress (their other options are set in Python: here a CLIError)."""
     cls, progress = MODELS[args.model], not args.no_progress
     if cls is not StackedRegressor:
@@ -333,8 +333,9 @@ def _model_to_fit(args):
         return cls(**kw)
     given = [o for o in _STACK_REFUSES if getattr(args, o) is not None]
     if given:
-        raise CLIError(f"--{given[0].replace('_', '-')}: the stacked model fits RJMCMCRegressor() and BMARSRegressor() "
-                       "at their defaults; set its fits' options in Python (StackedRegressor(estimators=[...]))")
+        raise CLIError(f"--{given[0].replace('_', '-')}: the stacked model fits StackedRegressor()'s default parts "
+                       "(RJMCMCRegressor(), BMARSRegressor(prior=BMARSPrior())); set its fits' options in Python "
+                       "(StackedRegressor(estimators=[...]))")
     return StackedRegressor(random_state=args.seed, progress=progress)
 
 # %% ../nbs/15_cli.ipynb #09bfa025
@@ -594,8 +595,8 @@ _OPTS = {  # option -> argparse keywords; every default is filled in after parsi
     "--features": dict(help="fit: input columns, comma-separated (default: every column but the targets)"),
     "--model": dict(
         choices=list(MODELS),
-        help="fit: rjmcmc (default), rjsa, smc, bmars, or stacked (rjmcmc and bmars at their defaults, stacked by "
-        "PSIS-LOO)",
+        help="fit: rjmcmc (default), rjsa, smc, bmars, or stacked (rjmcmc at its defaults and bmars under the "
+        "paper's prior, stacked by PSIS-LOO)",
     ),
     "--out": dict(help="fit: the model file to write (default model.npz)"),
     "--output": dict(help="predict: CSV to write (default: standard output); plot: PNG (default model.png)"),

@@ -1123,7 +1123,8 @@ class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMix
     """
     def __init__(self, *,
                  # [(name, estimator)] or estimators (named by their class): RJMCMCRegressor, BMARSRegressor,
-                 # SMCRegressor, each cloned and fitted; None: RJMCMCRegressor() and BMARSRegressor()
+                 # SMCRegressor, each cloned and fitted; None: RJMCMCRegressor() and BMARSRegressor() under the
+                 # paper's prior, BMARSRegressor(prior=BMARSPrior()) (stop 104: "Stacking several models")
                  estimators=None,
                  # int, numpy Generator or None: the seed of every part whose random_state is None, and `loo`'s draws
                  random_state=None,
@@ -1133,8 +1134,8 @@ class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMix
         self.estimators, self.random_state, self.progress = estimators, random_state, progress
 
     def _default_parts(self):
-        from .bmars import BMARSRegressor
-        return [("rbf", RJMCMCRegressor()), ("mars", BMARSRegressor())]
+        from .bmars import BMARSPrior, BMARSRegressor
+        return [("rbf", RJMCMCRegressor()), ("mars", BMARSRegressor(prior=BMARSPrior()))]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

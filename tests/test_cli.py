@@ -337,7 +337,8 @@ def test_fit_stacked_predict_summary_plot_and_refusals(tmp_path, capsys):
         assert main(["plot", str(out), "--output", str(tmp_path / png), *more]) == 0
         assert (tmp_path / png).stat().st_size > 1000 and f"wrote {tmp_path / png}" in capsys.readouterr().out
     for args, msg in ((["fit", str(tmp_path / "train.csv"), "--target", "y", "--model", "stacked", "--chains", "2"],
-                       "--chains: the stacked model fits RJMCMCRegressor() and BMARSRegressor() at their defaults"),
+                       "--chains: the stacked model fits StackedRegressor()'s default parts (RJMCMCRegressor(), "
+                       "BMARSRegressor(prior=BMARSPrior()))"),
                       (["fit", str(tmp_path / "train.csv"), "--target", "y", "--model", "stacked", "--n-iter", "500"],
                        "--n-iter: the stacked model")):
         assert main(args) == 2
