@@ -187,8 +187,9 @@ def test_a_part_that_refuses_the_data_leaves_the_stack_unfitted():
 def test_the_default_parts_are_the_rbf_default_and_bmars_under_the_papers_prior():
     """StackedRegressor() (estimators=None) stacks RJMCMCRegressor() with BMARSRegressor(prior=BMARSPrior()), the
     paper's lambda ~ Ga(10, 10), not BMARSRegressor()'s own default Ga(1, 0.1): on Boston's ten splits that stack's
-    test MSE was well below the one with BMARS's default (exp8, "The stack's BMARS part", stop 104). Each part at its
-    defaults otherwise, seeded by the stack's random_state; the fitted BMARS part is the chain its prior gives alone."""
+    mean test MSE was 10.14 against 10.89 with BMARS's default (-0.75 +- 0.60 paired; exp8, "The stack's BMARS part",
+    stop 104). Each part at its defaults otherwise, seeded by the stack's random_state; the fitted BMARS part is the
+    chain its prior gives alone."""
     d = sinc_data(np.random.default_rng(3))
     m = StackedRegressor(random_state=4).fit(d.x, d.y)
     rbf, mars = m.named_estimators_["rbf"], m.named_estimators_["mars"]
