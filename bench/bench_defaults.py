@@ -257,7 +257,10 @@ CONFIGS = {
     # the default before stop 89 (no replica exchange; the default runs four rungs per chain, 10_bmars, "Tempering")
     "bmars_untempered": bmars(n_temps=1),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
+    # SMCRegressor(): learned input scales since stop 105 (09_smc, "The default model"); "smc_grid" the default before
+    # (one isotropic width chosen by evidence from the grid)
     "smc": other(SMCRegressor),
+    "smc_grid": other(SMCRegressor, learn_scales=False),
     "annealer": other(AnnealedRBFRegressor),
     "gp": gp,
     "bart": bart,

@@ -10,7 +10,9 @@ kernel of the notebook), then (separately) the Gibbs refresh of the variances, r
 (in-place copies, no allocation), the optional resample-move reversible-jump steps and, with a learned width
 (each particle its own), the Metropolis-Hastings step on the log width (`width_sweep`, nb 09, "Learning the
 width"): a full rebuild of the particle's design over the t rows seen, in one set of rebuild buffers lent to
-each particle in turn.
+each particle in turn.  With learned per-input scales (`scale_sweep`, nb 09, "Learning the input scales") each
+particle's distance is ||diag(s)(x - mu)|| with its own scales s, one Metropolis-Hastings step per input, each a
+full rebuild the same way.
 """
 import numpy as np
 cimport cython
@@ -59,7 +61,7 @@ cdef class _Particles:
     loop's rooms"): never built on its own."""
     cdef list fac
     cdef object _lgam, _X, _Y, _cent, _k, _s2y, _s2b, _lml, _inc, _pre, _post, _dv, _w, _beta, _free
-    cdef object _bitgen, _lock, _nsing, _args, _w2, _nwid
+    cdef object _bitgen, _lock, _nsing, _args, _w2, _nwid, _sc, _nsc, _sp
     cdef GramFactor spare      # the rebuild buffers lent to each particle in turn by width_sweep (learn only)
     cdef double* X             # (cap, d) observed inputs
     cdef double* Y             # (cap, c) observed targets
@@ -79,6 +81,9 @@ cdef class _Particles:
     cdef int64_t* nsing        # (3,) singular proposals: birth step, refresh, resample-move
     cdef double* w2v           # (Np,) squared width of each particle (all the same unless the width is learned)
     cdef int64_t* nwid         # (2,) width steps proposed, accepted
+    cdef double* scv           # (Np, d) each particle's input scales s (all 1 unless the scales are learned)
+    cdef double* spv           # (d,) the proposed scales of a scale step
+    cdef int64_t* nsc          # (2,) scale steps proposed, accepted
     cdef bitgen_t* rng
     # the shared column store (fixed width; nb 09 "One column per distinct centre"): factors keep no design
     cdef readonly bint store
@@ -94,16 +99,19 @@ cdef class _Particles:
     cdef double gnn
     cdef readonly Py_ssize_t Np, cap, d, c, kmax, t
     cdef int kind, fixed
-    cdef readonly bint learn
-    cdef double lam, cc, a_y, b_y, a_b, b_b, rho, lw0, lwsd
+    cdef readonly bint learn, scaled
+    cdef double lam, cc, a_y, b_y, a_b, b_b, rho, lw0, lwsd, lssd
     cdef Likelihood lik        # the likelihood seam, pointed at one particle at a time (`_lik`)
     cdef double lik_d2
 
     def __cinit__(self, list factors, Py_ssize_t cap, Py_ssize_t d, Py_ssize_t kmax, str basis, double width,
                   double lam, double c, double a_y, double b_y, double a_b, double b_b, bint fixed,
-                  s2y, s2b, bitgen, double birth_at_new=0.0, widths=None, double log_width_sd=0.0):
+                  s2y, s2b, bitgen, double birth_at_new=0.0, widths=None, double log_width_sd=0.0, scales=None,
+                  double log_scale_sd=0.0):
         """widths: each particle's initial width (default all `width`); log_width_sd > 0 learns them, with the
-        prior log w ~ N(log width, log_width_sd^2) (`width_sweep`)."""
+        prior log w ~ N(log width, log_width_sd^2) (`width_sweep`). scales: each particle's initial input scales
+        (Np, d) (default all 1); log_scale_sd > 0 learns them, with the prior log s_m ~ N(0, log_scale_sd^2)
+        i.i.d. (`scale_sweep`); the width then stays `width`."""
         cdef GramFactor g
         self.fac = factors
         self.Np = len(factors)
@@ -122,6 +130,19 @@ cdef class _Particles:
         self.learn = log_width_sd > 0.0
         if self.learn and self.store:
             raise ValueError("a learned width needs each particle's own design (GramFactor design=True)")
+        self.scaled = log_scale_sd > 0.0
+        if self.scaled and self.store:
+            raise ValueError("learned input scales need each particle's own design (GramFactor design=True)")
+        if self.scaled and self.learn:
+            raise ValueError("learn the width or the input scales, not both (the scales carry the width)")
+        self.lssd = log_scale_sd
+        self._sc = (np.ones((self.Np, d)) if scales is None
+                    else np.array(scales, dtype=float).reshape(self.Np, d).copy())
+        if not np.all(np.isfinite(self._sc) & (self._sc > 0)):
+            raise ValueError("scales must be positive and finite")
+        if not self.scaled and not np.all(self._sc == 1.0):
+            raise ValueError("scales other than 1 need log_scale_sd > 0 (learned input scales)")
+        self._sp = np.ones(max(d, 1)); self._nsc = np.zeros(2, dtype=np.int64)
         self.lw0, self.lwsd = log(width), log_width_sd
         self._w2 = (np.full(self.Np, width, dtype=float) if widths is None
                     else np.array(widths, dtype=float).reshape(self.Np).copy()) ** 2
@@ -131,7 +152,7 @@ cdef class _Particles:
             raise ValueError("particles with different widths have different columns: they need their own designs "
                              "(GramFactor design=True)")
         self._nwid = np.zeros(2, dtype=np.int64)
-        if self.learn:
+        if self.learn or self.scaled:
             self.spare = GramFactor(cap, self.c, g.m_max, ridge=(1.0,))
             self.spare.enable_rebuild()
         self.lam, self.cc = lam, c
@@ -174,6 +195,10 @@ cdef class _Particles:
         cdef double[::1] wv2 = self._w2
         cdef int64_t[::1] nw = self._nwid
         self.w2v, self.nwid = &wv2[0], &nw[0]
+        cdef double[:, ::1] scm = self._sc
+        cdef double[::1] spm = self._sp
+        cdef int64_t[::1] nsm = self._nsc
+        self.scv, self.spv, self.nsc = &scm[0, 0], &spm[0], &nsm[0]
         self._bitgen = bitgen
         self._lock = bitgen.lock
         self.rng = <bitgen_t*> PyCapsule_GetPointer(bitgen.capsule, "BitGenerator")
@@ -321,6 +346,19 @@ cdef class _SharedColumns(_Particles):
             out[1 + a] = self.scol[self.slot_of[ce[a]]][t0]
         return out
 
+    cdef void _scaled_column(self, Py_ssize_t t, Py_ssize_t j, const double* s, double* out) noexcept nogil:
+        """out[n] = phi(||diag(s)(x_n - x_j)||), n < t, at the fixed width (learned input scales): the squared
+        distance summed input by input in input order, as the reference's NumPy sum."""
+        cdef Py_ssize_t n, a
+        cdef double r2, u
+        cdef const double* mu = self.X + j * self.d
+        for n in range(t):
+            r2 = 0.0
+            for a in range(self.d):
+                u = (self.X[n * self.d + a] - mu[a]) * s[a]
+                r2 += u * u
+            out[n] = phi_r2(r2, self.kind, self.w2v[0])
+
     cdef int _prop_col(self, GramFactor g, Py_ssize_t i, int op, Py_ssize_t pos1, Py_ssize_t j,
                        Py_ssize_t t) noexcept nogil:
         """Particle i proposes to APPEND the column phi(||x_s - x_j||), s < t (or to REPLACE its column pos1 by it):
@@ -329,7 +367,10 @@ cdef class _SharedColumns(_Particles):
         cdef int rc
         cdef Py_ssize_t s
         if not self.store:
-            basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
+            if self.scaled:
+                self._scaled_column(t, j, self.scv + i * self.d, g.scratch())
+            else:
+                basis_column_c(self.X, t, self.d, self.X + j * self.d, self.kind, self.w2v[i], g.scratch())
             return g._prop_append() if op == APPEND else g._prop_replace(pos1)
         s = self._acquire(j, t)
         self._products(self.cent + i * self.kmax, g.m, t, self.scol[s])
@@ -495,9 +536,14 @@ cdef class _SMCSteps(_SMCMoves):
                     self.dv[0] = 1.0
                     for a in range(k):
                         r2 = 0.0
-                        for dd_ in range(self.d):
-                            diff = self.X[ce[a] * self.d + dd_] - xt[dd_]
-                            r2 += diff * diff
+                        if self.scaled:
+                            for dd_ in range(self.d):
+                                diff = (self.X[ce[a] * self.d + dd_] - xt[dd_]) * self.scv[i * self.d + dd_]
+                                r2 += diff * diff
+                        else:
+                            for dd_ in range(self.d):
+                                diff = self.X[ce[a] * self.d + dd_] - xt[dd_]
+                                r2 += diff * diff
                         self.dv[1 + a] = phi_r2(r2, self.kind, self.w2v[i])
                 self._mean_at(g, self.dv, 1, self.pre + i * self.c)
                 g._add_row(t0, self.dv, &yt[0])
@@ -624,6 +670,9 @@ cdef class _SMCSteps(_SMCMoves):
             self.s2b[i] = self.s2b[s]
             self.lml[i] = self.lml[s]
             self.w2v[i] = self.w2v[s]
+            if self.scaled:
+                for a in range(self.d):
+                    self.scv[i * self.d + a] = self.scv[s * self.d + a]
 
     def rj_sweep(self):
         """One reversible-jump MCMC step per particle targeting pi_t: birth at a free observed input, death, or a
@@ -714,6 +763,52 @@ cdef class _SMCSteps(_SMCMoves):
                     self.nwid[1] += 1
                 g._swap_rebuild(self.spare)
 
+    def scale_sweep(self, const double[::1] tau):
+        """One Metropolis-Hastings step on each input's log scale of each particle, targeting pi_t
+        (TDSMCReference._scale_move): for m = 0..d-1, log s_m' = log s_m + tau_m eps, every kernel column rebuilt at
+        the proposed scales over the t rows seen, accepted with log r = log p(Y_t | S, s') - log p(Y_t | S, s)
+        + log N(log s_m'; 0, sd^2) - log N(log s_m; 0, sd^2). A singular rebuild is a rejection."""
+        if not self.scaled:
+            raise ValueError("the input scales are not learned (log_scale_sd = 0)")
+        if tau.shape[0] != self.d:
+            raise ValueError(f"tau must have one step per input ({self.d}), got {tau.shape[0]}")
+        cdef Py_ssize_t i, a, m, k, t = self.t, N = self.cap, d = self.d
+        for m in range(d):
+            if not (tau[m] > 0.0 and tau[m] < INFINITY):
+                raise ValueError(f"tau must be positive and finite, got {tau[m]} for input {m}")
+        cdef double ls, ls1, new, lr
+        cdef double* cols
+        cdef double* sc
+        cdef GramFactor g
+        cdef Py_ssize_t* ce
+        with self._lock:
+            for i in range(self.Np):
+                g = <GramFactor> self.fac[i]
+                ce = self.cent + i * self.kmax
+                sc = self.scv + i * d
+                for m in range(d):
+                    k = self.kk[i]
+                    ls = log(sc[m])
+                    ls1 = ls + tau[m] * random_standard_normal(self.rng)
+                    for a in range(d):
+                        self.spv[a] = sc[a]
+                    self.spv[m] = exp(ls1)
+                    self.nsc[0] += 1
+                    g._swap_rebuild(self.spare)
+                    cols = g.rebuild_columns()
+                    for a in range(k):
+                        self._scaled_column(t, ce[a], self.spv, cols + (1 + a) * N)
+                    if g._prop_rebuild_rows(1, 1 + k, t):
+                        self.nsing[2] += 1
+                        g._swap_rebuild(self.spare)
+                        continue
+                    new = self._lml_of(g, t, i, True)
+                    lr = new - self.lml[i] - 0.5 * (ls1 * ls1 - ls * ls) / (self.lssd * self.lssd)
+                    if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
+                        sc[m] = self.spv[m]
+                        self.nsc[1] += 1
+                    g._swap_rebuild(self.spare)
+
 
 cdef class SMCCore(_SMCSteps):
     """Particle states and the per-observation loop; driven by `rbf_bayes.smc.TDSMC`. Built in rooms, each a base class
@@ -742,7 +837,7 @@ cdef class SMCCore(_SMCSteps):
             self.scol[sl] = col
         for f in self.fac:
             f.resize_rows(cap)
-        if self.learn:
+        if self.learn or self.scaled:
             self.spare.resize_rows(cap)
         self._X, self._Y, self._free = X, Y, fb
         cdef double[:, ::1] xv = self._X
@@ -755,9 +850,10 @@ cdef class SMCCore(_SMCSteps):
         """Pickle support: the settings, every particle's GramFactor, the per-particle arrays and the bit generator (so
         the unpickled sampler continues the same random stream); rebuilt by `_rebuild_smc_core`."""
         arrays = dict(X=self._X, Y=self._Y, cent=self._cent, k=self._k, s2y=self._s2y, s2b=self._s2b, lml=self._lml,
-                      inc=self._inc, pre=self._pre, post=self._post, nsing=self._nsing, w2=self._w2, nwid=self._nwid)
+                      inc=self._inc, pre=self._pre, post=self._post, nsing=self._nsing, w2=self._w2, nwid=self._nwid,
+                      sc=self._sc, nsc=self._nsc)
         args = (self.cap,) + tuple(self._args[1:])     # the capacity may have grown since construction
-        return (_rebuild_smc_core, (self.fac, args, self.rho, self.t, self._bitgen, arrays, self.lwsd))
+        return (_rebuild_smc_core, (self.fac, args, self.rho, self.t, self._bitgen, arrays, self.lwsd, self.lssd))
 
     def _restore(self, list factors, Py_ssize_t t, dict arrays):
         """Install unpickled particles and arrays (same shapes as this freshly built core's); the column store is
@@ -766,7 +862,8 @@ cdef class SMCCore(_SMCSteps):
         cdef Py_ssize_t i, a, s
         for name, dst in (("X", self._X), ("Y", self._Y), ("cent", self._cent), ("k", self._k), ("s2y", self._s2y),
                           ("s2b", self._s2b), ("lml", self._lml), ("inc", self._inc), ("pre", self._pre),
-                          ("post", self._post), ("nsing", self._nsing), ("w2", self._w2), ("nwid", self._nwid)):
+                          ("post", self._post), ("nsing", self._nsing), ("w2", self._w2), ("nwid", self._nwid),
+                          ("sc", self._sc), ("nsc", self._nsc)):
             if name in arrays:
                 dst[...] = arrays[name]
         self.fac = factors
@@ -834,6 +931,16 @@ cdef class SMCCore(_SMCSteps):
         return int(self._nwid[0]), int(self._nwid[1])
 
     @property
+    def scales(self):
+        """Each particle's input scales (Np, d)."""
+        return self._sc.copy()
+
+    @property
+    def scale_acceptance(self):
+        """Scale steps (proposed, accepted) so far, one per input per particle per sweep."""
+        return int(self._nsc[0]), int(self._nsc[1])
+
+    @property
     def log_ml(self):
         return self._lml.copy()
 
@@ -854,7 +961,7 @@ cdef class SMCCore(_SMCSteps):
         return self.fac[i]
 
 
-def _rebuild_smc_core(factors, args, rho, t, bitgen, arrays, log_width_sd=0.0):
+def _rebuild_smc_core(factors, args, rho, t, bitgen, arrays, log_width_sd=0.0, log_scale_sd=0.0):
     "Unpickle an SMCCore: a core built on placeholder particles, then the pickled state installed."
     cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed = args
     g0 = factors[0]
@@ -867,6 +974,6 @@ def _rebuild_smc_core(factors, args, rho, t, bitgen, arrays, log_width_sd=0.0):
             e.append_given(np.zeros(0), 0.0, np.zeros(g0.c))
         empty.append(e)
     core = SMCCore(empty, cap, d, kmax, basis, width, lam, c, a_y, b_y, a_b, b_b, fixed, arrays["s2y"], arrays["s2b"],
-                   bitgen, rho, None, log_width_sd)
+                   bitgen, rho, None, log_width_sd, None, log_scale_sd)
     core._restore(list(factors), t, arrays)
     return core

@@ -275,6 +275,7 @@ class SMCPrior:
     a_b: float = 0.0            # sigma_beta^2 ~ IG(a_b, b_b); both 0: Jeffreys' prior
     b_b: float = 0.0
     log_width_sd: float = 1.0   # a learned width (width="learn"): log w ~ N(log sqrt(d), log_width_sd^2)
+    log_scale_sd: float = 1.0   # learned input scales (learn_scales=True): log s_m ~ N(0, log_scale_sd^2) i.i.d.
 
     def __post_init__(self):
         check_positive("lam", self.lam)
@@ -282,6 +283,7 @@ class SMCPrior:
             raise ValueError(f"k_max must be an integer >= 1, got {self.k_max!r}")
         for n in ("a_y", "b_y", "a_b", "b_b"): check_positive(n, getattr(self, n), allow_zero=True)
         check_positive("log_width_sd", self.log_width_sd)
+        check_positive("log_scale_sd", self.log_scale_sd)
 
     def replace(self, **kw) -> SMCPrior:
         "A copy with some fields changed."

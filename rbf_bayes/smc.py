@@ -31,9 +31,9 @@ from .progress import DeferredInterrupt, InterruptedWarning, Progress, interrupt
 from .results import RBFRunInfo, SamplerResult, Summary
 
 # %% auto #0
-__all__ = ['RESAMPLING', 'SMC_MAX_WORK', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio', 'smc_move_probs', 'log_backward',
-           'log_Z', 'resample', 'SMCRunInfo', 'SMCResult', 'weighted_quantiles', 'draw_free', 'resample_slots',
-           'TDSMCReference', 'TDSMC', 'SMCRegressor']
+__all__ = ['RESAMPLING', 'SMC_MAX_WORK', 'SMC_MAX_DESIGNS', 'smc_log_ml', 'kernel_matrix', 'log_prior_move_ratio',
+           'smc_move_probs', 'log_backward', 'log_Z', 'resample', 'SMCRunInfo', 'SMCResult', 'weighted_quantiles',
+           'draw_free', 'resample_slots', 'TDSMCReference', 'TDSMC', 'SMCRegressor']
 
 # %% ../nbs/09_smc.ipynb #b28db12b
 def smc_log_ml(e: float, # explained sum of squares e_r of the state
@@ -120,18 +120,30 @@ class SMCRunInfo(RBFRunInfo):
     learn_width: bool | None = None          # each particle learns its width (`SMCRegressor(learn_width=True)`)
     log_width_sd: float | None = None        # the sd of the log width's random walk
     width_acceptance: list | None = None     # (proposed, accepted) of the width step
+    learn_scales: bool | None = None         # each particle learns its input scales (`SMCRegressor(learn_scales=True)`)
+    log_scale_sd: float | None = None        # the prior sd of each log scale
+    scale_acceptance: list | None = None     # (proposed, accepted) of the scale steps
+
 
 # %% ../nbs/09_smc.ipynb #daac57b5
 class _SMCPredictive:
     """TD-SMC's predictions from the weighted particles: the mean and predictive sd, and the predictive as a mixture."""
 
+    def _kernels(self, x):
+        """Each particle's kernel matrix at x: its centres at its width and, when they are learned, its input scales s
+        (the distance ||diag(s)(x - mu)|| is the plain distance between the scaled points diag(s)x and diag(s)mu)."""
+        wd = np.full(len(self.k), self.meta.width) if self.widths is None else self.widths
+        sc = [None] * len(self.k) if self.scales is None else self.scales
+        for cen, wi, si in zip(self.centres, wd, sc, strict=True):
+            yield kernel_matrix(x, cen, self.meta.basis, wi) if si is None else kernel_matrix(
+                x * si, cen * si, self.meta.basis, wi
+            )
+
     def predict(self, x, return_std: bool=False):
         "Weighted posterior mean of the clean output at x (and the predictive sd of a new observation)."
         x = as_inputs(x); w = self.weights; means, var = [], []
-        wd = np.full(len(w), self.meta.width) if self.widths is None else self.widths
-        for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
-            K = kernel_matrix(x, cen, self.meta.basis, wi)   # from L L' = K'K + rI: no inverse
-            means.append(K @ h)
+        for K, h, f, s2 in zip(self._kernels(x), self.coef_mean, self.factors, self.sigma2, strict=True):
+            means.append(K @ h)   # the sd from L L' = K'K + rI: no inverse
             if return_std:
                 L = f.reshape(len(h), len(h))
                 var.append(s2 * (1 + np.sum(linalg.solve_triangular(L, K.T, lower=True) ** 2, 0)))
@@ -147,9 +159,7 @@ class _SMCPredictive:
         x = as_inputs(x)
         w = np.asarray(self.weights, float)
         means, sds = [], []
-        wd = np.full(len(w), self.meta.width) if self.widths is None else self.widths
-        for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
-            K = kernel_matrix(x, cen, self.meta.basis, wi)
+        for K, h, f, s2 in zip(self._kernels(x), self.coef_mean, self.factors, self.sigma2, strict=True):
             L = f.reshape(len(h), len(h))
             means.append(K @ h)
             sds.append(np.sqrt(s2 * (1 + np.sum(linalg.solve_triangular(L, K.T, lower=True) ** 2, 0))))
@@ -162,11 +172,15 @@ class _SMCDraws:
 
     def _arviz_draws(self, est, centres: bool=False) -> tuple[dict, dict, dict]:
         """(posterior, sample_stats, dims) per particle for `to_arviz` (which resamples them by weight): k, sigma2 on
-        the scale of y, the learned width; centres=True: the centres padded with NaN to the largest k and the mask."""
+        the scale of y, the learned width or input scales; centres=True: the centres padded with NaN to the largest k
+        and the mask."""
         s2 = np.asarray(self.sigma2, float).reshape(len(self.k), -1) * est.y_scale_**2
         post, dims = dict(k=np.asarray(self.k), sigma2=s2), dict(sigma2=["output"])
         if self.widths is not None:
             post["width"] = np.asarray(self.widths)
+        if self.scales is not None:
+            post["scales"] = np.asarray(self.scales)
+            dims["scales"] = ["input"]
         if centres:
             P, d = len(self.k), est.n_features_in_
             K = max(int(np.max(self.k)) if P else 0, 1)
@@ -185,11 +199,10 @@ class _SMCDraws:
         posterior N(h, sigma^2 (K'K + rI)^-1). (means (P, n, c), sds (P, n, c))."""
         x = as_inputs(x)
         means, sds = [], []
-        wd = np.full(len(self.k), self.meta.width) if self.widths is None else self.widths
-        for cen, h, f, s2, wi in zip(self.centres, self.coef_mean, self.factors, self.sigma2, wd, strict=True):
+        for K, h, f, s2 in zip(self._kernels(x), self.coef_mean, self.factors, self.sigma2, strict=True):
             L = f.reshape(len(h), len(h))
             a = h + np.sqrt(s2) * linalg.solve_triangular(L, rng.standard_normal(h.shape), lower=True, trans="T")
-            means.append(kernel_matrix(x, cen, self.meta.basis, wi) @ a)
+            means.append(K @ a)
             sds.append(np.full(len(x), np.sqrt(s2)))
         means = np.array(means)
         return means, np.broadcast_to(np.array(sds)[:, :, None], means.shape)
@@ -204,6 +217,7 @@ class SMCResult(_SMCDraws, _SMCPredictive, SamplerResult):
     factors: list               # per particle: the lower Cholesky factor L of K'K + rI, flattened ((1 + k_i)^2,)
     sigma2: np.ndarray          # (P,) noise variance sigma_y^2 of each particle
     widths: np.ndarray|None = None   # (P,) each particle's width when it is learned (else meta.width for all)
+    scales: np.ndarray|None = None   # (P, d) each particle's input scales when they are learned (else none: all 1)
     _ragged_fields = ("centres", "coef_mean", "factors")
     _k_unit = "particles"
     _info_type = SMCRunInfo
@@ -236,6 +250,16 @@ class SMCResult(_SMCDraws, _SMCPredictive, SamplerResult):
                     f"{math.exp(q[2]):.3g}; steps accepted {acc[1]:,} of {acc[0]:,}",
                 ),
             )
+        if self.scales is not None:
+            med = [math.exp(weighted_quantiles(np.log(s), w, [0.5])[0]) for s in np.asarray(self.scales).T]
+            acc = self.meta.scale_acceptance or (0, 0)
+            rows.insert(
+                3,
+                (
+                    "input scales (learned)",
+                    "medians " + ", ".join(f"{v:.2g}" for v in med) + f"; steps accepted {acc[1]:,} of {acc[0]:,}",
+                ),
+            )
         return rows, notes
 
 # %% ../nbs/09_smc.ipynb #be3aeabf
@@ -248,6 +272,7 @@ def weighted_quantiles(v: np.ndarray, w: np.ndarray, q) -> np.ndarray:
 @dataclass
 class _Particle:
     g: GramFactor; centres: list; s2y: float; s2b: float; lml: float; width: float = 1.0
+    scales: np.ndarray|None = None   # (d,) its input scales when they are learned
 
 # %% ../nbs/09_smc.ipynb #9ffbea42
 def draw_free(centres, t: int, rng: np.random.Generator) -> int:
@@ -271,7 +296,8 @@ def resample_slots(idx: np.ndarray, # resampled parent indices (any order)
 
 # %% ../nbs/09_smc.ipynb #cf2a8d2d
 class _SMCStart:
-    """TD-SMC's start: pi_0 for the variances and a learned width, and the width sweeps' step and schedule."""
+    """TD-SMC's start: pi_0 for the variances and a learned width, and the width sweeps' step and schedule (learned
+    input scales: `_SMCScales`)."""
 
     def _initial_width(self) -> float:
         "pi_0 for a learned width: log w ~ N(log width, log_width_sd^2) (drawn after the particle's variances)."
@@ -288,8 +314,9 @@ class _SMCStart:
         return min(max(sd, 0.1), self.log_width_sd)
 
     def _width_due(self) -> bool:
-        "Width sweeps run at every observation up to t = 50, then every floor(t / 50): about 35 per doubling of t."
-        if not self.learn_width or self.t < self._next_width:
+        """Width (or input-scale) sweeps run at every observation up to t = 50, then every floor(t / 50): about 35 per
+        doubling of t."""
+        if not (self.learn_width or self.learn_scales) or self.t < self._next_width:
             return False
         self._next_width = self.t + max(1, self.t // 50)
         return True
@@ -309,6 +336,51 @@ class _SMCStart:
             else float(self.init_variances[1])
         )
         return s2y, s2b
+
+# %% ../nbs/09_smc.ipynb #sc105b01
+class _SMCScales:
+    """What a learned width or learned input scales add to the particle system: the settings, pi_0 for the scales, the
+    steps of their sweeps, and what a result records of them."""
+
+    def _set_learned(self, learn_width, learn_scales, prior: SMCPrior):
+        "learn_width / learn_scales and their priors' spreads; one at most (the input scales carry the width)."
+        self.learn_width, self.log_width_sd = check_bool("learn_width", learn_width), float(prior.log_width_sd)
+        if self.learn_width and self.basis not in WIDTH_BASES:
+            raise ValueError(
+                f"learn_width=True needs a basis with a width ({', '.join(WIDTH_BASES)}), got {self.basis!r}"
+            )
+        self.learn_scales, self.log_scale_sd = check_bool("learn_scales", learn_scales), float(prior.log_scale_sd)
+        if self.learn_scales and self.learn_width:
+            raise ValueError("learn_width=True and learn_scales=True: learn one (the input scales carry the width)")
+
+    def _initial_scales(self):
+        "pi_0 for learned input scales: log s_m ~ N(0, log_scale_sd^2) i.i.d. (drawn after the width); else None."
+        if not self.learn_scales:
+            return None
+        return np.exp(self.log_scale_sd * self.rng.standard_normal(self.d))
+
+    def _scale_tau(self) -> np.ndarray:
+        """The random-walk steps on the log scales, one per input: the particles' weighted sd of log s_m, within [0.1,
+        log_scale_sd] (as `_width_tau`)."""
+        ls, w = np.log(self.scales), self.weights
+        sd = np.sqrt(np.maximum(w @ (ls - w @ ls) ** 2, 0.0))
+        return np.clip(sd, 0.1, self.log_scale_sd)
+
+    def _metric_sweep(self):
+        "The learned width's step, or every input scale's step in turn."
+        if self.learn_width:
+            self._width_sweep(self._width_tau())
+        if self.learn_scales:
+            self._scale_sweep(self._scale_tau())
+
+    def _learned_meta(self) -> dict:
+        "What `SMCRunInfo` records of a learned width or learned scales: the switch, the prior's sd, the acceptance."
+        out = {}
+        if self.learn_width:
+            out.update(learn_width=True, log_width_sd=self.log_width_sd, width_acceptance=self.width_acceptance)
+        if self.learn_scales:
+            out.update(learn_scales=True, log_scale_sd=self.log_scale_sd, scale_acceptance=self.scale_acceptance)
+        return out
 
 # %% ../nbs/09_smc.ipynb #2ac8e877
 class _SMCEstimates:
@@ -351,6 +423,7 @@ class _SMCEstimates:
             factors=factors,
             sigma2=s2y,
             widths=self.widths.copy() if self.learn_width else None,
+            scales=self.scales.copy() if self.learn_scales else None,
             meta=dict(
                 basis=self.basis,
                 width=self.width,
@@ -365,8 +438,7 @@ class _SMCEstimates:
                 n_done=self.t,
             ),
         )
-        if self.learn_width:
-            res.meta.update(learn_width=True, log_width_sd=self.log_width_sd, width_acceptance=self.width_acceptance)
+        res.meta.update(self._learned_meta())
         self._result = (self.version, res)
         return res
 
@@ -441,12 +513,12 @@ class _SMCFilter:
         for _ in range(self.move_steps):
             self._rj_sweep()
         if self._width_due():
-            self._width_sweep(self._width_tau())
+            self._metric_sweep()
 
     def rejuvenate(self, n_sweeps: int = 1):
-        """n_sweeps of MCMC on every particle at the current t: one reversible-jump step (birth / death / swap), a width
-        step if the width is learned and, unless the variances are fixed, the Gibbs refresh. Each is pi_t-invariant, so
-        the weighted particles stay a valid
+        """n_sweeps of MCMC on every particle at the current t: one reversible-jump step (birth / death / swap), the
+        learned width's or scales' steps and, unless the variances are fixed, the Gibbs refresh. Each is
+        pi_t-invariant, so the weighted particles stay a valid
         approximation of pi_t; run after the last observation it turns the particles into N chains on the final
         posterior."""
         check_int("n_sweeps", n_sweeps, 0)
@@ -455,27 +527,24 @@ class _SMCFilter:
         self.version += 1
         for _ in range(n_sweeps):
             self._rj_sweep()
-            if self.learn_width:
-                self._width_sweep(self._width_tau())
+            if self.learn_width or self.learn_scales:
+                self._metric_sweep()
             if self.fix_variances is None:
                 self._refresh_all()
         return self
 
 # %% ../nbs/09_smc.ipynb #3a9028af
-class _TDSMCBase(_SMCFilter, _SMCStart, _SMCEstimates):
+class _TDSMCBase(_SMCFilter, _SMCStart, _SMCScales, _SMCEstimates):
     "What the reference and the C engine share: the settings here; the loop, the start and the estimates in its parts."
     def __init__(self, n_particles: int=250, basis: str="gaussian", width: float=1.6, *, prior: SMCPrior=SMCPrior(),
                  c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, fix_variances=None,
                  init_variances=(1.0, 1.0), capacity: int=1000, move_steps: int=0, birth_at_new: float=0.0,
-                 learn_width: bool=False, rng: np.random.Generator|None=None):
+                 learn_width: bool=False, learn_scales: bool=False, rng: np.random.Generator|None=None):
         self.basis, self.width = check_basis(basis, width)
         if not isinstance(prior, SMCPrior):
             raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors), got {prior!r}")
         self.prior = prior
-        self.learn_width = check_bool("learn_width", learn_width)
-        self.log_width_sd = float(prior.log_width_sd)
-        if self.learn_width and self.basis not in WIDTH_BASES:
-            raise ValueError(f"learn_width=True needs a basis with a width ({', '.join(WIDTH_BASES)}), got {basis!r}")
+        self._set_learned(learn_width, learn_scales, prior)
         self._next_width = 1  # the next time t at which the widths move (`_width_due`)
         if not 0 <= birth_at_new < 1:
             raise ValueError(f"birth_at_new must be in [0, 1), got {birth_at_new}")
@@ -519,13 +588,14 @@ class _TDSMCBase(_SMCFilter, _SMCStart, _SMCEstimates):
         check_memory(
             nb,
             f"TD-SMC with n_particles = {self.n_particles}, k_max = {self.k_max} over {cap} rows",
-            "lower n_particles or k_max (every particle keeps its k_max x N design), or stream fewer rows",
+            "lower k_max or n_particles (with a learned width or learned scales every particle keeps its own k_max x N "
+            "design), or stream fewer rows",
         )
 
 # %% ../nbs/09_smc.ipynb #fd7a6ba1
 class _RefSMCMoves:
-    """The reference's MCMC moves at the current t: the width's Metropolis-Hastings step and the reversible-jump
-    step."""
+    """The reference's MCMC moves at the current t: the width's (or the input scales') Metropolis-Hastings step and the
+    reversible-jump step."""
 
     def _width_sweep(self, tau):
         for p in self.particles:
@@ -567,7 +637,7 @@ class _RefSMCMoves:
         u = self.rng.random()
         if u < a["birth"]:
             j = draw_free(p.centres, t, self.rng)
-            if not p.g.propose_append(self._col(j, t, p.width)):
+            if not p.g.propose_append(self._col(j, t, p.width, p.scales)):
                 self.n_singular[2] += 1
                 return
             new = self._lml(p, t, True, k + 2)
@@ -594,7 +664,7 @@ class _RefSMCMoves:
         elif k and k < t:
             pos = min(int(self.rng.random() * k), k - 1)
             j = draw_free(p.centres, t, self.rng)
-            if not p.g.propose_replace(1 + pos, self._col(j, t, p.width)):
+            if not p.g.propose_replace(1 + pos, self._col(j, t, p.width, p.scales)):
                 self.n_singular[2] += 1
                 return
             new = self._lml(p, t, True, k + 1)
@@ -605,6 +675,39 @@ class _RefSMCMoves:
                 p.lml = new
             else:
                 p.g.reject()
+
+# %% ../nbs/09_smc.ipynb #sc105b02
+class _RefSMCScaleMoves:
+    """The reference's steps on learned input scales at the current t: one Metropolis-Hastings step per input of each
+    particle (`SMCCore.scale_sweep` in C)."""
+
+    def _scale_sweep(self, tau):
+        for p in self.particles:
+            for m in range(self.d):
+                self._scale_move(p, m, tau[m])
+
+    def _scale_move(self, p, m, tau):
+        """Metropolis-Hastings on input m's log scale, leaving pi_t invariant: every kernel column rebuilt at the
+        proposed scales, log r = log p(Y_t | S, s') - log p(Y_t | S, s) + log N(log s_m'; 0, sd^2) - log N(log s_m)."""
+        t = self.t
+        ls = math.log(p.scales[m])
+        ls1 = ls + tau * self.rng.standard_normal()
+        s1 = p.scales.copy()
+        s1[m] = math.exp(ls1)
+        self.n_scale[0] += 1
+        p.g.enable_rebuild()
+        if not p.g.propose_rebuild(1, [self._col(j, t, p.width, s1) for j in p.centres]):
+            self.n_singular[2] += 1
+            return
+        new = self._lml(p, t, True)
+        lr = new - p.lml - 0.5 * (ls1**2 - ls**2) / self.log_scale_sd**2
+        if math.log(self.rng.random()) < lr:
+            p.g.commit()
+            p.lml = new
+            p.scales = s1
+            self.n_scale[1] += 1
+        else:
+            p.g.reject()
 
 # %% ../nbs/09_smc.ipynb #c3af7323
 class _RefSMCStep:
@@ -618,7 +721,12 @@ class _RefSMCStep:
         for i, p in enumerate(self.particles):
             old = p.lml
             k = len(p.centres)
-            kv = basis_from_sq(np.sum((self.X[p.centres] - xt) ** 2, axis=1), self.basis, p.width) if k else np.zeros(0)
+            sc = 1.0 if p.scales is None else p.scales
+            kv = (
+                basis_from_sq(np.sum(((self.X[p.centres] - xt) * sc) ** 2, axis=1), self.basis, p.width)
+                if k
+                else np.zeros(0)
+            )
             row = np.concatenate([[1.0], kv])
             pre[i] = self._mean_at(p, row)
             p.g.add_row(t0, row, yt)
@@ -629,7 +737,7 @@ class _RefSMCStep:
                 move = "birth"
                 rho = self.birth_at_new
                 j = t0 if rho > 0 and self.rng.random() < rho else draw_free(p.centres, t, self.rng)
-                if not p.g.append(self._col(j, t, p.width)):
+                if not p.g.append(self._col(j, t, p.width, p.scales)):
                     self.n_singular[0] += 1
                     p.lml = self._lml(p, t)
                     inc[i] = -np.inf
@@ -694,28 +802,33 @@ class _RefSMCRefresh:
                 self.particles[s].s2b,
                 self.particles[s].lml,
                 self.particles[s].width,
+                None if self.particles[s].scales is None else self.particles[s].scales.copy(),
             )
             for i, (s, p) in enumerate(zip(src, self.particles, strict=False))
         ]
 
 # %% ../nbs/09_smc.ipynb #9387b9ef
-class TDSMCReference(_RefSMCRefresh, _RefSMCStep, _RefSMCMoves, _TDSMCBase):
+class TDSMCReference(_RefSMCRefresh, _RefSMCStep, _RefSMCMoves, _RefSMCScaleMoves, _TDSMCBase):
     "Trans-dimensional SMC, every step in Python (the reference for the C engine `TDSMC`)."
     def _init(self, d, c_out):
         self.d, self.c_out = d, c_out
         self.X = np.zeros((self.capacity, d)); self.Y = np.zeros((self.capacity, c_out))
         self.particles = []; self.n_singular = [0, 0, 0]
         for _ in range(self.n_particles):
-            s2y, s2b = self._initial_variances(); w = self._initial_width()
+            s2y, s2b = self._initial_variances(); w = self._initial_width(); sc = self._initial_scales()
             g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,)); g.set_targets(self.Y)
             g.append(np.zeros(self.capacity))   # the constant column; its entries arrive with the rows
-            self.particles.append(_Particle(g, [], s2y, s2b, 0.0, w))
-        self.logw = np.zeros(self.n_particles); self.n_width = [0, 0]
+            self.particles.append(_Particle(g, [], s2y, s2b, 0.0, w, sc))
+        self.logw = np.zeros(self.n_particles); self.n_width = [0, 0]; self.n_scale = [0, 0]
 
     @property
     def widths(self): return np.array([p.width for p in self.particles])
     @property
     def width_acceptance(self): return tuple(self.n_width)
+    @property
+    def scales(self): return np.array([np.ones(self.d) if p.scales is None else p.scales for p in self.particles])
+    @property
+    def scale_acceptance(self): return tuple(self.n_scale)
 
     @property
     def ks(self): return np.array([len(p.centres) for p in self.particles])
@@ -727,10 +840,12 @@ class TDSMCReference(_RefSMCRefresh, _RefSMCStep, _RefSMCMoves, _TDSMCBase):
         for p in self.particles: p.g.resize_rows(cap)
         self.capacity = cap
 
-    def _col(self, j, t, width):
-        "Kernel column centred on observed input j over the t rows observed so far (zeros beyond)."
+    def _col(self, j, t, width, scales=None):
+        """Kernel column centred on observed input j over the t rows observed so far (zeros beyond), at the width and,
+        when they are learned, the input scales."""
         v = np.zeros(self.capacity)
-        v[:t] = basis_from_sq(np.sum((self.X[:t] - self.X[j]) ** 2, axis=1), self.basis, width)
+        sc = 1.0 if scales is None else scales
+        v[:t] = basis_from_sq(np.sum(((self.X[:t] - self.X[j]) * sc) ** 2, axis=1), self.basis, width)
         return v
 
     def _lml(self, p, t, proposed=False, m=None):
@@ -769,13 +884,27 @@ class _SMCEngineViews:
         return self.core.width_acceptance
 
     @property
+    def scales(self):
+        return self.core.scales
+
+    @property
+    def scale_acceptance(self):
+        return self.core.scale_acceptance
+
+    @property
     def particles(self) -> list:
         "Views of the particles: factor, centre indices, variances, log marginal likelihood."
         s2y, s2b, lml = self.core.sigma2_y, self.core.sigma2_beta, self.core.log_ml
-        wd = self.core.widths
+        wd, sc = self.core.widths, self.core.scales
         return [
             _Particle(
-                self.core.factor(i), self.core.centres(i), float(s2y[i]), float(s2b[i]), float(lml[i]), float(wd[i])
+                self.core.factor(i),
+                self.core.centres(i),
+                float(s2y[i]),
+                float(s2b[i]),
+                float(lml[i]),
+                float(wd[i]),
+                sc[i] if self.learn_scales else None,
             )
             for i in range(self.n_particles)
         ]
@@ -797,7 +926,7 @@ class _SMCEngineCalls:
         the shared store, the columns held now plus one per particle (the most a step can add), each of cap doubles, and
         the particles' factors. The store grows with the distinct centres alive; a column that cannot be allocated
         later is a MemoryError raised before the step changes any particle."""
-        if self.learn_width:
+        if self.learn_width or self.learn_scales:
             return super()._check_memory(cap)
         held = self.core.store_columns[0] if getattr(self, "core", None) is not None else 1
         nb = 8.0 * (cap * (held + self.n_particles) + 4 * self.n_particles * (self.k_max + 2) ** 2)
@@ -826,6 +955,9 @@ class _SMCEngineCalls:
     def _width_sweep(self, tau):
         self.core.width_sweep(tau)
 
+    def _scale_sweep(self, tau):
+        self.core.scale_sweep(np.ascontiguousarray(tau, dtype=float))
+
 # %% ../nbs/09_smc.ipynb #6ae95e59
 class TDSMC(_SMCEngineCalls, _SMCEngineViews, _TDSMCBase):
     """Trans-dimensional SMC for Bayesian kernel regression (Vermaak, Godsill & Doucet), one data point at a time; C
@@ -838,13 +970,15 @@ class TDSMC(_SMCEngineCalls, _SMCEngineViews, _TDSMCBase):
         from rbf_bayes._smc import SMCCore
 
         self.d, self.c_out = d, c_out
-        fac, v, wd = [], [], []
+        fac, v, wd, sc = [], [], [], []
+        own = self.learn_width or self.learn_scales  # every particle its own columns, so its own design
         for _ in range(self.n_particles):
             s2y, s2b = self._initial_variances()
             v.append((s2y, s2b))
             wd.append(self._initial_width())
-            g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,), design=self.learn_width)
-            if self.learn_width:
+            sc.append(self._initial_scales())
+            g = GramFactor(self.capacity, c_out, self.k_max + 1, ridge=(s2y / s2b,), design=own)
+            if own:
                 g.append(np.zeros(self.capacity))
             else:
                 g.append_given(np.zeros(0), 0.0, np.zeros(c_out))  # the constant column; the store holds its values
@@ -870,6 +1004,8 @@ class TDSMC(_SMCEngineCalls, _SMCEngineViews, _TDSMCBase):
             self.birth_at_new,
             wd,
             self.log_width_sd if self.learn_width else 0.0,
+            np.array(sc) if self.learn_scales else None,
+            self.log_scale_sd if self.learn_scales else 0.0,
         )
         self.logw = np.zeros(self.n_particles)
 
@@ -878,17 +1014,40 @@ class TDSMC(_SMCEngineCalls, _SMCEngineViews, _TDSMCBase):
 # rows x particles x grid widths one `fit` takes (about ten minutes here; see 'How many rows one fit takes')
 SMC_MAX_WORK = 6e7
 
-def _check_smc_work(N: int, n_particles: int, n_widths: int) -> None:
-    "Refuse, before any work, a TD-SMC pass of more than SMC_MAX_WORK row-particle-widths, naming what to change."
+def _check_smc_work(N: int, n_particles: int, n_widths: int, d_scales: int = 0) -> None:
+    """Refuse, before any work, a TD-SMC pass of more than SMC_MAX_WORK row-particle-widths, naming what to change.
+    Learned scales in d inputs count as 2 + d widths (their steps: 3.4-3.8 fixed-width passes at d = 2, 5-11 at d =
+    10, on 1,000-4,000 rows)."""
+    n_widths = n_widths if not d_scales else 2 + d_scales
     work = N * n_particles * n_widths
+    what = (f"learned scales in {d_scales} input(s) (about {n_widths} passes)" if d_scales
+            else f"{n_widths} width(s)")
     if work > SMC_MAX_WORK:
         raise ValueError(
-            f"SMCRegressor.fit on {N:,} rows with n_particles={n_particles} and {n_widths} width(s) is "
+            f"SMCRegressor.fit on {N:,} rows with n_particles={n_particles} and {what} is "
             f"{work:.2g} row-particle-widths of work, above the {SMC_MAX_WORK:.0e} one fit takes (about ten "
-            f"minutes here; this one would take about {work / SMC_MAX_WORK * 10:.0f} minutes): give a fixed width (one "
-            f"pass "
-            "instead of one per grid width), fewer n_particles or a subsample of the rows; or stream the rows with "
+            f"minutes here; this one would take about {work / SMC_MAX_WORK * 10:.0f} minutes): give "
+            + ("learn_scales=False with a fixed width (one pass), " if d_scales else
+               "a fixed width (one pass instead of one per grid width), ")
+            + "fewer n_particles or a subsample of the rows; or stream the rows with "
             "partial_fit, which has no limit; RJMCMCRegressor takes this many rows faster"
+        )
+
+# %% ../nbs/09_smc.ipynb #sc105b04
+# bytes of the particles' own designs one `fit` with learned scales may take (see 'How many rows one fit takes')
+SMC_MAX_DESIGNS = 2.0 * 2**30
+
+def _check_smc_designs(N: int, n_particles: int, k_max: int) -> None:
+    """Refuse, before any work, a fit with learned scales whose particles' own designs, n_particles x (k_max + 2) x N
+    doubles, exceed SMC_MAX_DESIGNS, naming what to change (learn_scales=False shares one column store)."""
+    nb = 8.0 * n_particles * (k_max + 2) * N
+    if nb > SMC_MAX_DESIGNS:
+        raise ValueError(
+            f"SMCRegressor.fit on {N:,} rows with n_particles={n_particles}, k_max={k_max} and learned scales keeps "
+            f"every particle's own design: about {nb / 2**30:.1f} GiB, above the {SMC_MAX_DESIGNS / 2**30:.0f} GiB "
+            "one fit may take: give learn_scales=False (the particles share one column per centre), fewer "
+            "n_particles, a smaller k_max or a subsample of the rows; RJMCMCRegressor takes this many rows with "
+            "learned scales in far less memory"
         )
 
 # %% ../nbs/09_smc.ipynb #95102043
@@ -898,6 +1057,8 @@ class _SMCWidthGrid:
     def _widths(self, X) -> list:
         "The widths to run: the given one, or (width='auto' with a width basis) the grid on the inputs' scale."
         scale = 1.0 if self.standardize else float(np.sqrt(np.mean(np.var(X, axis=0))))
+        if check_bool("learn_scales", self.learn_scales):   # one run at the fixed width; the scales do the rest
+            return self._scales_width(X, scale)
         if isinstance(self.width, str) and self.width == "learn":       # one run; the width is the prior's median
             if self.basis not in WIDTH_BASES:
                 raise ValueError(
@@ -934,6 +1095,7 @@ class _SMCWidthGrid:
             birth_at_new=self.birth_at_new,
             rng=self._gen,
             learn_width=isinstance(self.width, str) and self.width == "learn",
+            learn_scales=self.learn_scales,
         )
 
     def _grid_run(self):
@@ -949,23 +1111,18 @@ class _SMCWidthGrid:
                 # a fit, before any work: memory, then time (a stream has no limit)
                 if not g["ev"] and not g.get("stream"):
                     self.smc_._check_memory(self.smc_.capacity)
-                    _check_smc_work(len(X), self.n_particles, len(g["widths"]))
+                    _check_smc_work(len(X), self.n_particles, len(g["widths"]), X.shape[1] if self.learn_scales else 0)
+                    if self.learn_scales:
+                        _check_smc_designs(len(X), self.n_particles, self.smc_.k_max)
             order = self._gen.permutation(len(X)) if g["shuffle"] else np.arange(len(X))
             self._feed(X[order], Y[order], order)
             if self.interrupted_:
                 return
             self._grid_done()
-        i = int(np.argmax(g["ev"]))
         if g.get("stream") and len(g["widths"]) > 1:
             self._stream_systems = g.get("systems") or g["done"]
         self.smc_, self._grid = g["best"], None
-        self.width_, self.width_grid_, self.width_log_evidence_ = (
-            float(g["widths"][i]),
-            np.array(g["widths"]),
-            np.array(g["ev"]),
-        )
-        if self.smc_.learn_width:  # the particles' weighted median width (the grid holds the prior's median)
-            self.width_ = float(np.exp(weighted_quantiles(np.log(self.smc_.widths), self.smc_.weights, [0.5])[0]))
+        self._set_fitted_width(g)
 
     def _grid_done(self):
         g = self._grid
@@ -974,6 +1131,60 @@ class _SMCWidthGrid:
             g["done"].append(self.smc_)  # a stream keeps every width's system; a fit only the best
         if g["best"] is None or g["ev"][-1] > max(g["ev"][:-1]):
             g["best"] = self.smc_
+
+# %% ../nbs/09_smc.ipynb #sc105b03
+class _SMCFittedWidth:
+    """SMCRegressor's width when the input scales are learned, and the fitted width (and scales) as attributes and in a
+    saved model's file."""
+
+    def _scales_width(self, X, scale: float) -> list:
+        "learn_scales=True: one run, at sqrt(d) on standardised inputs (width='auto') or the width given (units of X)."
+        if isinstance(self.width, str) and self.width == "learn":
+            raise ValueError(
+                "width='learn' and learn_scales=True: learn one (the input scales carry the width); give "
+                "learn_scales=False to learn one isotropic width, or width='auto' (sqrt(d) on standardised inputs) or "
+                "a number with the scales"
+            )
+        if isinstance(self.width, str) and self.width != "auto":
+            raise ValueError(f"width must be a positive number, 'auto' or 'learn', got {self.width!r}")
+        if isinstance(self.width, str):
+            return [math.sqrt(X.shape[1]) * (scale if scale > 0 else 1.0)]
+        return [self._fit_width()]  # a number is in units of X (`00b_base`, "Lengths a user gives")
+
+    def _set_fitted_width(self, g):
+        """width_ (the grid's choice by evidence; with a learned width the particles' weighted median; else the width
+        run), width_grid_, width_log_evidence_ and, with learned scales, input_scales_ (each input's posterior mean
+        scale, on the scale the model was fitted on)."""
+        i = int(np.argmax(g["ev"]))
+        self.width_, self.width_grid_, self.width_log_evidence_ = (
+            float(g["widths"][i]), np.array(g["widths"]), np.array(g["ev"])
+        )
+        if self.smc_.learn_width:  # the grid holds the prior's median
+            self.width_ = float(np.exp(weighted_quantiles(np.log(self.smc_.widths), self.smc_.weights, [0.5])[0]))
+        if self.smc_.learn_scales:
+            self.input_scales_ = self.smc_.weights @ self.smc_.scales
+
+    def _fitted_json(self) -> dict:
+        if not hasattr(self, "width_"):
+            return {}
+        out = dict(
+            width_=self.width_,
+            width_grid_=self.width_grid_.tolist(),
+            width_log_evidence_=self.width_log_evidence_.tolist(),
+        )
+        if hasattr(self, "input_scales_"):
+            out["input_scales_"] = self.input_scales_.tolist()
+        return out
+
+    def _load_fitted_json(self, f: dict) -> None:
+        if "width_" in f:
+            self.width_, self.width_grid_, self.width_log_evidence_ = (
+                f["width_"],
+                np.array(f["width_grid_"]),
+                np.array(f["width_log_evidence_"]),
+            )
+        if "input_scales_" in f:
+            self.input_scales_ = np.array(f["input_scales_"])
 
 # %% ../nbs/09_smc.ipynb #4902a991
 class _SMCStream:
@@ -1077,10 +1288,16 @@ class _SMCStream:
         return self
 
 # %% ../nbs/09_smc.ipynb #4bf04eed
-class SMCRegressor(_SMCWidthGrid, _SMCStream, BaseBayesEstimator):
+class SMCRegressor(_SMCWidthGrid, _SMCFittedWidth, _SMCStream, BaseBayesEstimator):
     """Single-pass trans-dimensional SMC kernel regression (Vermaak, Godsill & Doucet) in the scikit-learn protocol.
 
-    `width="auto"` (default, for the Gaussian and multiquadric bases) runs the particle system once per width in
+    By default (`learn_scales=True`, since stop 105) every particle carries one scale per input, the distance
+    ||diag(s)(x - mu)|| at the width sqrt(d) on standardised inputs (`width="auto"`; a number: that width), with
+    log s_m ~ N(0, log_scale_sd^2) (`prior.log_scale_sd`) and a Metropolis-Hastings step per input in the resample-move
+    stage: one pass; `input_scales_` holds each input's posterior mean scale, `trace_.scales` every particle's
+    ("Learning the input scales"; on the benchmarks it beat the grid below on every protocol, `exp8_benchmarks`).
+    With `learn_scales=False` (the paper's isotropic model),
+    `width="auto"` (for the Gaussian and multiquadric bases) runs the particle system once per width in
     `width_grid` (on standardised inputs; times the inputs' RMS scale with standardize=False) and keeps the one with the
     largest evidence log p(y | width) — type-II maximum likelihood over the width (`width_`, `width_log_evidence_`).
     Each run uses the same random stream (common random numbers). A stream (partial_fit) keeps one particle system per
@@ -1101,7 +1318,8 @@ class SMCRegressor(_SMCWidthGrid, _SMCStream, BaseBayesEstimator):
     >>> from rbf_bayes.datasets import sinc_data
     >>> from rbf_bayes.priors import SMCPrior
     >>> d = sinc_data(np.random.default_rng(0))        # the paper's sinc: 50 noisy points
-    >>> m = SMCRegressor(n_particles=100, width=1.6, prior=SMCPrior(lam=1.0, k_max=20), random_state=0)
+    >>> m = SMCRegressor(n_particles=100, width=1.6, prior=SMCPrior(lam=1.0, k_max=20), random_state=0,
+    ...                  learn_scales=False)                # the paper's model: one width
     >>> for rows in np.split(np.arange(50), 5):         # a stream of five batches
     ...     m = m.partial_fit(d.x[rows], d.y[rows])
     >>> bool(np.sqrt(np.mean((m.predict(d.x_test) - d.f_test) ** 2)) < 0.2)
@@ -1119,8 +1337,10 @@ class SMCRegressor(_SMCWidthGrid, _SMCStream, BaseBayesEstimator):
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
+                 # each particle learns one scale per input (the class docstring); False: one isotropic width
+                 learn_scales: bool=True,
                 ):
-        self.extrapolate = extrapolate
+        self.extrapolate, self.learn_scales = extrapolate, learn_scales
         self.n_particles, self.basis, self.width, self.prior = n_particles, basis, width, prior
         self.width_grid, self.c_move = width_grid, c_move
         self.resampling, self.ess_threshold, self.shuffle, self.capacity = resampling, ess_threshold, shuffle, capacity
@@ -1139,25 +1359,6 @@ class SMCRegressor(_SMCWidthGrid, _SMCStream, BaseBayesEstimator):
         self._stream_systems = None
         self._grid_run()
         return self
-
-    def _fitted_json(self) -> dict:
-        return (
-            {}
-            if not hasattr(self, "width_")
-            else dict(
-                width_=self.width_,
-                width_grid_=self.width_grid_.tolist(),
-                width_log_evidence_=self.width_log_evidence_.tolist(),
-            )
-        )
-
-    def _load_fitted_json(self, f: dict) -> None:
-        if "width_" in f:
-            self.width_, self.width_grid_, self.width_log_evidence_ = (
-                f["width_"],
-                np.array(f["width_grid_"]),
-                np.array(f["width_log_evidence_"]),
-            )
 
     def summary(self) -> Summary:
         "The base summary, with the width and, if it was chosen by evidence, the grid's log evidences."

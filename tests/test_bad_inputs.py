@@ -312,6 +312,13 @@ SPECIFIC36 = [
     ],
     (
         "smc-too-many-rows",
+        lambda: SMCRegressor(learn_scales=False).fit(np.zeros((40_000, 2)) + np.arange(40_000)[:, None],
+                                                     np.arange(40_000.0)),
+        ValueError,
+        "n_particles",
+    ),
+    (   # the default since stop 105 (learned scales): every particle's own design, 4.2 GiB here, is refused
+        "smc-too-many-rows-learned-scales",
         lambda: SMCRegressor().fit(np.zeros((40_000, 2)) + np.arange(40_000)[:, None], np.arange(40_000.0)),
         ValueError,
         "n_particles",
