@@ -6,7 +6,8 @@ isotropic width chosen by evidence from a grid (stop 104's default) and the ARD 
 Configurations: `smc_grid` SMCRegressor(learn_scales=False) (the default until stop 105; bench_defaults' `smc` until
 then); `smc_scales` SMCRegressor(learn_scales=True) (the default since); `smc_scales_ms3` the same with three
 resample-move sweeps per observation (move_steps=3); `smc_scales_lam3` and `smc_scales_lam10` the learned scales
-under k ~ Poisson(3) (k_max 50) and Poisson(10) (k_max 100) instead of the paper's Poisson(1); `gp` the ARD GP.
+under k ~ Poisson(3) (k_max 50) and Poisson(10) (k_max 100) instead of the paper's Poisson(1); `smc_scales_lam10k50`
+Poisson(10) with k_max 50; `smc_grid_lam10` the width grid under Poisson(10); `gp` the ARD GP.
 Prints bench_defaults' rows and summary.
 """
 import argparse
@@ -22,6 +23,8 @@ CONFIGS.update(
     smc_scales_ms3=other(SMCRegressor, learn_scales=True, move_steps=3),
     smc_scales_lam3=other(SMCRegressor, learn_scales=True, prior=SMCPrior(lam=3.0)),
     smc_scales_lam10=other(SMCRegressor, learn_scales=True, prior=SMCPrior(lam=10.0, k_max=100)),
+    smc_scales_lam10k50=other(SMCRegressor, learn_scales=True, prior=SMCPrior(lam=10.0)),
+    smc_grid_lam10=other(SMCRegressor, learn_scales=False, prior=SMCPrior(lam=10.0)),
 )
 
 if __name__ == "__main__":

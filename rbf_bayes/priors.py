@@ -16,10 +16,11 @@ from ._validation import check_bool, check_choice, check_positive
 from .basis import CentreSpace
 
 # %% auto #0
-__all__ = ['COEF_PRIORS', 'K_PRIORS', 'REGRESSOR_PRIOR', 'PROBIT_PRIOR', 'RBFPrior', 'log_poisson_normaliser', 'log_k_prior',
-           'log_Lambda_prior', 'log_inv_gamma', 'delta2_scale', 'log_delta2_prior', 'log_delta2_jump',
-           'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior', 'log_inputs_prior', 'coef_prior_cov',
-           'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior', 'k_marginal', 'SMCPrior', 'default_prior']
+__all__ = ['COEF_PRIORS', 'K_PRIORS', 'SMC_REGRESSOR_PRIOR', 'REGRESSOR_PRIOR', 'PROBIT_PRIOR', 'RBFPrior',
+           'log_poisson_normaliser', 'log_k_prior', 'log_Lambda_prior', 'log_inv_gamma', 'delta2_scale',
+           'log_delta2_prior', 'log_delta2_jump', 'log_sigma2_prior', 'log_centres_prior', 'log_scales_prior',
+           'log_inputs_prior', 'coef_prior_cov', 'log_coef_prior', 'log_joint_k_normaliser', 'log_k_Lambda_prior',
+           'k_marginal', 'SMCPrior', 'default_prior']
 
 # %% ../nbs/01_priors.ipynb #d6288f75
 COEF_PRIORS = ("ridge", "g")
@@ -288,6 +289,11 @@ class SMCPrior:
     def replace(self, **kw) -> SMCPrior:
         "A copy with some fields changed."
         return replace(self, **kw)
+
+# %% ../nbs/01_priors.ipynb #sc105p01
+# SMCRegressor's prior (its prior=None): k ~ Poisson(10) truncated at 50, the rest as SMCPrior(); SMCPrior() itself is
+# the paper's Poisson(1) (09_smc, "The default model": with learned scales, Poisson(10) beat it on every protocol)
+SMC_REGRESSOR_PRIOR = SMCPrior(lam=10.0)
 
 # %% ../nbs/01_priors.ipynb #c0e79060
 # RJMCMCRegressor's prior: ridge, k ~ NB(10, 1/2), centres reaching a spread beyond the data (00_basis, near/far),

@@ -26,7 +26,7 @@ from rbf_bayes._validation import (
 from .basis import WIDTH_BASES, basis_from_sq, check_basis
 from .kernel import GramFactor, state_log_ml
 from .moves import move_probabilities
-from .priors import SMCPrior
+from .priors import SMC_REGRESSOR_PRIOR, SMCPrior
 from .progress import DeferredInterrupt, InterruptedWarning, Progress, interrupt_message
 from .results import RBFRunInfo, SamplerResult, Summary
 
@@ -1079,7 +1079,7 @@ class _SMCWidthGrid:
     def _new(self, n, width):
         self._stream_params = self.get_params(deep=False)  # what the particle system was built with
         self._gen, self._seen = self._rng(), np.empty(0, np.intp)
-        prior = SMCPrior() if self.prior is None else self.prior
+        prior = SMC_REGRESSOR_PRIOR if self.prior is None else self.prior
         if not isinstance(prior, SMCPrior):
             raise TypeError(f"prior must be an SMCPrior (rbf_bayes.priors) or None, got {prior!r}")
         self.smc_ = TDSMC(
@@ -1295,7 +1295,8 @@ class SMCRegressor(_SMCWidthGrid, _SMCFittedWidth, _SMCStream, BaseBayesEstimato
     ||diag(s)(x - mu)|| at the width sqrt(d) on standardised inputs (`width="auto"`; a number: that width), with
     log s_m ~ N(0, log_scale_sd^2) (`prior.log_scale_sd`) and a Metropolis-Hastings step per input in the resample-move
     stage: one pass; `input_scales_` holds each input's posterior mean scale, `trace_.scales` every particle's
-    ("Learning the input scales"; on the benchmarks it beat the grid below on every protocol, `exp8_benchmarks`).
+    ("Learning the input scales"; on the benchmarks it beat the grid below on every protocol, `exp8_benchmarks`),
+    and `prior=None` is `SMC_REGRESSOR_PRIOR`, k ~ Poisson(10) ("The default model").
     With `learn_scales=False` (the paper's isotropic model),
     `width="auto"` (for the Gaussian and multiquadric bases) runs the particle system once per width in
     `width_grid` (on standardised inputs; times the inputs' RMS scale with standardize=False) and keeps the one with the
@@ -1329,7 +1330,7 @@ class SMCRegressor(_SMCWidthGrid, _SMCFittedWidth, _SMCStream, BaseBayesEstimato
 
     def __init__(self, *, n_particles: int=250, basis: str="gaussian", width: float|str="auto",
                  # the TD-SMC prior (`priors.SMCPrior`: k's rate and truncation, the variances' IG priors, a learned
-                 # width's spread); None: SMCPrior()
+                 # width's or scales' spread); None: SMC_REGRESSOR_PRIOR, k ~ Poisson(10) (SMCPrior(): the paper's)
                  prior: SMCPrior|None=None,
                  c_move: float=0.25, resampling: str="systematic", ess_threshold: float=1.0, shuffle: bool=True,
                  capacity: int|None=None, move_steps: int=0, birth_at_new: float=0.0, random_state=None,

@@ -230,7 +230,7 @@ CELL_LINES_OWED = {
     "_RefSMCMoves": 83,  # 09_smc
     "_SMCWidthGrid": 81,  # 09_smc (83 until stop 105)
     "_SMCStream": 100,  # 09_smc
-    "SMCRegressor": 114,  # 09_smc (124 until stop 105)
+    "SMCRegressor": 115,  # 09_smc (124 until stop 105)
     "_BMARSRun": 67,  # 10_bmars
     "BMARSRegressor": 73,  # 10_bmars (76 until stop 89)
     "RJMCMCRegressor": 141,  # 12_estimators
