@@ -360,8 +360,21 @@ def test_learned_width_converges_to_the_exact_posterior_and_a_wrong_prior_is_cau
     assert abs(m[0] - wrong) > 4 * se[0] + 0.01
 
 
-def test_learned_width_c_equals_reference_and_pickle_continues():
+def _pickled_stream_continues(make, x, y, learned):
+    """A TD-SMC engine fed the first 30 rows, pickled, and both copies fed the rest: the learned width or scales and the
+    weights bit for bit the same. Returns the copy that was never pickled."""
     import pickle
+
+    c = make().partial_fit(x[:30], y[:30])
+    c2 = pickle.loads(pickle.dumps(c))
+    for s in (c, c2):
+        s.partial_fit(x[30:], y[30:])
+    np.testing.assert_array_equal(getattr(c, learned), getattr(c2, learned))
+    np.testing.assert_array_equal(c.logw, c2.logw)
+    return c
+
+
+def test_learned_width_c_equals_reference_and_pickle_continues():
     rng = np.random.default_rng(3)
     x = rng.uniform(-4, 4, (50, 2))
     y = np.column_stack([np.sinc(x[:, 0]), np.cos(x[:, 1])]) + 0.1 * rng.normal(size=(50, 2))
@@ -381,12 +394,9 @@ def test_learned_width_c_equals_reference_and_pickle_continues():
     np.testing.assert_allclose(a.predict(x[:6]), b.predict(x[:6]), rtol=1e-8, atol=1e-10)
     assert a.width_acceptance == b.width_acceptance and 0 < b.width_acceptance[1] < b.width_acceptance[0]
     assert len(set(np.round(b.widths, 12))) > 1                    # the widths differ between particles
-    c = TDSMC(30, "gaussian", 1.2, rng=np.random.default_rng(9), **kw).partial_fit(x[:30], y[:30])
-    c2 = pickle.loads(pickle.dumps(c))
-    for s in (c, c2):
-        s.partial_fit(x[30:], y[30:])
-    np.testing.assert_array_equal(c.widths, c2.widths)
-    np.testing.assert_array_equal(c.logw, c2.logw)
+    c = _pickled_stream_continues(
+        lambda: TDSMC(30, "gaussian", 1.2, rng=np.random.default_rng(9), **kw), x, y, "widths"
+    )
     np.testing.assert_array_equal(c.widths, b.widths)               # continuing = one call
 
 
@@ -552,7 +562,6 @@ _SCALE_KW = dict(
 
 
 def test_learned_scales_c_equals_reference_and_pickle_continues():
-    import pickle
 
     x, y = _scale_data()
     a, b = (E(30, "gaussian", 1.2, rng=np.random.default_rng(9), **_SCALE_KW).partial_fit(x, y)
@@ -567,12 +576,9 @@ def test_learned_scales_c_equals_reference_and_pickle_continues():
     assert np.all(b.widths == 1.2)                                   # the width is not learned with the scales
     m = b.weights @ b.scales
     assert m[2] < min(m[0], m[1]), m                                 # the noise input's scale is the smallest
-    c = TDSMC(30, "gaussian", 1.2, rng=np.random.default_rng(9), **_SCALE_KW).partial_fit(x[:30], y[:30])
-    c2 = pickle.loads(pickle.dumps(c))
-    for s in (c, c2):
-        s.partial_fit(x[30:], y[30:])
-    np.testing.assert_array_equal(c.scales, c2.scales)
-    np.testing.assert_array_equal(c.logw, c2.logw)
+    c = _pickled_stream_continues(
+        lambda: TDSMC(30, "gaussian", 1.2, rng=np.random.default_rng(9), **_SCALE_KW), x, y, "scales"
+    )
     # continuing = one call, to rounding: the designs grow at other times (as with a learned width in 3 inputs)
     np.testing.assert_allclose(c.scales, b.scales, rtol=1e-12)
     r = b.result()
