@@ -724,6 +724,23 @@ cdef class _SMCSteps(_SMCMoves):
                     else:
                         self._unused(j)
 
+    cdef bint _metric_proposal(self, GramFactor g, Py_ssize_t i, Py_ssize_t k, Py_ssize_t t,
+                               double lprior) noexcept nogil:
+        """The rest of a step on the metric (the width, or the input scales) once particle i's k kernel columns are
+        built at the proposed value in the lent buffers (`_swap_rebuild`): refactor them (a singular rebuild is a
+        rejection), accept with log r = log p(Y_t | S, proposed) - log p(Y_t | S, current) + lprior (the log prior
+        ratio; the walk on the log metric is symmetric), settle, and hand the buffers back. Returns whether it was
+        accepted; the caller sets the metric and counts (TDSMCReference._metric_proposal)."""
+        cdef bint acc = False
+        cdef double new
+        if g._prop_rebuild_rows(1, 1 + k, t):
+            self.nsing[2] += 1
+        else:
+            new = self._lml_of(g, t, i, True)
+            acc = settle(g, mh_accept(self.rng, new - self.lml[i] + lprior, 0.0, 0.0), new, &self.lml[i])
+        g._swap_rebuild(self.spare)
+        return acc
+
     def width_sweep(self, double tau):
         """One Metropolis-Hastings step on each particle's log width targeting pi_t (TDSMCReference._width_move):
         log w' = log w + tau eps, every kernel column rebuilt at w' over the t rows seen (the kernel's full-rebuild
@@ -734,7 +751,7 @@ cdef class _SMCSteps(_SMCMoves):
         if not (tau > 0.0 and tau < INFINITY):
             raise ValueError(f"tau must be positive and finite, got {tau}")
         cdef Py_ssize_t i, a, k, t = self.t, N = self.cap
-        cdef double lw, lw1, w21, new, lr
+        cdef double lw, lw1, w21, lpr
         cdef double* cols
         cdef GramFactor g
         cdef Py_ssize_t* ce
@@ -751,17 +768,10 @@ cdef class _SMCSteps(_SMCMoves):
                 cols = g.rebuild_columns()
                 for a in range(k):
                     basis_column_c(self.X, t, self.d, self.X + ce[a] * self.d, self.kind, w21, cols + (1 + a) * N)
-                if g._prop_rebuild_rows(1, 1 + k, t):
-                    self.nsing[2] += 1
-                    g._swap_rebuild(self.spare)
-                    continue
-                new = self._lml_of(g, t, i, True)
-                lr = (new - self.lml[i]
-                      - 0.5 * ((lw1 - self.lw0) ** 2 - (lw - self.lw0) ** 2) / (self.lwsd * self.lwsd))
-                if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
+                lpr = -0.5 * ((lw1 - self.lw0) ** 2 - (lw - self.lw0) ** 2) / (self.lwsd * self.lwsd)
+                if self._metric_proposal(g, i, k, t, lpr):
                     self.w2v[i] = w21
                     self.nwid[1] += 1
-                g._swap_rebuild(self.spare)
 
     def scale_sweep(self, const double[::1] tau):
         """One Metropolis-Hastings step on each input's log scale of each particle, targeting pi_t
@@ -776,7 +786,7 @@ cdef class _SMCSteps(_SMCMoves):
         for m in range(d):
             if not (tau[m] > 0.0 and tau[m] < INFINITY):
                 raise ValueError(f"tau must be positive and finite, got {tau[m]} for input {m}")
-        cdef double ls, ls1, new, lr
+        cdef double ls, ls1
         cdef double* cols
         cdef double* sc
         cdef GramFactor g
@@ -798,16 +808,9 @@ cdef class _SMCSteps(_SMCMoves):
                     cols = g.rebuild_columns()
                     for a in range(k):
                         self._scaled_column(t, ce[a], self.spv, cols + (1 + a) * N)
-                    if g._prop_rebuild_rows(1, 1 + k, t):
-                        self.nsing[2] += 1
-                        g._swap_rebuild(self.spare)
-                        continue
-                    new = self._lml_of(g, t, i, True)
-                    lr = new - self.lml[i] - 0.5 * (ls1 * ls1 - ls * ls) / (self.lssd * self.lssd)
-                    if settle(g, mh_accept(self.rng, lr, 0.0, 0.0), new, &self.lml[i]):
+                    if self._metric_proposal(g, i, k, t, -0.5 * (ls1 * ls1 - ls * ls) / (self.lssd * self.lssd)):
                         sc[m] = self.spv[m]
                         self.nsc[1] += 1
-                    g._swap_rebuild(self.spare)
 
 
 cdef class SMCCore(_SMCSteps):

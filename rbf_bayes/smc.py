@@ -609,20 +609,12 @@ class _RefSMCMoves:
         lw1 = lw + tau * self.rng.standard_normal()
         w1 = math.exp(lw1)
         self.n_width[0] += 1
-        p.g.enable_rebuild()
-        if not p.g.propose_rebuild(1, [self._col(j, t, w1) for j in p.centres]):
-            self.n_singular[2] += 1
-            return
-        new = self._lml(p, t, True)
         lw0, sd = math.log(self.width), self.log_width_sd
-        lr = new - p.lml - 0.5 * ((lw1 - lw0) ** 2 - (lw - lw0) ** 2) / sd**2
-        if math.log(self.rng.random()) < lr:
-            p.g.commit()
-            p.lml = new
+        if self._metric_proposal(p, [self._col(j, t, w1) for j in p.centres],
+                                 -0.5 * ((lw1 - lw0) ** 2 - (lw - lw0) ** 2) / sd**2):
             p.width = w1
             self.n_width[1] += 1
-        else:
-            p.g.reject()
+
 
     def _rj_sweep(self):
         for p in self.particles:
@@ -676,6 +668,28 @@ class _RefSMCMoves:
             else:
                 p.g.reject()
 
+# %% ../nbs/09_smc.ipynb #sm106a01
+class _RefSMCMetricStep:
+    """The reference's shared end of the width's and the input scales' Metropolis-Hastings steps (`_width_move`,
+    `_scale_move`; `SMCCore._metric_proposal` in C)."""
+
+    def _metric_proposal(self, p, cols, lprior):
+        """The rest of a step on the metric (the width, or the input scales) once particle p's kernel columns are
+        built at the proposed value: the full-rebuild path (a singular rebuild is a rejection), accepted with
+        log r = log p(Y_t | S, proposed) - log p(Y_t | S, current) + lprior (the log prior ratio; the walk on the log
+        metric is symmetric). Returns whether it was accepted; the caller sets the metric and counts."""
+        p.g.enable_rebuild()
+        if not p.g.propose_rebuild(1, cols):
+            self.n_singular[2] += 1
+            return False
+        new = self._lml(p, self.t, True)
+        if math.log(self.rng.random()) < new - p.lml + lprior:
+            p.g.commit()
+            p.lml = new
+            return True
+        p.g.reject()
+        return False
+
 # %% ../nbs/09_smc.ipynb #sc105b02
 class _RefSMCScaleMoves:
     """The reference's steps on learned input scales at the current t: one Metropolis-Hastings step per input of each
@@ -695,19 +709,10 @@ class _RefSMCScaleMoves:
         s1 = p.scales.copy()
         s1[m] = math.exp(ls1)
         self.n_scale[0] += 1
-        p.g.enable_rebuild()
-        if not p.g.propose_rebuild(1, [self._col(j, t, p.width, s1) for j in p.centres]):
-            self.n_singular[2] += 1
-            return
-        new = self._lml(p, t, True)
-        lr = new - p.lml - 0.5 * (ls1**2 - ls**2) / self.log_scale_sd**2
-        if math.log(self.rng.random()) < lr:
-            p.g.commit()
-            p.lml = new
+        if self._metric_proposal(p, [self._col(j, t, p.width, s1) for j in p.centres],
+                                 -0.5 * (ls1**2 - ls**2) / self.log_scale_sd**2):
             p.scales = s1
             self.n_scale[1] += 1
-        else:
-            p.g.reject()
 
 # %% ../nbs/09_smc.ipynb #c3af7323
 class _RefSMCStep:
@@ -808,7 +813,7 @@ class _RefSMCRefresh:
         ]
 
 # %% ../nbs/09_smc.ipynb #9387b9ef
-class TDSMCReference(_RefSMCRefresh, _RefSMCStep, _RefSMCMoves, _RefSMCScaleMoves, _TDSMCBase):
+class TDSMCReference(_RefSMCRefresh, _RefSMCStep, _RefSMCMoves, _RefSMCScaleMoves, _RefSMCMetricStep, _TDSMCBase):
     "Trans-dimensional SMC, every step in Python (the reference for the C engine `TDSMC`)."
     def _init(self, d, c_out):
         self.d, self.c_out = d, c_out
