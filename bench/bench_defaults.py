@@ -111,13 +111,13 @@ def bmars(**kw):
     return fit
 
 
-def stacked(bmars_prior="paper"):
+def stacked(paper_bmars: bool = True):
     """StackedRegressor(): its default parts, RJMCMCRegressor() and BMARSRegressor(prior=BMARSPrior()) (the paper's
-    prior, since stop 104; bmars_prior=None: BMARSRegressor()'s own default, the stack's parts in stops 102-103), each
+    prior, since stop 104; paper_bmars=False: BMARSRegressor()'s own default, the stack's parts in stops 102-103), each
     with the run's cap, if any, both seeded by the split's seed, as "default" and "bmars" are, and stacked by their
     PSIS-LOO (12_estimators)."""
     def fit(X, y, Xt, seed, max_iter=None, smoke=False):
-        pr = BMARSPrior() if bmars_prior == "paper" else None
+        pr = BMARSPrior() if paper_bmars else None
         parts = [("rbf", RJMCMCRegressor(n_jobs=2, **_cap(max_iter))),
                  ("mars", BMARSRegressor(prior=pr, **_cap(max_iter)))]
         return _fit_ours(StackedRegressor(estimators=parts, random_state=seed), X, y, Xt)
@@ -253,7 +253,7 @@ CONFIGS = {
     # StackedRegressor(): "default" and BMARS under the paper's prior, fitted alike and stacked by PSIS-LOO (stop 92;
     # its BMARS part the paper's prior since stop 104); "stacked_bmars_default": with "bmars" (stops 102-103's stack)
     "stacked": stacked(),
-    "stacked_bmars_default": stacked(bmars_prior=None),
+    "stacked_bmars_default": stacked(paper_bmars=False),
     # the default before stop 89 (no replica exchange; the default runs four rungs per chain, 10_bmars, "Tempering")
     "bmars_untempered": bmars(n_temps=1),
     "bmars_auto": bmars(n_chains=4, n_jobs=2, n_iter="auto"),
