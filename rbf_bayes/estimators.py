@@ -1105,6 +1105,13 @@ class _StackFile:
         m.metadata_ = h.get("metadata", {})
         return m
 
+# %% ../nbs/12_estimators.ipynb #stk106a1
+def _flagged(lo) -> str:
+    """' (k-hat > 0.7 at n of N rows)' for a PSIS-LOO (`Loo`) with rows whose Pareto k-hat exceeds 0.7, where that
+    row's importance-sampled term is unreliable (Vehtari, Gelman & Gabry 2017); '' when there are none."""
+    n = int(np.sum(np.asarray(lo.pareto_k) > 0.7))
+    return f" (k-hat > 0.7 at {n} of {len(lo.pareto_k)} rows)" if n else ""
+
 # %% ../nbs/12_estimators.ipynb #stk92e05
 class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMixin, BaseEstimator):
     """Several Bayesian regressors of the package fitted to the same data and predicting as one: the mixture of their
@@ -1143,13 +1150,15 @@ class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMix
         return tags
 
     def summary(self) -> Summary:
-        """Each fit's weight in the predictive, its PSIS-LOO of the training rows, its class and whether its automatic
-        run length converged (`run_converged`); a note names the kept fits that stopped at max_iter unconverged."""
+        """Each fit's weight in the predictive, its PSIS-LOO of the training rows (and at how many rows its Pareto
+        k-hat exceeds 0.7: there that row's LOO term, which the weights rest on, is unreliable), its class and whether
+        its automatic run length converged (`run_converged`); a note names the kept fits that stopped at max_iter
+        unconverged."""
         self._check_fitted()
         said = {True: "; converged", False: "; stopped at max_iter unconverged", None: ""}
         fits = zip(self.named_estimators_.items(), self.weights_, self.loo_.values(), strict=True)
         parts = [(n, m, w, lo, run_converged(m)) for (n, m), w, lo in fits]
-        rows = [(n, f"weight {w:.3f}; PSIS-LOO elpd {lo.elpd:.1f} +- {lo.se:.1f}; {type(m).__name__}"
+        rows = [(n, f"weight {w:.3f}; PSIS-LOO elpd {lo.elpd:.1f} +- {lo.se:.1f}{_flagged(lo)}; {type(m).__name__}"
                  + said[conv] + ("" if w > 0 else f" (left out: below {STACK_MIN:g})")) for n, m, w, lo, conv in parts]
         bad = [n for n, _, w, _, conv in parts if w > 0 and conv is False]
         its = "its" if len(bad) == 1 else "their"

@@ -202,3 +202,25 @@ def test_the_default_parts_are_the_rbf_default_and_bmars_under_the_papers_prior(
     np.testing.assert_array_equal(mars.predict(d.x_test), alone.predict(d.x_test))
     own = BMARSRegressor(random_state=4).fit(d.x, d.y)                    # the estimator's own default differs
     assert not np.array_equal(own.predict(d.x_test), alone.predict(d.x_test))
+
+
+def test_the_summary_says_where_a_parts_loo_terms_are_unreliable():
+    """Each row of the summary gives the count of training rows whose Pareto k-hat exceeds 0.7 (the weights rest on
+    those rows' PSIS-LOO terms), and says nothing where there are none. On 16_workflow's sinc draw TD-SMC's LOO has
+    flagged rows; the count is the part's own LOO's."""
+    from rbf_bayes import SMCRegressor
+    from rbf_bayes.convergence import Loo
+    from rbf_bayes.estimators import _flagged
+    from rbf_bayes.priors import SMCPrior
+    d = sinc_data(np.random.default_rng(0))
+    m = StackedRegressor(estimators=[("a", SMCRegressor(learn_scales=False, prior=SMCPrior(), random_state=0)),
+                                     ("b", SMCRegressor(random_state=0))], random_state=0).fit(d.x, d.y)
+    for name, lo in m.loo_.items():
+        n = int(np.sum(lo.pareto_k > 0.7))
+        assert n > 0, (name, lo.pareto_k.max())
+        assert f"PSIS-LOO elpd {lo.elpd:.1f} +- {lo.se:.1f} (k-hat > 0.7 at {n} of 50 rows); " in m.summary()[name]
+    clean = Loo.from_pointwise(lo.pointwise, np.minimum(lo.pareto_k, 0.7), lo.lppd)   # 0.7 itself is not flagged
+    assert _flagged(clean) == "" and _flagged(Loo.from_pointwise(lo.pointwise, np.full(50, np.inf), lo.lppd)) == (
+        " (k-hat > 0.7 at 50 of 50 rows)")                                       # a failed Pareto fit (k-hat inf)
+    m.loo_["b"] = clean
+    assert f"PSIS-LOO elpd {clean.elpd:.1f} +- {clean.se:.1f}; SMCRegressor" in m.summary()["b"]
