@@ -264,10 +264,14 @@ class Loo:
         if d.shape != self.pointwise.shape: raise ValueError("the two LOOs are of different observations")
         return float(d.sum()), float(math.sqrt(len(d) * d.var(ddof=1))) if len(d) > 1 else math.nan
 
+    @property
+    def n_flagged(self) -> int:
+        "How many observations have k-hat > 0.7, where their importance-sampled term is unreliable (inf counts)."
+        return int(np.sum(np.asarray(self.pareto_k) > 0.7))
+
     def __repr__(self) -> str:
-        bad = int(np.sum(self.pareto_k > 0.7))
         return (f"Loo(elpd {self.elpd:.2f} +- {self.se:.2f}, p_loo {self.p_loo:.2f}; "
-                f"{bad} of {len(self.pareto_k)} observations with k-hat > 0.7)")
+                f"{self.n_flagged} of {len(self.pareto_k)} observations with k-hat > 0.7)")
 
 # %% ../nbs/08_convergence.ipynb #a3d365a1
 def psis_loo(log_lik, # (S, n): log p(y_i | theta_s) of each draw s and observation i

@@ -1109,8 +1109,7 @@ class _StackFile:
 def _flagged(lo) -> str:
     """' (k-hat > 0.7 at n of N rows)' for a PSIS-LOO (`Loo`) with rows whose Pareto k-hat exceeds 0.7, where that
     row's importance-sampled term is unreliable (Vehtari, Gelman & Gabry 2017); '' when there are none."""
-    n = int(np.sum(np.asarray(lo.pareto_k) > 0.7))
-    return f" (k-hat > 0.7 at {n} of {len(lo.pareto_k)} rows)" if n else ""
+    return f" (k-hat > 0.7 at {lo.n_flagged} of {len(lo.pareto_k)} rows)" if lo.n_flagged else ""
 
 # %% ../nbs/12_estimators.ipynb #stk92e05
 class StackedRegressor(_StackFile, _StackPredictive, _StackFitting, RegressorMixin, BaseEstimator):

@@ -615,7 +615,6 @@ class _RefSMCMoves:
             p.width = w1
             self.n_width[1] += 1
 
-
     def _rj_sweep(self):
         for p in self.particles:
             self._rj_move(p)

@@ -562,7 +562,6 @@ _SCALE_KW = dict(
 
 
 def test_learned_scales_c_equals_reference_and_pickle_continues():
-
     x, y = _scale_data()
     a, b = (E(30, "gaussian", 1.2, rng=np.random.default_rng(9), **_SCALE_KW).partial_fit(x, y)
             for E in (TDSMCReference, TDSMC))

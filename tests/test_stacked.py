@@ -217,6 +217,7 @@ def test_the_summary_says_where_a_parts_loo_terms_are_unreliable():
                                      ("b", SMCRegressor(random_state=0))], random_state=0).fit(d.x, d.y)
     for name, lo in m.loo_.items():
         n = int(np.sum(lo.pareto_k > 0.7))
+        assert lo.n_flagged == n
         assert n > 0, (name, lo.pareto_k.max())
         assert f"PSIS-LOO elpd {lo.elpd:.1f} +- {lo.se:.1f} (k-hat > 0.7 at {n} of 50 rows); " in m.summary()[name]
     clean = Loo.from_pointwise(lo.pointwise, np.minimum(lo.pareto_k, 0.7), lo.lppd)   # 0.7 itself is not flagged
