@@ -261,7 +261,10 @@ CONFIGS = {
     # (one isotropic width chosen by evidence from the grid)
     "smc": other(SMCRegressor),
     "smc_grid": other(SMCRegressor, learn_scales=False),
+    # AnnealedRBFRegressor(): with the scale phase since stop 107 (07_annealing, "Learning the input scales");
+    # "annealer_plain" the default before (the restarts' network only)
     "annealer": other(AnnealedRBFRegressor),
+    "annealer_plain": other(AnnealedRBFRegressor, learn_scales=False),
     "gp": gp,
     "bart": bart,
     "bass": bass,

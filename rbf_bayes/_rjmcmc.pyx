@@ -282,9 +282,10 @@ cdef class _RJState:
     cdef double* d2old         # (c,): delta^2 before the multinomial's scale move (restored if it is rejected)
     cdef double* rnew          # (q,): the ridges that move proposes (ridge prior)
     # learned per-input scales (nbs/05d_learned_basis): phi(||diag(s)(x - mu)||), theta = log s ~ N(0, s_sd^2) i.i.d.
-    cdef object _th, _sc
+    cdef object _th, _sc, _best_sc
     cdef double* th            # (d,) log scales
     cdef double* sc            # (d,) scales exp(theta)
+    cdef double* best_sc       # (d,) the scales of the best configuration seen (`_track_best`; the annealer's)
     cdef bint learn
     cdef double sstep, s_sd, s_sd_up
     cdef readonly int64_t n_scale_prop, n_scale_acc
@@ -447,6 +448,9 @@ cdef class _RJState:
         cdef double[::1] thv = self._th
         cdef double[::1] scv = self._sc
         self.th, self.sc = &thv[0], &scv[0]
+        self._best_sc = np.ones(self.d)
+        cdef double[::1] bscv = self._best_sc
+        self.best_sc = &bscv[0]
         self.n_scale_prop = self.n_scale_acc = 0
         self.zshare, self.zstep, self.zhot = S.scale_zoom, S.zoom_step, S.zoom_hot
         self._zold = np.zeros(self.kmax + 2)
@@ -674,12 +678,14 @@ cdef class _RJModel(_RJState):
         return accepted
 
     cdef void _track_best(self) noexcept nogil:
-        """Keep the configuration with the largest log f_S = log posterior + log k! seen so far."""
+        """Keep the configuration with the largest log f_S = log posterior + log k! seen so far: its centres and its
+        per-input scales (all 1 unless learned)."""
         cdef double f = self.logpost + self.lgam[self.k]
         if f > self.best_logf:
             self.best_logf = f
             self.best_k = self.k
             memcpy(self.best, self.C, self.k * self.d * sizeof(double))
+            memcpy(self.best_sc, self.sc, self.d * sizeof(double))
 
     cdef void _scratch(self, const double* mu) noexcept nogil:
         """phi at centre mu into the kernel's scratch column: on the scaled distance when scales are learned or inputs
@@ -1855,6 +1861,11 @@ cdef class RJCore(_RJDimensionMoves):
     def best_centres(self):
         """Centres of the configuration with the largest log f_S seen (log posterior + log k!)."""
         return self._best[:self.best_k].copy()
+
+    @property
+    def best_scales(self):
+        """Per-input scales of the configuration with the largest log f_S seen (all 1 unless config.learn_scales)."""
+        return self._best_sc.copy()
 
     @property
     def centres(self):

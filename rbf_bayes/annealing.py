@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from ._base import BaseBayesEstimator
 from ._rjmcmc import Records
-from ._validation import as_inputs, as_targets, check_int, check_positive
+from ._validation import as_inputs, as_targets, check_bool, check_int, check_positive
 from .basis import CentreSpace, check_basis, check_k_max, design_matrix, rbf_columns
 from .calibration import CalibratedPrior, criterion_from_rss, criterion_value, least_squares_fit, penalty_slope
 from .chains import MAX_CHAINS, check_parallel, run_chains
@@ -27,7 +27,8 @@ from .results import RBFRunInfo, SamplerResult
 from .rjmcmc import RJConfig, _check_rj_memory, rj_core
 
 # %% auto #0
-__all__ = ['POLISH_MAX_ROWS', 'cooling_schedule', 'starting_temperature', 'AnnealRunInfo', 'AnnealResult', 'anneal_rbf',
+__all__ = ['POLISH_MAX_ROWS', 'HOMOGENEOUS_BASES', 'SCALE_PHASE_T0', 'SCALE_PHASE_RUNS', 'cooling_schedule',
+           'starting_temperature', 'AnnealRunInfo', 'AnnealResult', 'scale_parameters', 'scale_penalty', 'anneal_rbf',
            'exhaustive_search', 'polish_centres', 'OptimumUncertainWarning', 'AnnealedRBFRegressor']
 
 # %% ../nbs/07_annealing.ipynb #44c7aa20
@@ -90,6 +91,7 @@ class AnnealRunInfo(RBFRunInfo):
     T0: float | None = None                  # the starting temperature
     omega: list | None = None                # the centres' box: (lower corner, upper corner)
     criterion_annealed: float | None = None  # the best network's criterion before the final descent
+    learn_scales: bool | None = None         # per-input scales annealed with the centres ("Learning the input scales")
 
 # %% ../nbs/07_annealing.ipynb #1b64f3d0
 class _AnnealSummary:
@@ -111,6 +113,7 @@ class _AnnealSummary:
                 ),
             ),
             ("k visited", f"{k.min()} to {k.max()}, {k[-1]} at the end" if len(k) else "none"),
+            *([("input scales", " ".join(f"{s:.3g}" for s in self.scales))] if self.scales is not None else []),
             ("acceptance", ", ".join(f"{m} {r:.3f}" for m, r in self.acceptance_rates().items())),
             ("time", f"{self.seconds:.2f} s"),
         ]
@@ -135,7 +138,7 @@ class _AnnealPredictive:
 
     def predict(self, x, return_std: bool = False):
         "Least-squares prediction of the best network; return_std: the classical sd sqrt(s^2 (1 + d'(D'D)^-1 d))."
-        D = design_matrix(x, self.centres, self.meta.basis, self.meta.width)
+        D = design_matrix(x, self.centres, self.meta.basis, self.meta.width, scales=self.scales)
         mean = D @ self.coef
         if not return_std:
             return mean
@@ -169,6 +172,8 @@ class AnnealResult(_AnnealPredictive, _AnnealSummary, SamplerResult):
     seconds: float
     n_proposed: np.ndarray
     n_accepted: np.ndarray
+    scales: np.ndarray | None = None  # (d,) the best network's input scales (learn_scales); None: not learned
+    centres_annealed: np.ndarray | None = None  # the annealed network's centres before the final descent (or None)
     _info_type = AnnealRunInfo
 
     @property
@@ -204,6 +209,32 @@ class AnnealResult(_AnnealPredictive, _AnnealSummary, SamplerResult):
 def _mse(D, coef, Y):
     return float(np.mean(np.sum((D @ coef - Y) ** 2, axis=1)))
 
+# %% ../nbs/07_annealing.ipynb #as107a01
+HOMOGENEOUS_BASES = ("linear", "cubic")   # phi(a r) = a^p phi(r)
+
+
+def scale_parameters(basis: str, d: int) -> int:
+    """The free parameters that d learned input scales add to a network: d - 1 for a homogeneous basis (linear, cubic:
+    scaling every s_m by one factor a multiplies every basis column by a^p, which the least-squares coefficients
+    absorb, so only the scales' ratios are fitted), else d."""
+    return d - 1 if basis in HOMOGENEOUS_BASES else d
+
+# %% ../nbs/07_annealing.ipynb #as107a02
+def scale_penalty(criterion: str, basis: str, d: int, N: int) -> float:
+    "What learned input scales add to the criterion: `scale_parameters` times 1 (AIC) or log(N) / 2 (BIC, MDL)."
+    n = scale_parameters(basis, d)
+    return float(n) if criterion == "aic" else n * math.log(N) / 2
+
+# %% ../nbs/07_annealing.ipynb #as107a03
+def _network_fit(x, Y, centres, basis, width, criterion, scales=None):
+    """(design, least-squares coefficients, criterion) of the network with these centres (and learned input scales,
+    which add `scale_penalty`): without scales the criterion is `criterion_value`'s, to the bit."""
+    N, d = x.shape
+    D = design_matrix(x, centres, basis, width, scales=scales)
+    coef, rss = least_squares_fit(D, Y)
+    crit = criterion_from_rss(rss, N, len(centres), d, criterion)
+    return D, coef, crit + (0.0 if scales is None else scale_penalty(criterion, basis, d, N))
+
 # %% ../nbs/07_annealing.ipynb #222ed0ef
 def anneal_rbf(x, # inputs (N, d)
                y, # targets (N,) or (N, c)
@@ -226,13 +257,17 @@ def anneal_rbf(x, # inputs (N, d)
                # finish the best network with a local descent of its centres (`polish_centres`); "auto": d <= 2, N <=
                # 20,000
                polish: bool|str=True,
+               # anneal one scale per input, phi(||diag(s)(x - mu)||), with the centres (`05d_learned_basis`); the
+               # criterion counts them (`scale_penalty`) ("Learning the input scales")
+               learn_scales: bool=False,
               ) -> AnnealResult:
     "MAP search over (k, mu) for the calibrated posterior exp(-criterion) by RJ simulated annealing."
     if not isinstance(rng, np.random.Generator): raise TypeError("rng must be a numpy.random.Generator")
     if not isinstance(calibration, CalibratedPrior): raise TypeError("calibration must be a CalibratedPrior")
     basis, width = check_basis(basis, width)
     x = as_inputs(x); Y = as_targets(y, len(x)); N, d = x.shape; c = Y.shape[1]
-    n_iter = check_int("n_iter", n_iter); polish = _resolve_polish(polish, d, N)
+    n_iter = check_int("n_iter", n_iter); learn_scales = check_bool("learn_scales", learn_scales)
+    polish = _resolve_polish(polish, d, N)
     if not 0 < move_prob <= 0.25: raise ValueError(f"move_prob must be in (0, 0.25], got {move_prob}")
     record_every = check_int("record_every", record_every)
     prior = calibration.rbf_prior(); k_max = check_k_max(prior.k_max, N, d)
@@ -246,18 +281,9 @@ def anneal_rbf(x, # inputs (N, d)
     centres = np.empty((0, d)) if init is None else np.asarray(init, dtype=float).reshape(-1, d)
     if len(centres) > k_max or not space.contains(centres).all():
         raise ValueError("init centres must lie in Omega and number at most k_max")
-    cfg = RJConfig(
-        n_iter=max(n_iter, 2),
-        burn_in=0,
-        moves=tuple(moves),
-        fix_Lambda=lam,
-        fix_delta2=d2,
-        fixed_probs=(move_prob,) * 4,
-        sample_nuisance=False,
-        rw_var=rw_var,
-        split_scale=split_scale,
-        varpi=varpi,
-    )
+    cfg = RJConfig(n_iter=max(n_iter, 2), burn_in=0, moves=tuple(moves), fix_Lambda=lam, fix_delta2=d2,
+                   fixed_probs=(move_prob,) * 4, sample_nuisance=False, rw_var=rw_var, split_scale=split_scale,
+                   varpi=varpi, learn_scales=learn_scales)
     st = rbf_state(x, Y, centres, basis, width, d2, prior, m_max=1 + d + k_max)
     core = rj_core(st, x, space, basis, width, k_max, prior, cfg, rng.bit_generator)
     core.set_state(centres, lam, d2)
@@ -278,6 +304,7 @@ def anneal_rbf(x, # inputs (N, d)
         polish=bool(polish),
         T0=T0,
         omega=(space.lo.tolist(), space.hi.tolist()),
+        learn_scales=learn_scales,
     )
     run = _AnnealRun(
         core,
@@ -292,8 +319,23 @@ def anneal_rbf(x, # inputs (N, d)
     )
     return run.run(progress, interruptible)
 
+# %% ../nbs/07_annealing.ipynb #as107a04
+class _AnnealRunViews:
+    "A part of `_AnnealRun`: what it reads off its C core for the network's scales, and what an interruption keeps."
+
+    def _scales(self, best: bool = False):
+        "The current (or the best network's) input scales when they are learned, else None."
+        if not self.meta.get("learn_scales"):
+            return None
+        return self.core.best_scales if best else self.core.scales
+
+    def _interrupt_note(self):
+        if self.done == self.total:
+            return " (during the final descent of the centres); kept: the annealed network, without the descent"
+        return f" (temperature {self.temps[self.done - 1]:.3g}); kept: the best network seen so far"
+
 # %% ../nbs/07_annealing.ipynb #cba35480
-class _AnnealRun(ChunkedRun):
+class _AnnealRun(_AnnealRunViews, ChunkedRun):
     "One annealing run between recorded iterations: the C core (and its bit generator), buffers, the recorded errors."
     desc = "RJ annealing"
     def __init__(self, core, x, Y, temps, record_every, x_test, y_test, criterion, meta):
@@ -305,6 +347,8 @@ class _AnnealRun(ChunkedRun):
                     # k, log posterior, Lambda, delta2, sigma2, move, accepted
                     np.zeros(n, np.int8), np.zeros(n, np.int8))
         self.rec, self.crit, self.tr_err, self.te_err = [], [], [], []
+        # what learned scales add to the criterion (0 without them)
+        self.pen = scale_penalty(criterion, meta["basis"], *x.shape[::-1]) if meta.get("learn_scales") else 0.0
 
     def _chunk(self):
         done = self.done
@@ -324,18 +368,12 @@ class _AnnealRun(ChunkedRun):
         N, d = self.x.shape; k = self.core.k
         rss = st.yty - st.explained
         self.rec.append(i)
-        self.crit.append(criterion_from_rss(rss, N, k, d, self.criterion))
+        self.crit.append(criterion_from_rss(rss, N, k, d, self.criterion) + self.pen)
         self.tr_err.append(float(np.sum(rss)) / N)
         if self.x_test is None: self.te_err.append(math.nan); return
         coef = np.column_stack([st.posterior_coef(o)[1] for o in range(self.Y.shape[1])])
-        self.te_err.append(
-            _mse(design_matrix(self.x_test, self.core.centres, m["basis"], m["width"]), coef, self.y_test)
-        )
-
-    def _interrupt_note(self):
-        if self.done == self.total:
-            return " (during the final descent of the centres); kept: the annealed network, without the descent"
-        return f" (temperature {self.temps[self.done - 1]:.3g}); kept: the best network seen so far"
+        D = design_matrix(self.x_test, self.core.centres, m["basis"], m["width"], scales=self._scales())
+        self.te_err.append(_mse(D, coef, self.y_test))
 
     def _finish(self, stop) -> bool:
         """The final descent, once the schedule is done; a Ctrl-C during it (`stop`) ends it at once and interrupts
@@ -343,34 +381,22 @@ class _AnnealRun(ChunkedRun):
         m = self.meta
         if not m.get("polish"):
             return True
-        best = self.core.best_centres
-        crit = criterion_value(self.x, self.Y, best, m["basis"], m["width"], self.criterion)
-        mu, f, finished = _polish(
-            self.x,
-            self.Y,
-            best,
-            *m["omega"],
-            m["basis"],
-            m["width"],
-            self.criterion,
-            stop=lambda: stop.requested,
-            f0=crit,
-        )
+        mu, crit, finished = _final_descent(self.x, self.Y, self.core.best_centres, self._scales(best=True), m["omega"],
+                                            m["basis"], m["width"], self.criterion, stop=lambda: stop.requested)
         if finished:
-            self.polished = (mu, f, crit)
+            self.polished = (mu, crit)
         return finished
 
     def _result(self) -> AnnealResult:
         m, x, Y, n = self.meta, self.x, self.Y, self.done
         k, lp = self.buf[0][:n], self.buf[1][:n]
         if getattr(self, "polished", None) is not None and not self.interrupted:  # the final descent (`_finish`)
-            best, crit, crit0 = self.polished
+            best, crit0 = self.polished
             m = dict(m, criterion_annealed=crit0)
         else:
             best = self.core.best_centres
-            crit = criterion_value(x, Y, best, m["basis"], m["width"], self.criterion)
-        D = design_matrix(x, best, m["basis"], m["width"])
-        coef, _ = least_squares_fit(D, Y)
+        scales = self._scales(best=True)
+        D, coef, crit = _network_fit(x, Y, best, m["basis"], m["width"], self.criterion, scales)
         n_prop, n_acc = self.core.counts
         return AnnealResult(
             k=k,
@@ -389,6 +415,8 @@ class _AnnealRun(ChunkedRun):
             seconds=self.seconds,
             n_proposed=n_prop,
             n_accepted=n_acc,
+            scales=scales,
+            centres_annealed=self.core.best_centres if "criterion_annealed" in m else None,
             meta=dict(m, seconds=self.seconds, interrupted=self.interrupted, n_done=n, n_iter=self.total),
         )
 
@@ -547,6 +575,20 @@ def _descend(x, Y, mu, f, k, lo, hi, basis, width, criterion, max_rounds, max_nf
         mu, f = mu2, f2
     return mu, f, True
 
+# %% ../nbs/07_annealing.ipynb #as107a06
+def _final_descent(x, Y, centres, scales, omega, basis, width, criterion, stop=None):
+    """The final descent of an annealed network's centres (`_polish`; `omega`: Omega's corners): (centres, the
+    criterion before it, whether it finished). With learned input scales s it descends on the scaled inputs x s and
+    centres mu s in the scaled box: the same network (phi sees diag(s)(x - mu), and the columns x s span what x spans),
+    so the same least-squares fit; the centres are mapped back, and the criterion is charged `scale_penalty`. Without
+    scales, s = 1 and every product is exact: the unscaled descent to the bit."""
+    lo, hi = (np.asarray(v, dtype=float) for v in omega)
+    s = np.ones(x.shape[1]) if scales is None else np.asarray(scales, dtype=float)
+    crit = criterion_value(x * s, Y, centres * s, basis, width, criterion)
+    mu, _, finished = _polish(x * s, Y, centres * s, lo * s, hi * s, basis, width, criterion, stop=stop, f0=crit)
+    pen = 0.0 if scales is None else scale_penalty(criterion, basis, *x.shape[::-1])
+    return np.clip(mu / s, lo, hi), crit + pen, finished
+
 # %% ../nbs/07_annealing.ipynb #6e309851
 class OptimumUncertainWarning(UserWarning):
     "Independent annealing restarts disagree: the best criterion was reached by only one of them."
@@ -670,12 +712,11 @@ class _AnnealRestarts:
                 stacklevel=4,
             )
         if not self.interrupted_:
+            self._scale_phase(best)  # `_AnnealScalePhase`
             self._data, self._runs = None, []
             if len(done) > 1 and np.sum(self.restart_criteria_ <= best.criterion + self.restart_tol) < 2:
-                others = ", ".join(
-                    f"{c:.2f} (k={k})"
-                    for c, k in sorted(zip(self.restart_criteria_, self.restart_k_, strict=True))[1:4]
-                )
+                crk = sorted(zip(self.restart_criteria_, self.restart_k_, strict=True))[1:4]
+                others = ", ".join(f"{c:.2f} (k={k})" for c, k in crk)
                 warnings.warn(
                     f"the best {self.criterion.upper()} ({best.criterion:.2f}, k = {best.k_best}) was reached by one "
                     f"of "
@@ -707,8 +748,61 @@ class _AnnealRestarts:
             self._runs.pop()
             self._run_restarts(first=self.trace_.resume(self.progress))
 
+# %% ../nbs/07_annealing.ipynb #as107a05
+SCALE_PHASE_T0 = 0.1   # the scale phase's first temperature ("Learning the input scales")
+SCALE_PHASE_RUNS = 2   # its annealings from the best restart's network, in turn; the lowest criterion is kept
+
+
+class _AnnealScalePhase:
+    """AnnealedRBFRegressor's second phase (per-input scales annealed from the best restart's network, kept where the
+    criterion, the scales charged, is lower) and the storage of its fitted attributes."""
+
+    def _scale_phase(self, plain):
+        """With learn_scales and two inputs or more: SCALE_PHASE_RUNS annealings from `plain` (its network before the
+        final descent, where one ran) with the scales learned, each ending with the descent where `polish` says so;
+        the lowest criterion of `plain`'s and theirs is fitted. Sets scale_phase_criteria_ (`plain`'s criterion, then
+        each run's; `plain`'s only where the kernel's accuracy rule refuses it as a start, e.g. a descent's near-twin
+        centres) and input_scales_ (the fitted network's scales on the standardised inputs; 1 for `plain`). A Ctrl-C
+        ends the phase: what it found so far competes, and a warning says so."""
+        X, Y, cal = self._data
+        for a in ("scale_phase_criteria_", "input_scales_"):
+            self.__dict__.pop(a, None)  # a previous fit's
+        if not (check_bool("learn_scales", self.learn_scales) and X.shape[1] >= 2):
+            return
+        init = plain.centres if plain.centres_annealed is None else plain.centres_annealed  # before any descent
+        kw = dict(self._anneal_kw(self.progress), n_iter=max(10_000, self._n_iter // 2),
+                  T0=max(SCALE_PHASE_T0, self.T_end), learn_scales=True, init=init)
+        runs = []
+        for g in self._scale_rng.spawn(SCALE_PHASE_RUNS):
+            try:
+                runs.append(_anneal_task(X, Y, cal, kw, g))
+            except np.linalg.LinAlgError:  # the kernel's accuracy rule refuses the start (every run's): plain kept
+                break
+            if runs[-1].interrupted:
+                warnings.warn(f"the scale phase was interrupted in its run {len(runs)} of {SCALE_PHASE_RUNS}: the "
+                              "fitted network is the best of the restarts' and the scale phase's so far",
+                              InterruptedWarning, stacklevel=5)
+                break
+        self.scale_phase_criteria_ = np.array([plain.criterion] + [r.criterion for r in runs])
+        best = min(runs, key=lambda r: r.criterion, default=plain)
+        if best.criterion < plain.criterion:
+            self._set_fitted(best)
+        self.input_scales_ = np.ones(X.shape[1]) if self.trace_.scales is None else self.trace_.scales
+
+    def _fitted_json(self) -> dict:
+        out = {}
+        for a in ("restart_criteria_", "restart_k_", "scale_phase_criteria_", "input_scales_"):
+            if getattr(self, a, None) is not None:
+                out[a] = getattr(self, a).tolist()
+        return out
+
+    def _load_fitted_json(self, f: dict) -> None:
+        for a in ("restart_criteria_", "restart_k_", "scale_phase_criteria_", "input_scales_"):
+            if a in f:
+                setattr(self, a, np.array(f[a]))
+
 # %% ../nbs/07_annealing.ipynb #93c91896
-class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, BaseBayesEstimator):
+class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, _AnnealScalePhase, BaseBayesEstimator):
     """RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5).
 
     With `n_restarts` > 1 the annealing is run that many times from independent streams (`Generator.spawn`) and the best
@@ -746,8 +840,11 @@ class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, BaseBayesEstimator):
                  # False (the default): new inputs are held in the training range per column (an ExtrapolationWarning
                  # says so; `00b_base`, "Far from the data"); True: the fitted model evaluated wherever they lie
                  extrapolate: bool=False,
+                 # from two inputs on, a second phase anneals one scale per input from the best restart's network and
+                 # keeps its network where the criterion, the scales charged, is lower ("Learning the input scales")
+                 learn_scales: bool=True,
                 ):
-        self.extrapolate = extrapolate
+        self.extrapolate, self.learn_scales = extrapolate, learn_scales
         self.criterion, self.basis, self.width, self.n_iter = criterion, basis, width, n_iter
         self.polish = polish
         self.schedule, self.T0, self.T_end, self.k_max, self.iota = schedule, T0, T_end, k_max, iota
@@ -762,7 +859,8 @@ class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, BaseBayesEstimator):
 
     def fit(self, X, y):
         """Anneal (n_restarts times); sets trace_ (the best run's AnnealResult), k_, k_posterior_ (all mass at k_),
-        centres_, coef_, criterion_, sigma2_, restart_criteria_, restart_k_."""
+        centres_, coef_, criterion_, sigma2_, restart_criteria_, restart_k_; with the scale phase (learn_scales, d >= 2)
+        scale_phase_criteria_ and input_scales_ (`_AnnealScalePhase`)."""
         R = check_int(
             "n_restarts",
             self.n_restarts,
@@ -778,18 +876,11 @@ class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, BaseBayesEstimator):
         self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
         rng = self._rng()
         self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []
+        self._scale_rng = rng.spawn(1)[0]  # the scale phase's (`_AnnealScalePhase`): the restarts' streams as before
         self._run_restarts()
         return self
 
     _result_class = AnnealResult
-
-    def _fitted_json(self) -> dict:
-        rc = getattr(self, "restart_criteria_", None)
-        return {} if rc is None else dict(restart_criteria_=rc.tolist(), restart_k_=self.restart_k_.tolist())
-
-    def _load_fitted_json(self, f: dict) -> None:
-        if "restart_criteria_" in f:
-            self.restart_criteria_, self.restart_k_ = np.array(f["restart_criteria_"]), np.array(f["restart_k_"])
 
     def _set_fitted(self, r):
         super()._set_fitted(r)  # trace_, k_posterior_ (all mass at k_best)

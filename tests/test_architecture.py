@@ -221,11 +221,11 @@ CELL_LINES_OWED = {
     "_RJChunks": 76,  # 05_rjmcmc
     "_RJRun": 78,  # 05_rjmcmc
     "_RefModel": 66,  # 05_rjmcmc
-    "anneal_rbf": 87,  # 07_annealing
-    "_AnnealRun": 99,  # 07_annealing
+    "anneal_rbf": 83,  # 07_annealing
+    "_AnnealRun": 96,  # 07_annealing
     "exhaustive_search": 67,  # 07_annealing
-    "_AnnealRestarts": 89,  # 07_annealing
-    "AnnealedRBFRegressor": 96,  # 07_annealing
+    "_AnnealRestarts": 88,  # 07_annealing
+    "AnnealedRBFRegressor": 93,  # 07_annealing
     "_SMCFilter": 90,  # 09_smc
     "_RefSMCMoves": 83,  # 09_smc
     "_SMCWidthGrid": 81,  # 09_smc (83 until stop 105)
