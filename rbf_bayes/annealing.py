@@ -872,7 +872,7 @@ class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, _AnnealScalePhase, Base
         _, self._n_jobs = check_parallel(R, self.n_jobs, self.executor)
         X, Y = self._fit_scaling(*self._validate_fit(X, y))
         self._n_iter = self._resolved_n_iter(len(X))
-        _resolve_polish(self.polish, X.shape[1])  # a bad value fails before any restart runs
+        _resolve_polish(self.polish, X.shape[1]); check_bool("learn_scales", self.learn_scales)  # before any restart
         self._data = (X, Y, CalibratedPrior(self.criterion, k_max=self.k_max, iota=self.iota))
         rng = self._rng()
         self._pending, self._runs = (list(rng.spawn(R)) if R > 1 else [rng]), []

@@ -309,6 +309,12 @@ def test_one_input_has_no_scale_phase_and_an_interrupted_phase_keeps_what_it_fou
     a, b = AnnealedRBFRegressor(**kw).fit(x, y), AnnealedRBFRegressor(learn_scales=False, **kw).fit(x, y)
     np.testing.assert_array_equal(a.predict(x), b.predict(x))
     assert not hasattr(a, "scale_phase_criteria_")
+    calls = []
+    monkeypatch.setattr(A, "_anneal_task", lambda *a: calls.append(a))
+    with pytest.raises(TypeError, match="learn_scales must be True or False"):  # before any restart runs
+        AnnealedRBFRegressor(learn_scales="yes", **kw).fit(x, y)
+    assert calls == []
+    monkeypatch.undo()
 
     real = A._anneal_task
 
