@@ -754,8 +754,8 @@ SCALE_PHASE_RUNS = 2   # its annealings from the best restart's network, in turn
 
 
 class _AnnealScalePhase:
-    """AnnealedRBFRegressor's second phase (per-input scales annealed from the best restart's network, kept where the
-    criterion, the scales charged, is lower) and the storage of its fitted attributes."""
+    """AnnealedRBFRegressor's second phase: per-input scales annealed from the best restart's network, kept where the
+    criterion, the scales charged, is lower."""
 
     def _scale_phase(self, plain):
         """With learn_scales and two inputs or more: SCALE_PHASE_RUNS annealings from `plain` (its network before the
@@ -789,6 +789,22 @@ class _AnnealScalePhase:
             self._set_fitted(best)
         self.input_scales_ = np.ones(X.shape[1]) if self.trace_.scales is None else self.trace_.scales
 
+# %% ../nbs/07_annealing.ipynb #as107a07
+class _AnnealFitted:
+    "AnnealedRBFRegressor's fitted attributes in its summary and its file (the restarts', the scale phase's)."
+
+    def summary(self):
+        "The fit's summary (`BaseBayesEstimator.summary`) with a row saying what the scale phase found, when it ran."
+        s = super().summary()
+        c = getattr(self, "scale_phase_criteria_", None)
+        if c is None:
+            return s
+        crit = self.criterion.upper()
+        row = (f"{crit} {c[0]:.3f} without scales" + (f", {c[1:].min():.3f} with them (charged)" if len(c) > 1 else
+               ", not run (the design refused as its start)") + ": the network "
+               + ("with the scales" if self.trace_.scales is not None else "without scales") + " is fitted")
+        return type(s)(s.title, s.rows[:1] + [("scale phase", row)] + s.rows[1:], s.notes)
+
     def _fitted_json(self) -> dict:
         out = {}
         for a in ("restart_criteria_", "restart_k_", "scale_phase_criteria_", "input_scales_"):
@@ -802,7 +818,7 @@ class _AnnealScalePhase:
                 setattr(self, a, np.array(f[a]))
 
 # %% ../nbs/07_annealing.ipynb #93c91896
-class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, _AnnealScalePhase, BaseBayesEstimator):
+class AnnealedRBFRegressor(_AnnealRuns, _AnnealRestarts, _AnnealScalePhase, _AnnealFitted, BaseBayesEstimator):
     """RBF network with k and centres chosen by RJ simulated annealing under AIC / BIC / MDL (Andrieu et al. §5).
 
     With `n_restarts` > 1 the annealing is run that many times from independent streams (`Generator.spawn`) and the best

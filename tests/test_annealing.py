@@ -287,6 +287,11 @@ def test_the_scale_phase_keeps_the_restarts_streams_and_the_lower_charged_criter
     err, err0 = (np.mean((e.predict(xt) - ft) ** 2) for e in (m, plain))
     assert err < 0.75 * err0, (err, err0)
     assert "input scales" in str(m.summary())
+    row = m.summary()["scale phase"]  # what the phase found, and which network is fitted
+    assert row.startswith(f"MDL {c[0]:.3f} without scales, {c[1:].min():.3f} with them") and row.endswith(
+        "the network with the scales is fitted"), row
+    with pytest.raises(KeyError):
+        plain.summary()["scale phase"]  # no phase, no row
     m.save(tmp_path / "m.npz")
     m2 = AnnealedRBFRegressor.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(m2.predict(xt), m.predict(xt))
@@ -351,3 +356,5 @@ def test_a_start_the_kernel_refuses_keeps_the_plain_network(monkeypatch):
     np.testing.assert_array_equal(m.scale_phase_criteria_, [plain.criterion_])
     np.testing.assert_array_equal(m.predict(x), plain.predict(x))
     np.testing.assert_array_equal(m.input_scales_, np.ones(10))
+    assert m.summary()["scale phase"].endswith("not run (the design refused as its start): the network without "
+                                               "scales is fitted")
