@@ -236,12 +236,14 @@ def input_relevance(obj, # a fitted model with variable_importance_ / input_rele
     return ax
 
 # %% ../nbs/14_plot.ipynb #16c276d8
-def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or its Trace
+def input_scales(obj, # a fitted RJMCMCRegressor(learn_scales=True) or AnnealedRBFRegressor, or its result
                  *, feature_names=None, # names of the inputs (default: a fitted model's, else x0, x1, ...)
                  ax=None):
     """Each input's posterior of its scale (05d_learned_basis): box plots of log s over the kept samples, with the
-    prior's central 95% (-1.96 tau <= log s <= 1.96 tau_up) shaded. Small scales mean the basis ignores that input."""
+    prior's central 95% (-1.96 tau <= log s <= 1.96 tau_up) shaded. Small scales mean the basis ignores that input. An
+    annealed network (a point estimate, `07_annealing`) has one scale per input: each box is that one value."""
     r = _result(obj); sc = getattr(r, "scales", None)
+    sc = None if sc is None else np.atleast_2d(sc)
     if sc is None or len(sc) == 0 or not r.meta.get("config", {}).get("learn_scales", True):
         raise ValueError("no learned scales: fit with learn_scales=True (RJConfig(learn_scales=True))")
     d = sc.shape[1]

@@ -358,3 +358,23 @@ def test_a_start_the_kernel_refuses_keeps_the_plain_network(monkeypatch):
     np.testing.assert_array_equal(m.input_scales_, np.ones(10))
     assert m.summary()["scale phase"].endswith("not run (the design refused as its start): the network without "
                                                "scales is fitted")
+
+
+def test_the_scales_plot_takes_an_annealed_network():
+    """plot.input_scales on an AnnealedRBFRegressor whose scale network was kept: one value per input (each box is
+    that value); on a plain network it says there are no learned scales."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from rbf_bayes import plot
+
+    x, f = _friedman1(150, 3)
+    m = AnnealedRBFRegressor(random_state=0, n_iter=10_000, n_restarts=2, n_jobs=1).fit(x, f)
+    assert m.trace_.scales is not None
+    ax = plot.input_scales(m)
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"x{j}" for j in range(10)]
+    drawn = {round(float(v), 9) for ln in ax.lines for v in np.atleast_1d(ln.get_ydata())}
+    assert all(round(float(v), 9) in drawn for v in np.log(m.trace_.scales))   # each box at its input's log scale
+    plain = AnnealedRBFRegressor(random_state=0, n_iter=2_000, n_restarts=1, learn_scales=False).fit(x, f)
+    with pytest.raises(ValueError, match="no learned scales"):
+        plot.input_scales(plain)
